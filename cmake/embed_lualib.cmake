@@ -1,0 +1,16 @@
+# Embeds scripts/lib/*.lua as a table of {module name, source} for the
+# package searcher of the sandbox (require "lib.<name>").
+set(out "/* generated: scripts/lib */\n#include <stddef.h>\n")
+set(table "")
+set(i 0)
+foreach(f ${FILES})
+  get_filename_component(name ${f} NAME_WE)
+  file(READ ${f} hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," body "${hex}")
+  string(APPEND out "static const char src${i}[] = {${body}0x00};\n")
+  string(APPEND table "  {\"lib.${name}\", src${i}, sizeof src${i} - 1},\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+string(APPEND out "struct ll_lualib { const char *name; const char *src; size_t len; };\n")
+string(APPEND out "const struct ll_lualib ll_lualibs[] = {\n${table}  {NULL, NULL, 0}\n};\n")
+file(WRITE ${OUT} "${out}")

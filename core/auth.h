@@ -1,0 +1,61 @@
+/* Credentials that need no request signing: bearer tokens and SAS. There is
+ * no Shared Key path. A token or SAS signature never leaves this struct
+ * except as the Authorization header or URL query of a request. */
+#ifndef LL_AUTH_H
+#define LL_AUTH_H
+
+#include <stdint.h>
+
+#include "clock.h"
+#include "http.h"
+#include "ll.h"
+
+typedef enum {
+  LL_AUTH_NONE = 0,
+  LL_AUTH_TOKEN_ENV,     /* AZURE_STORAGE_TOKEN */
+  LL_AUTH_TOKEN_FILE,    /* a file holding the token */
+  LL_AUTH_TOKEN_COMMAND, /* stdout of a command, e.g. az account get-access-token */
+  LL_AUTH_MANAGED_IDENTITY, /* IMDS or App Service IDENTITY_ENDPOINT */
+  LL_AUTH_SAS               /* AZURE_STORAGE_SAS */
+} ll_auth_kind;
+
+typedef struct {
+  ll_auth_kind kind;
+  const char *token_file;    /* TOKEN_FILE */
+  const char *token_command; /* TOKEN_COMMAND, run with /bin/sh -c */
+  const char *imds_endpoint; /* override of http://169.254.169.254/metadata/identity/oauth2/token */
+  const char *client_id;     /* optional user-assigned identity */
+  const char *resource;      /* default https://storage.azure.com/ */
+} ll_auth_options;
+
+typedef struct ll_auth ll_auth;
+
+/* Obtains the credential now (runs the command, asks IMDS). For a token it
+ * decodes the JWT exp (no signature check) and refuses one that expires
+ * before not_after_utc_ms (the run's deadline), with a message saying so.
+ * Environment variables are read through getenv. */
+ll_auth *ll_auth_new(const ll_auth_options *opts, ll_clock *clock,
+                     int64_t not_after_utc_ms, ll_error *err);
+void ll_auth_free(ll_auth *a);
+ll_auth_kind ll_auth_get_kind(const ll_auth *a);
+const char *ll_auth_kind_name(ll_auth_kind k);
+
+/* Adds Authorization: Bearer ... to headers, or appends the SAS query to
+ * url (out_url is malloc'd, caller frees). */
+ll_status ll_auth_apply(const ll_auth *a, const char *url, char **out_url,
+                        ll_headers *headers, ll_error *err) LL_WARN_UNUSED;
+
+/* Decode a JWT's exp claim (seconds since epoch) without verifying it. */
+ll_status ll_jwt_exp(const char *jwt, int64_t *out_exp, ll_error *err)
+    LL_WARN_UNUSED;
+
+/* Mint the unsigned JWT Azurite's --oauth basic accepts: aud
+ * https://storage.azure.com, iss https://sts.windows.net/<tenant>/, nbf and
+ * exp around now. Caller frees. */
+char *ll_auth_dev_token(int64_t now_s, int64_t lifetime_s);
+
+/* Secrets that must never reach any output, for scanners: the token and the
+ * SAS sig value, or NULL. */
+const char *ll_auth_secret(const ll_auth *a, int which);
+
+#endif

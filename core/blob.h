@@ -1,0 +1,94 @@
+/* The Azure Blob REST operations this tool may send, built as requests and
+ * parsed from responses. There is no Put Block / Put Block List path
+ * (invariant 7). Pure: no I/O, no clock. */
+#ifndef LL_BLOB_H
+#define LL_BLOB_H
+
+#include "http.h"
+#include "ll.h"
+
+typedef enum {
+  LL_OP_CREATE_CONTAINER = 0,
+  LL_OP_PUT_BLOB,
+  LL_OP_GET_BLOB,
+  LL_OP_GET_PROPERTIES,
+  LL_OP_LEASE_ACQUIRE,
+  LL_OP_LEASE_BREAK,
+  LL_OP_LEASE_RELEASE,
+  LL_OP_LEASE_RENEW,
+  LL_OP_LEASE_CHANGE,
+  LL_OP_DELETE_BLOB,
+  LL_OP__COUNT
+} ll_op;
+
+/* "Put Blob", "Get Blob", "Lease Acquire", ... as written in the ledger. */
+const char *ll_op_name(ll_op op);
+/* Inverse of ll_op_name; -1 when unknown. */
+int ll_op_from_name(const char *name);
+int ll_op_is_mutation(ll_op op); /* everything but GET/HEAD */
+const char *ll_op_method(ll_op op);
+
+/* Target: https://host[:port]/<account path?>, container, blob. */
+typedef struct {
+  char account_url[512]; /* scheme://host[:port][/account] without trailing / */
+  char container[64];
+  char blob[256];
+} ll_target;
+
+/* Validates scheme, host, container name rules and blob name (no "..", no
+ * query or fragment). Invariant 10 is checked here too. */
+ll_status ll_target_init(ll_target *t, const char *account_url,
+                         const char *container, const char *blob,
+                         ll_error *err) LL_WARN_UNUSED;
+/* Path relative to the account, e.g. /lease-handoff-lab/writer-handoff.json */
+void ll_target_blob_path(const ll_target *t, char *buf, size_t cap);
+
+typedef struct {
+  const char *lease_id;      /* x-ms-lease-id, or NULL */
+  const char *proposed_id;   /* acquire/change */
+  long lease_duration;       /* acquire: -1 or 15..60 */
+  long break_period;         /* break: 0..60, -1 to omit */
+  const unsigned char *body; /* Put Blob */
+  size_t body_len;
+  size_t max_single_put; /* 0: LL_MAX_SINGLE_PUT */
+  const char *api_version; /* NULL: LL_API_VERSION */
+  const char *client_request_id; /* NULL: a fresh GUID */
+} ll_op_params;
+
+/* Builds the request: method, url (malloc'd into *out_url, caller frees),
+ * headers (x-ms-version, x-ms-client-request-id, x-ms-date, lease headers,
+ * x-ms-blob-type: BlockBlob, Content-Type, Content-Length). Refuses a body
+ * over max_single_put (LL_E_TOO_LARGE) and non-GUID lease IDs
+ * (LL_E_BAD_LEASE_ID) before anything is sent. */
+ll_status ll_blob_build(const ll_target *t, ll_op op, const ll_op_params *p,
+                        ll_http_request *req, char **out_url, ll_error *err)
+    LL_WARN_UNUSED;
+
+/* What a response says, in the ledger's words. Strings are empty when the
+ * header was absent. Values are copied verbatim, never normalised. */
+typedef struct {
+  long status;
+  char error_code[128];   /* x-ms-error-code, else the XML <Code> */
+  char error_message[512];/* XML <Message>, verbatim */
+  int error_body_malformed;
+  char request_id[128];
+  char returned_version[64];
+  char lease_state[32];
+  char lease_status[32];
+  char lease_duration[32];
+  char lease_id[64];      /* x-ms-lease-id in the response (secret) */
+  char lease_time[32];    /* x-ms-lease-time */
+  char etag[128];
+  char last_modified[64];
+  char content_length[32];
+} ll_blob_result;
+
+ll_status ll_blob_parse(const ll_http_response *resp, ll_blob_result *out)
+    LL_WARN_UNUSED;
+
+/* GUID syntax check: 8-4-4-4-12 hex, optional braces not accepted. */
+int ll_lease_id_valid(const char *id);
+/* Equal ignoring case and hyphens (the service normalises lease IDs). */
+int ll_lease_id_equal(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,26 @@
+/* Real or virtual time. Scripts get time only from here; during replay the
+ * clock is virtual and driven by the fixture's t_ms. */
+#ifndef LL_CLOCK_H
+#define LL_CLOCK_H
+
+#include <stdint.h>
+
+typedef struct ll_clock ll_clock;
+
+ll_clock *ll_clock_new_real(void);
+/* Virtual clock: starts at the given UTC epoch (ms), monotonic 0. */
+ll_clock *ll_clock_new_virtual(int64_t utc_epoch_ms);
+void ll_clock_free(ll_clock *c);
+int ll_clock_is_virtual(const ll_clock *c);
+
+int64_t ll_clock_mono_ns(ll_clock *c);
+int64_t ll_clock_utc_ms(ll_clock *c);
+/* RFC 3339 UTC with milliseconds, e.g. 2026-11-30T06:48:16.123Z; buf >= 32. */
+void ll_clock_utc_str(ll_clock *c, char *buf, unsigned cap);
+void ll_clock_format_utc(int64_t utc_ms, char *buf, unsigned cap);
+/* Real: nanosleep. Virtual: advances the clock at once. */
+void ll_clock_sleep_ms(ll_clock *c, int64_t ms);
+/* Virtual only: move to at least mono_ns (never backwards). */
+void ll_clock_advance_to(ll_clock *c, int64_t mono_ns);
+
+#endif

@@ -1,0 +1,80 @@
+/* The wire. One attempt per request, no retry at any layer (invariant 1).
+ * A transport is a vtable so that fixture replay and recording can stand in
+ * for libcurl without the rest of the core knowing. */
+#ifndef LL_HTTP_H
+#define LL_HTTP_H
+
+#include <stdint.h>
+
+#include "clock.h"
+#include "ll.h"
+
+#define LL_BODY_CAP_DEFAULT (4u * 1024u * 1024u)
+
+typedef struct {
+  const char *method; /* GET, HEAD, PUT, DELETE */
+  const char *url;    /* absolute; may carry a SAS query (never logged) */
+  ll_headers headers; /* caller-owned */
+  const unsigned char *body;
+  size_t body_len;
+  int mutation; /* nonzero: fresh connection, never reused afterwards */
+} ll_http_request;
+
+typedef enum {
+  LL_OUTCOME_RESPONSE = 0, /* a complete response was received */
+  LL_OUTCOME_NOT_SENT,     /* provably never left: no request head emitted */
+  LL_OUTCOME_UNKNOWN       /* may have reached the server: timeout, reset,
+                              truncated or missing response */
+} ll_outcome;
+
+typedef struct {
+  ll_outcome outcome;
+  long status;        /* 0 unless outcome == RESPONSE */
+  ll_headers headers; /* of the final response only */
+  unsigned char *body;
+  size_t body_len;
+  int body_truncated;   /* body exceeded the cap: outcome is UNKNOWN */
+  int emitted_requests; /* request heads seen leaving (CURLINFO_HEADER_OUT) */
+  int curl_code;        /* 0 when no transport error */
+  char transport_error[256];
+  int64_t mono_start_ns, mono_end_ns;
+  int64_t utc_start_ms, utc_end_ms;
+} ll_http_response;
+
+void ll_http_response_init(ll_http_response *r);
+void ll_http_response_cleanup(ll_http_response *r);
+
+typedef struct ll_transport ll_transport;
+struct ll_transport {
+  /* Performs exactly one attempt. Fills resp (times included, from the
+   * transport's clock). Returns LL_OK when resp->outcome is meaningful,
+   * including NOT_SENT and UNKNOWN; other codes are local misuse. */
+  ll_status (*exchange)(ll_transport *t, const ll_http_request *req,
+                        ll_http_response *resp, ll_error *err);
+  void (*free)(ll_transport *t);
+  void *impl;
+};
+
+typedef struct {
+  const char *ca_file;     /* extra trust for the emulator; NULL: system */
+  long connect_timeout_ms; /* default 10000 */
+  long total_timeout_ms;   /* default 60000 */
+  size_t body_cap;         /* default LL_BODY_CAP_DEFAULT */
+  size_t header_cap;       /* total response header bytes, default 64 KiB */
+} ll_http_options;
+
+/* libcurl transport. The clock is borrowed and must outlive it. */
+ll_transport *ll_http_new(const ll_http_options *opts, ll_clock *clock,
+                          ll_error *err);
+void ll_transport_free(ll_transport *t);
+
+/* Invariant 10: https everywhere except loopback (127.0.0.0/8, ::1,
+ * localhost). Also validates the URL shape. No I/O. */
+ll_status ll_http_check_url(const char *url, ll_error *err) LL_WARN_UNUSED;
+
+const char *ll_outcome_name(ll_outcome o);
+/* libcurl and OpenSSL versions, for the manifest. */
+const char *ll_http_curl_version(void);
+const char *ll_http_ssl_version(void);
+
+#endif

@@ -1,0 +1,91 @@
+/* The evidence ledger (invariants 2, 9, 11): write-ahead, hash-chained,
+ * fsync'd JSONL in evidence/<run_id>/, a protected copy holding real lease
+ * IDs and a sanitized, separately chained export.
+ *
+ * Layout of an evidence directory:
+ *   protected/            0700
+ *   protected/ledger.jsonl 0600, real lease IDs
+ *   export/ledger.jsonl   sanitized for readers
+ *   manifest.json, expected.json, environment.json (written by the caller
+ *   through ll_ledger_write_json)
+ *
+ * Line format: one compact JSON object per line whose last key is
+ * "row_hash". The hashed bytes are the line up to (not including)
+ * ',"row_hash":' followed by '}', so any byte change is caught:
+ *   row_hash = hex(SHA-256(prev_hash_hex || hashed_bytes))
+ * prev_hash of the first row is 64 zeros. seq starts at 1. Each file has
+ * its own chain; seq is the same in both. */
+#ifndef LL_LEDGER_H
+#define LL_LEDGER_H
+
+#include <cjson/cJSON.h>
+
+#include "ll.h"
+
+#define LL_GENESIS_HASH \
+  "0000000000000000000000000000000000000000000000000000000000000000"
+
+typedef enum {
+  LL_LEDGER_CREATE = 0, /* dir must not hold evidence: LL_E_EVIDENCE_EXISTS */
+  LL_LEDGER_RECOVER     /* append only, never rewrite */
+} ll_ledger_mode;
+
+typedef struct ll_ledger ll_ledger;
+
+/* CREATE makes dir (mkdir -p, 0700 for protected/). RECOVER checks both
+ * chains (LL_E_TAMPER naming the first bad row), re-derives any export rows
+ * missing after a crash between the two writes, and loads the rows. */
+ll_ledger *ll_ledger_open(const char *dir, ll_ledger_mode mode, ll_error *err);
+void ll_ledger_close(ll_ledger *l);
+
+/* Registers a real lease ID and its alias for the export sanitizer. Called
+ * for bindings seen in rows ("record":"lease_bind") automatically too. */
+ll_status ll_ledger_bind_alias(ll_ledger *l, const char *alias,
+                               const char *lease_id, ll_error *err)
+    LL_WARN_UNUSED;
+/* Registers an extra secret (token, SAS sig) the export must never hold;
+ * a row containing one is refused (LL_E_INTERNAL) rather than written. */
+ll_status ll_ledger_add_secret(ll_ledger *l, const char *secret,
+                               ll_error *err) LL_WARN_UNUSED;
+
+/* Appends a copy of row: sets "seq" first and "prev_hash"/"row_hash" last,
+ * writes and fsyncs protected then export. On any failure nothing is
+ * considered recorded and LL_E_DURABILITY is returned; the caller must not
+ * send the request the row announces. *out_seq gets the seq. */
+ll_status ll_ledger_append(ll_ledger *l, const cJSON *row, long *out_seq,
+                           ll_error *err) LL_WARN_UNUSED;
+
+/* Borrowed arrays of the rows so far (parsed, with seq/prev_hash/row_hash). */
+const cJSON *ll_ledger_rows(const ll_ledger *l);        /* protected */
+const cJSON *ll_ledger_export_rows(const ll_ledger *l); /* export */
+long ll_ledger_count(const ll_ledger *l);
+const char *ll_ledger_dir(const ll_ledger *l);
+
+/* Writes dir/name atomically (tmp, fsync, rename), pretty-printed, 0644. */
+ll_status ll_ledger_write_json(ll_ledger *l, const char *name,
+                               const cJSON *value, ll_error *err)
+    LL_WARN_UNUSED;
+
+/* The export form of a protected row: keys "lease_real_id",
+ * "authorization", "cookie", "set-cookie" dropped at any depth; every
+ * string value containing a bound lease ID (case- and hyphen-insensitive)
+ * has it replaced by the alias; "sig=" query values replaced by
+ * "sig=REDACTED"; "Bearer <x>" replaced by "Bearer REDACTED". seq kept,
+ * prev_hash/row_hash removed (the export chain adds its own). */
+cJSON *ll_ledger_sanitize(const ll_ledger *l, const cJSON *row);
+
+/* Reads a ledger file and checks its chain. On a break, returns LL_E_TAMPER
+ * with *bad_seq set to the first bad line's number (1-based). *out_rows gets
+ * the parsed rows (caller deletes) even when the chain is broken, up to the
+ * first bad row. */
+ll_status ll_ledger_read_file(const char *path, cJSON **out_rows,
+                              long *bad_seq, ll_error *err) LL_WARN_UNUSED;
+
+/* Case/hyphen-insensitive search of text for any GUID in ids, any of the
+ * secrets, and any "sig=" value that is not REDACTED. Returns the count of
+ * hits; describes the first in what (never quoting the secret). */
+size_t ll_secret_scan(const char *text, size_t len, const char *const *ids,
+                      size_t n_ids, const char *const *secrets,
+                      size_t n_secrets, char *what, size_t what_cap);
+
+#endif

@@ -1,0 +1,148 @@
+/* Status names, the caller-owned error, header lists and small string
+ * helpers shared by every core module. */
+#include "ll.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const names[LL_E__COUNT] = {
+    [LL_OK] = "LL_OK",
+    [LL_E_USAGE] = "LL_E_USAGE",
+    [LL_E_IO] = "LL_E_IO",
+    [LL_E_NOMEM] = "LL_E_NOMEM",
+    [LL_E_TRANSPORT] = "LL_E_TRANSPORT",
+    [LL_E_PARSE] = "LL_E_PARSE",
+    [LL_E_AUTH] = "LL_E_AUTH",
+    [LL_E_INSECURE] = "LL_E_INSECURE",
+    [LL_E_TOO_LARGE] = "LL_E_TOO_LARGE",
+    [LL_E_BAD_LEASE_ID] = "LL_E_BAD_LEASE_ID",
+    [LL_E_BAD_URL] = "LL_E_BAD_URL",
+    [LL_E_EVIDENCE_EXISTS] = "LL_E_EVIDENCE_EXISTS",
+    [LL_E_MANIFEST] = "LL_E_MANIFEST",
+    [LL_E_DURABILITY] = "LL_E_DURABILITY",
+    [LL_E_HOLD] = "LL_E_HOLD",
+    [LL_E_UNRECONCILED] = "LL_E_UNRECONCILED",
+    [LL_E_LEASE_PRECONDITION] = "LL_E_LEASE_PRECONDITION",
+    [LL_E_UNDECLARED] = "LL_E_UNDECLARED",
+    [LL_E_CLOSED] = "LL_E_CLOSED",
+    [LL_E_REPLAY] = "LL_E_REPLAY",
+    [LL_E_TAMPER] = "LL_E_TAMPER",
+    [LL_E_INTERNAL] = "LL_E_INTERNAL",
+};
+
+const char *ll_code_name(ll_code code) {
+  if ((int)code < 0 || code >= LL_E__COUNT || !names[code])
+    return "LL_E_INTERNAL";
+  return names[code];
+}
+
+ll_status ll_fail(ll_error *err, ll_code code, const char *fmt, ...) {
+  if (err) {
+    va_list ap;
+    va_start(ap, fmt);
+    err->code = code;
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+int ll_code_exit(ll_code code) {
+  switch (code) {
+  case LL_OK:
+    return 0;
+  case LL_E_INTERNAL:
+  case LL_E_NOMEM:
+    return 70;
+  case LL_E_HOLD:
+  case LL_E_DURABILITY:
+  case LL_E_TRANSPORT:
+  case LL_E_TAMPER:
+    return 2; /* a doubt about evidence is a HOLD */
+  default:
+    return 64;
+  }
+}
+
+void ll_headers_init(ll_headers *h) { memset(h, 0, sizeof *h); }
+
+void ll_headers_clear(ll_headers *h) {
+  for (size_t i = 0; i < h->n; i++) {
+    free(h->v[i].name);
+    free(h->v[i].value);
+  }
+  h->n = 0;
+}
+
+void ll_headers_cleanup(ll_headers *h) {
+  ll_headers_clear(h);
+  free(h->v);
+  ll_headers_init(h);
+}
+
+ll_status ll_headers_add(ll_headers *h, const char *name, const char *value) {
+  if (h->n == h->cap) {
+    size_t cap = h->cap ? h->cap * 2 : 16;
+    ll_header *v = realloc(h->v, cap * sizeof *v);
+    if (!v)
+      return LL_E_NOMEM;
+    h->v = v;
+    h->cap = cap;
+  }
+  char *n = strdup(name), *val = strdup(value ? value : "");
+  if (!n || !val) {
+    free(n);
+    free(val);
+    return LL_E_NOMEM;
+  }
+  h->v[h->n].name = n;
+  h->v[h->n].value = val;
+  h->n++;
+  return LL_OK;
+}
+
+ll_status ll_headers_set(ll_headers *h, const char *name, const char *value) {
+  for (size_t i = 0; i < h->n; i++) {
+    if (strcasecmp(h->v[i].name, name) == 0) {
+      char *val = strdup(value ? value : "");
+      if (!val)
+        return LL_E_NOMEM;
+      free(h->v[i].value);
+      h->v[i].value = val;
+      return LL_OK;
+    }
+  }
+  return ll_headers_add(h, name, value);
+}
+
+const char *ll_headers_get(const ll_headers *h, const char *name) {
+  for (size_t i = 0; i < h->n; i++)
+    if (strcasecmp(h->v[i].name, name) == 0)
+      return h->v[i].value;
+  return NULL;
+}
+
+ll_status ll_headers_copy(ll_headers *dst, const ll_headers *src) {
+  for (size_t i = 0; i < src->n; i++) {
+    ll_status st = ll_headers_add(dst, src->v[i].name, src->v[i].value);
+    if (st != LL_OK)
+      return st;
+  }
+  return LL_OK;
+}
+
+int ll_strlcpy(char *dst, const char *src, size_t cap) {
+  if (cap == 0)
+    return 0;
+  size_t n = strlen(src);
+  if (n >= cap) {
+    memcpy(dst, src, cap - 1);
+    dst[cap - 1] = '\0';
+    return 0;
+  }
+  memcpy(dst, src, n + 1);
+  return 1;
+}

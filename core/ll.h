@@ -1,0 +1,92 @@
+/* Shared vocabulary of the leaselua core: status codes, the caller-owned
+ * error, and a small header list. Never includes lua.h. */
+#ifndef LL_H
+#define LL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LL_VERSION "0.1.0"
+#define LL_API_VERSION "2023-11-03"
+#define LL_MAX_SINGLE_PUT (1024u * 1024u)
+
+#if defined(__GNUC__)
+#define LL_WARN_UNUSED __attribute__((warn_unused_result))
+#define LL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define LL_WARN_UNUSED
+#define LL_PRINTF(a, b)
+#endif
+
+/* Every code has a stable name (ll_code_name) that reaches Lua and the
+ * ledger. The LL_E_INV_* family names a DESIGN.md section 2 invariant. */
+typedef enum {
+  LL_OK = 0,
+  LL_E_USAGE,        /* bad argument or configuration: exit 64 */
+  LL_E_IO,           /* local file system */
+  LL_E_NOMEM,
+  LL_E_TRANSPORT,    /* network failure, see ll_outcome for what it means */
+  LL_E_PARSE,        /* malformed input (XML, JSON, header, JWT) */
+  LL_E_AUTH,         /* no usable credential */
+  LL_E_INSECURE,     /* http to a host outside loopback */
+  LL_E_TOO_LARGE,    /* payload over max_single_put_size */
+  LL_E_BAD_LEASE_ID, /* not a GUID */
+  LL_E_BAD_URL,
+  LL_E_EVIDENCE_EXISTS, /* evidence dir already holds evidence */
+  LL_E_MANIFEST,        /* manifest missing or incomplete */
+  LL_E_DURABILITY,      /* intent row could not be made durable */
+  LL_E_HOLD,            /* HOLD latch: a mutation's outcome is unknown */
+  LL_E_UNRECONCILED,    /* accepted write not yet read back */
+  LL_E_LEASE_PRECONDITION, /* write without the writer's lease, or gap write */
+  LL_E_UNDECLARED,         /* payload not declared before execution */
+  LL_E_CLOSED,             /* handle used after close */
+  LL_E_REPLAY,             /* strict replay mismatch */
+  LL_E_TAMPER,             /* ledger chain broken */
+  LL_E_INTERNAL,
+  LL_E__COUNT
+} ll_code;
+
+typedef ll_code ll_status;
+
+typedef struct {
+  ll_code code;
+  char message[256];
+} ll_error;
+
+const char *ll_code_name(ll_code code);
+/* Fills err (which may be NULL) and returns code, so callers can write
+ * `return ll_fail(err, LL_E_IO, "...")`. */
+ll_status ll_fail(ll_error *err, ll_code code, const char *fmt, ...)
+    LL_PRINTF(3, 4);
+/* Exit code for a failure class, as documented in README: 64 for usage and
+ * configuration, 70 for internal errors. */
+int ll_code_exit(ll_code code);
+
+/* Header list: names compared case-insensitively, insertion order kept. */
+typedef struct {
+  char *name;
+  char *value;
+} ll_header;
+
+typedef struct {
+  ll_header *v;
+  size_t n;
+  size_t cap;
+} ll_headers;
+
+void ll_headers_init(ll_headers *h);
+void ll_headers_cleanup(ll_headers *h);
+void ll_headers_clear(ll_headers *h);
+ll_status ll_headers_add(ll_headers *h, const char *name, const char *value)
+    LL_WARN_UNUSED;
+/* Adds or replaces. */
+ll_status ll_headers_set(ll_headers *h, const char *name, const char *value)
+    LL_WARN_UNUSED;
+const char *ll_headers_get(const ll_headers *h, const char *name);
+ll_status ll_headers_copy(ll_headers *dst, const ll_headers *src)
+    LL_WARN_UNUSED;
+
+/* Bounded string copy that always terminates; returns 0 if it truncated. */
+int ll_strlcpy(char *dst, const char *src, size_t cap);
+
+#endif

@@ -1,0 +1,20 @@
+/* Azure's XML error body (<Error><Code/><Message/></Error>), parsed with
+ * expat. Tolerates a UTF-8 BOM. Never trusted for more than two strings. */
+#ifndef LL_XMLERR_H
+#define LL_XMLERR_H
+
+#include <stddef.h>
+
+#include "ll.h"
+
+typedef struct {
+  char code[128];
+  char message[512];
+} ll_xml_error;
+
+/* LL_E_PARSE for a body that is not well-formed XML; both fields empty when
+ * the body is empty. */
+ll_status ll_xmlerr_parse(const char *body, size_t len, ll_xml_error *out)
+    LL_WARN_UNUSED;
+
+#endif
