@@ -1,0 +1,2 @@
+/* Placeholder until the bindings land. */
+int main(void) { return 0; }
