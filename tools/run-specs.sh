@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Run the busted specs against a fresh Azurite that lives only for this run.
+#
+# usage: tools/run-specs.sh [busted args...]
+#   BUILD_DIR (default build) holds leaselua and leaselua.so.
+# Azurite is started into a temporary RUNDIR and always stopped on exit.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+build=${BUILD_DIR:-build}
+build=$(cd "$build" 2>/dev/null && pwd) || {
+  echo "run-specs: build directory '${BUILD_DIR:-build}' not found (make build)" >&2
+  exit 1
+}
+
+if [[ -z $(find spec -name '*_spec.lua' -print -quit 2>/dev/null) ]]; then
+  echo "run-specs: no specs yet"
+  exit 0
+fi
+
+[[ -x $build/leaselua ]] || {
+  echo "run-specs: $build/leaselua is not built" >&2
+  exit 1
+}
+
+tmp=$(mktemp -d /tmp/leaselua-specs.XXXXXX)
+rundir=$tmp/run
+# shellcheck disable=SC2317  # called by the EXIT trap
+cleanup() {
+  local rc=$?
+  "$root/tools/emulator/stop" "$rundir" || rc=1
+  if ((rc != 0)) && [[ -f $rundir/azurite.log ]]; then
+    echo "run-specs: last lines of the Azurite log:" >&2
+    tail -n 20 "$rundir/azurite.log" >&2
+  fi
+  rm -rf "$tmp"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+"$root/tools/emulator/start" "$rundir"
+# shellcheck disable=SC1091
+. "$rundir/env"
+export LEASELUA=$build/leaselua
+
+log=$tmp/busted.log
+set +e
+lua5.4 /usr/bin/busted \
+  --lpath="$root/scripts/lib/?.lua;$root/scripts/?.lua;$root/spec/?.lua" \
+  --cpath="$build/?.so" \
+  "$@" spec/ 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+
+# busted closes with "N successes / N failures / N errors / N pending";
+# restate it as the plain "N passed, N failed" line.
+summary=$(sed 's/\x1b\[[0-9;]*m//g' "$log" |
+  grep -E '[0-9]+ success(es)? / [0-9]+ failures? / [0-9]+ errors? / [0-9]+ pending' | tail -n 1 || true)
+if [[ -n $summary ]]; then
+  count() { grep -oE "[0-9]+ $1" <<<"$summary" | grep -oE '^[0-9]+'; }
+  s=$(count success) f=$(count failure) e=$(count error) p=$(count pending)
+  echo "busted: $s passed, $((f + e)) failed, $p skipped"
+else
+  echo "run-specs: no busted summary found" >&2
+  ((rc != 0)) || rc=1
+fi
+exit "$rc"
