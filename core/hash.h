@@ -8,16 +8,15 @@
 
 #define LL_SHA256_HEX 65 /* 64 hex digits and NUL */
 
-ll_status ll_sha256_hex(const void *data, size_t len, char out[LL_SHA256_HEX])
-    LL_WARN_UNUSED;
+ll_status ll_sha256_hex(const void *data, size_t len,
+                        char out[LL_SHA256_HEX]) LL_WARN_UNUSED;
 
 /* Incremental form, for the hash chain (prev_hash || row bytes). */
 typedef struct ll_sha256 ll_sha256;
 ll_sha256 *ll_sha256_new(void);
-ll_status ll_sha256_update(ll_sha256 *h, const void *data, size_t len)
-    LL_WARN_UNUSED;
-ll_status ll_sha256_final(ll_sha256 *h, char out[LL_SHA256_HEX])
-    LL_WARN_UNUSED;
+ll_status ll_sha256_update(ll_sha256 *h, const void *data,
+                           size_t len) LL_WARN_UNUSED;
+ll_status ll_sha256_final(ll_sha256 *h, char out[LL_SHA256_HEX]) LL_WARN_UNUSED;
 void ll_sha256_free(ll_sha256 *h);
 
 /* Random version-4 GUID from OpenSSL's CSPRNG, lowercase with hyphens. */

@@ -1,0 +1,95 @@
+/* SHA-256 (one-shot and incremental) and random version-4 GUIDs, both from
+ * OpenSSL so that the hash chain and the lease IDs share one audited source. */
+#include "hash.h"
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <stdlib.h>
+
+struct ll_sha256 {
+  EVP_MD_CTX *ctx;
+  int finished; /* EVP refuses updates after final; so do we */
+};
+
+static void to_hex(const unsigned char *in, size_t n, char *out) {
+  static const char digits[] = "0123456789abcdef";
+  for (size_t i = 0; i < n; i++) {
+    out[2 * i] = digits[in[i] >> 4];
+    out[2 * i + 1] = digits[in[i] & 0x0f];
+  }
+  out[2 * n] = '\0';
+}
+
+ll_status ll_sha256_hex(const void *data, size_t len, char out[LL_SHA256_HEX]) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+  out[0] = '\0';
+  if (!data && len > 0)
+    return LL_E_USAGE;
+  if (!EVP_Digest(data ? data : "", len, md, &mdlen, EVP_sha256(), NULL) ||
+      mdlen != 32)
+    return LL_E_INTERNAL;
+  to_hex(md, mdlen, out);
+  return LL_OK;
+}
+
+/* Owned by the caller; release with ll_sha256_free. NULL on failure. */
+ll_sha256 *ll_sha256_new(void) {
+  ll_sha256 *h = calloc(1, sizeof *h);
+  if (!h)
+    return NULL;
+  h->ctx = EVP_MD_CTX_new();
+  if (!h->ctx || !EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL)) {
+    ll_sha256_free(h);
+    return NULL;
+  }
+  return h;
+}
+
+ll_status ll_sha256_update(ll_sha256 *h, const void *data, size_t len) {
+  if (!h || (!data && len > 0) || h->finished)
+    return LL_E_USAGE;
+  if (len == 0)
+    return LL_OK;
+  return EVP_DigestUpdate(h->ctx, data, len) ? LL_OK : LL_E_INTERNAL;
+}
+
+ll_status ll_sha256_final(ll_sha256 *h, char out[LL_SHA256_HEX]) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+  out[0] = '\0';
+  if (!h || h->finished)
+    return LL_E_USAGE;
+  h->finished = 1;
+  if (!EVP_DigestFinal_ex(h->ctx, md, &mdlen) || mdlen != 32)
+    return LL_E_INTERNAL;
+  to_hex(md, mdlen, out);
+  return LL_OK;
+}
+
+void ll_sha256_free(ll_sha256 *h) {
+  if (!h)
+    return;
+  EVP_MD_CTX_free(h->ctx);
+  free(h);
+}
+
+ll_status ll_guid_v4(char out[LL_GUID_LEN]) {
+  unsigned char b[16];
+  char hex[33];
+  out[0] = '\0';
+  if (RAND_bytes(b, sizeof b) != 1)
+    return LL_E_INTERNAL;
+  b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+  b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+  to_hex(b, sizeof b, hex);
+  /* 8-4-4-4-12 */
+  size_t o = 0;
+  for (size_t i = 0; i < 32; i++) {
+    if (i == 8 || i == 12 || i == 16 || i == 20)
+      out[o++] = '-';
+    out[o++] = hex[i];
+  }
+  out[o] = '\0';
+  return LL_OK;
+}
