@@ -1,0 +1,586 @@
+/* The libcurl transport: one attempt per request on one reused easy handle,
+ * a fresh connection for every mutation, and a count of the request heads
+ * that actually left (DESIGN.md section 2, invariants 1 and 10). */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define HEADER_CAP_DEFAULT (64u * 1024u)
+#define CONNECT_TIMEOUT_DEFAULT 10000L
+#define TOTAL_TIMEOUT_DEFAULT 60000L
+
+typedef struct {
+  ll_transport t;
+  CURL *curl;
+  char errbuf[CURL_ERROR_SIZE];
+  ll_clock *clock; /* borrowed */
+  char *ca_file;
+  long connect_ms, total_ms;
+  size_t body_cap, header_cap;
+
+  /* Per exchange: what the callbacks fill. */
+  ll_http_response *resp;
+  size_t body_alloc;
+  size_t header_bytes;
+  int header_overflow, body_overflow, nomem;
+  const unsigned char *up;
+  size_t up_len, up_off;
+} http_transport;
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc = CURLE_FAILED_INIT;
+static char curl_version_str[64] = "libcurl/unknown";
+
+static void global_init(void) {
+  global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+  if (v && v->version)
+    snprintf(curl_version_str, sizeof curl_version_str, "libcurl/%s",
+             v->version);
+}
+
+const char *ll_http_curl_version(void) {
+  pthread_once(&global_once, global_init);
+  return curl_version_str;
+}
+
+const char *ll_http_ssl_version(void) {
+  pthread_once(&global_once, global_init);
+  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+  return v && v->ssl_version ? v->ssl_version : "none";
+}
+
+const char *ll_outcome_name(ll_outcome o) {
+  switch (o) {
+  case LL_OUTCOME_RESPONSE:
+    return "RESPONSE";
+  case LL_OUTCOME_NOT_SENT:
+    return "NOT_SENT";
+  case LL_OUTCOME_UNKNOWN:
+    return "UNKNOWN";
+  }
+  return "UNKNOWN";
+}
+
+/* Nothing has happened yet, so the honest default outcome is NOT_SENT. */
+void ll_http_response_init(ll_http_response *r) {
+  memset(r, 0, sizeof *r);
+  r->outcome = LL_OUTCOME_NOT_SENT;
+  ll_headers_init(&r->headers);
+}
+
+void ll_http_response_cleanup(ll_http_response *r) {
+  ll_headers_cleanup(&r->headers);
+  free(r->body);
+  ll_http_response_init(r);
+}
+
+void ll_transport_free(ll_transport *t) {
+  if (t && t->free)
+    t->free(t);
+}
+
+/* ---- URL policy (invariant 10) ---------------------------------------- */
+
+static int is_loopback_host(const char *host) {
+  if (strcasecmp(host, "localhost") == 0)
+    return 1;
+  struct in_addr a4;
+  if (inet_pton(AF_INET, host, &a4) == 1)
+    return (ntohl(a4.s_addr) >> 24) == 127;
+  char buf[INET6_ADDRSTRLEN + 1];
+  size_t n = strlen(host);
+  if (n > 2 && host[0] == '[' && host[n - 1] == ']') {
+    host++;
+    n -= 2;
+  }
+  if (n >= sizeof buf)
+    return 0;
+  memcpy(buf, host, n);
+  buf[n] = '\0';
+  struct in6_addr a6;
+  return inet_pton(AF_INET6, buf, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+/* Messages name only the scheme or host: the query may hold a SAS
+ * signature and must never reach an error message. */
+ll_status ll_http_check_url(const char *url, ll_error *err) {
+  if (!url || !*url)
+    return ll_fail(err, LL_E_BAD_URL, "empty URL");
+  for (const unsigned char *p = (const unsigned char *)url; *p; p++) {
+    if (*p <= 0x20 || *p >= 0x7f)
+      return ll_fail(err, LL_E_BAD_URL,
+                     "URL contains a space, control or non-ASCII byte at "
+                     "offset %zu",
+                     (size_t)(p - (const unsigned char *)url));
+    if (*p == '#')
+      return ll_fail(err, LL_E_BAD_URL, "URL must not carry a fragment");
+  }
+  ll_status st = LL_OK;
+  char *scheme = NULL, *host = NULL, *part = NULL;
+  CURLU *u = curl_url();
+  if (!u)
+    return ll_fail(err, LL_E_NOMEM, "out of memory parsing a URL");
+  CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, 0);
+  if (uc != CURLUE_OK) {
+    st = ll_fail(err, LL_E_BAD_URL, "malformed URL: %s", curl_url_strerror(uc));
+    goto cleanup;
+  }
+  if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK || !scheme) {
+    st = ll_fail(err, LL_E_BAD_URL, "malformed URL: no scheme");
+    goto cleanup;
+  }
+  /* curl reads "https:///x" and "https:/x" as host x; require the
+   * authority to follow "scheme://" as written. */
+  size_t sn = strlen(scheme);
+  if (strncmp(url + sn, "://", 3) != 0 || url[sn + 3] == '/' ||
+      url[sn + 3] == '\\') {
+    st = ll_fail(err, LL_E_BAD_URL, "malformed URL: no host after '%.32s://'",
+                 scheme);
+    goto cleanup;
+  }
+  if (curl_url_get(u, CURLUPART_USER, &part, 0) == CURLUE_OK ||
+      curl_url_get(u, CURLUPART_PASSWORD, &part, 0) == CURLUE_OK) {
+    st = ll_fail(err, LL_E_BAD_URL,
+                 "URL must not carry userinfo (user@host): send credentials "
+                 "in headers");
+    goto cleanup;
+  }
+  if (curl_url_get(u, CURLUPART_FRAGMENT, &part, 0) == CURLUE_OK) {
+    st = ll_fail(err, LL_E_BAD_URL, "URL must not carry a fragment");
+    goto cleanup;
+  }
+  if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !host ||
+      !*host) {
+    st = ll_fail(err, LL_E_BAD_URL, "malformed URL: no host");
+    goto cleanup;
+  }
+  if (strcmp(scheme, "https") == 0)
+    goto cleanup;
+  if (strcmp(scheme, "http") != 0) {
+    st = ll_fail(err, LL_E_BAD_URL, "unsupported URL scheme '%.32s': use https",
+                 scheme);
+    goto cleanup;
+  }
+  if (!is_loopback_host(host))
+    st = ll_fail(err, LL_E_INSECURE,
+                 "refusing http:// to non-loopback host '%.160s': use https",
+                 host);
+cleanup:
+  curl_free(part);
+  curl_free(host);
+  curl_free(scheme);
+  curl_url_cleanup(u);
+  return st;
+}
+
+/* ---- libcurl callbacks: collect in C, never log header values ---------- */
+
+/* One CURLINFO_HEADER_OUT callback per request head that leaves; a silent
+ * re-send on a fresh connection shows up as a second one. Everything else
+ * (including curl's informational text) is dropped, so nothing reaches
+ * stderr although CURLOPT_VERBOSE is on. */
+static int on_debug(CURL *c, curl_infotype type, char *data, size_t size,
+                    void *ud) {
+  (void)c;
+  (void)data;
+  (void)size;
+  http_transport *h = ud;
+  if (type == CURLINFO_HEADER_OUT)
+    h->resp->emitted_requests++;
+  return 0;
+}
+
+static size_t trimmed(const char **p, size_t n) {
+  while (n > 0 && ((*p)[0] == ' ' || (*p)[0] == '\t')) {
+    (*p)++;
+    n--;
+  }
+  while (n > 0 && ((*p)[n - 1] == ' ' || (*p)[n - 1] == '\t' ||
+                   (*p)[n - 1] == '\r' || (*p)[n - 1] == '\n'))
+    n--;
+  return n;
+}
+
+/* Folded continuation line (obs-fold): joined to the previous value. */
+static int append_fold(ll_headers *hs, const char *v, size_t vn) {
+  if (hs->n == 0 || vn == 0)
+    return 1;
+  char **dst = &hs->v[hs->n - 1].value;
+  size_t on = strlen(*dst);
+  char *nv = malloc(on + 1 + vn + 1);
+  if (!nv)
+    return 0;
+  memcpy(nv, *dst, on);
+  nv[on] = ' ';
+  memcpy(nv + on + 1, v, vn);
+  nv[on + 1 + vn] = '\0';
+  free(*dst);
+  *dst = nv;
+  return 1;
+}
+
+static size_t on_header(char *buf, size_t size, size_t nitems, void *ud) {
+  http_transport *h = ud;
+  size_t n = size * nitems;
+  h->header_bytes += n;
+  if (h->header_bytes > h->header_cap) {
+    h->header_overflow = 1;
+    return 0;
+  }
+  ll_headers *hs = &h->resp->headers;
+  /* Every status line starts a new response (100 Continue, then the final
+   * one): only the final response's headers are kept. */
+  if (n >= 5 && memcmp(buf, "HTTP/", 5) == 0) {
+    ll_headers_clear(hs);
+    return n;
+  }
+  const char *line = buf;
+  int fold = n > 0 && (buf[0] == ' ' || buf[0] == '\t');
+  size_t len = trimmed(&line, n);
+  if (len == 0)
+    return n;
+  if (fold) {
+    if (!append_fold(hs, line, len)) {
+      h->nomem = 1;
+      return 0;
+    }
+    return n;
+  }
+  const char *colon = memchr(line, ':', len);
+  if (!colon)
+    return n; /* not a header; curl has its own opinion of the framing */
+  const char *name = line, *val = colon + 1;
+  size_t name_n = trimmed(&name, (size_t)(colon - line));
+  size_t val_n = trimmed(&val, len - (size_t)(val - line));
+  if (name_n == 0)
+    return n;
+  char *copy = malloc(name_n + val_n + 2);
+  if (!copy) {
+    h->nomem = 1;
+    return 0;
+  }
+  memcpy(copy, name, name_n);
+  copy[name_n] = '\0';
+  memcpy(copy + name_n + 1, val, val_n);
+  copy[name_n + 1 + val_n] = '\0';
+  ll_status st = ll_headers_add(hs, copy, copy + name_n + 1);
+  free(copy);
+  if (st != LL_OK) {
+    h->nomem = 1;
+    return 0;
+  }
+  return n;
+}
+
+static size_t on_write(char *buf, size_t size, size_t nmemb, void *ud) {
+  http_transport *h = ud;
+  ll_http_response *r = h->resp;
+  size_t n = size * nmemb;
+  size_t take = n;
+  if (r->body_len + n > h->body_cap) {
+    take = h->body_cap - r->body_len;
+    h->body_overflow = 1;
+  }
+  if (r->body_len + take + 1 > h->body_alloc) {
+    size_t cap = h->body_alloc ? h->body_alloc : 1024;
+    while (cap < r->body_len + take + 1)
+      cap *= 2;
+    unsigned char *nb = realloc(r->body, cap);
+    if (!nb) {
+      h->nomem = 1;
+      return 0;
+    }
+    r->body = nb;
+    h->body_alloc = cap;
+  }
+  memcpy(r->body + r->body_len, buf, take);
+  r->body_len += take;
+  r->body[r->body_len] = '\0';
+  return h->body_overflow ? 0 : n;
+}
+
+/* No seek callback on purpose: should libcurl ever try to re-send a PUT
+ * (which needs a rewind), the rewind fails and nothing is re-sent. */
+static size_t on_read(char *buf, size_t size, size_t nitems, void *ud) {
+  http_transport *h = ud;
+  size_t room = size * nitems, left = h->up_len - h->up_off;
+  size_t n = left < room ? left : room;
+  if (n)
+    memcpy(buf, h->up + h->up_off, n);
+  h->up_off += n;
+  return n;
+}
+
+/* ---- one exchange ----------------------------------------------------- */
+
+static ll_status build_headers(const ll_headers *hs, int is_put,
+                               struct curl_slist **out, ll_error *err) {
+  struct curl_slist *list = NULL;
+  ll_status st = LL_OK;
+  int has_expect = 0;
+  for (size_t i = 0; i < hs->n; i++) {
+    const char *name = hs->v[i].name,
+               *val = hs->v[i].value ? hs->v[i].value : "";
+    if (!name || !*name || strpbrk(name, ": \t\r\n") || strpbrk(val, "\r\n")) {
+      /* name only: the value may be a credential */
+      st = ll_fail(err, LL_E_USAGE, "request header '%.64s' is malformed",
+                   name ? name : "");
+      goto cleanup;
+    }
+    if (strcasecmp(name, "Expect") == 0)
+      has_expect = 1;
+    size_t ln = strlen(name) + strlen(val) + 3;
+    char *line = malloc(ln);
+    if (!line) {
+      st = ll_fail(err, LL_E_NOMEM, "out of memory building headers");
+      goto cleanup;
+    }
+    /* "Name;" is curl's spelling of a header sent with an empty value. */
+    if (*val)
+      snprintf(line, ln, "%s: %s", name, val);
+    else
+      snprintf(line, ln, "%s;", name);
+    struct curl_slist *nl = curl_slist_append(list, line);
+    free(line);
+    if (!nl) {
+      st = ll_fail(err, LL_E_NOMEM, "out of memory building headers");
+      goto cleanup;
+    }
+    list = nl;
+  }
+  if (is_put && !has_expect) {
+    /* no 100-continue round trip: the body goes out with the head */
+    struct curl_slist *nl = curl_slist_append(list, "Expect:");
+    if (!nl) {
+      st = ll_fail(err, LL_E_NOMEM, "out of memory building headers");
+      goto cleanup;
+    }
+    list = nl;
+  }
+cleanup:
+  if (st != LL_OK) {
+    curl_slist_free_all(list);
+    list = NULL;
+  }
+  *out = list;
+  return st;
+}
+
+/* curl's error text names hosts and ports, not URLs; cut at any '?' anyway
+ * so that a query string can never leak through it. */
+static void set_transport_error(ll_http_response *r, CURLcode rc,
+                                const char *errbuf) {
+  char detail[CURL_ERROR_SIZE];
+  ll_strlcpy(detail, errbuf, sizeof detail);
+  detail[strcspn(detail, "?\r\n")] = '\0';
+  if (*detail)
+    snprintf(r->transport_error, sizeof r->transport_error, "%.120s: %.120s",
+             curl_easy_strerror(rc), detail);
+  else
+    snprintf(r->transport_error, sizeof r->transport_error, "%s",
+             curl_easy_strerror(rc));
+}
+
+#define SETOPT(opt, val)                                                       \
+  do {                                                                         \
+    if (rc == CURLE_OK)                                                        \
+      rc = curl_easy_setopt(c, opt, val);                                      \
+  } while (0)
+
+static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
+                               ll_http_response *resp, ll_error *err) {
+  http_transport *h = t->impl;
+  CURL *c = h->curl;
+  struct curl_slist *hdrs = NULL;
+  ll_status st = LL_OK;
+
+  ll_http_response_cleanup(resp);
+  resp->mono_start_ns = ll_clock_mono_ns(h->clock);
+  resp->utc_start_ms = ll_clock_utc_ms(h->clock);
+
+  if (!req || !req->method || !req->url || (req->body_len > 0 && !req->body)) {
+    st = ll_fail(err, LL_E_USAGE, "http request without method or url");
+    goto cleanup;
+  }
+  st = ll_http_check_url(req->url, err);
+  if (st != LL_OK)
+    goto cleanup;
+  const char *m = req->method;
+  int is_get = strcmp(m, "GET") == 0, is_head = strcmp(m, "HEAD") == 0;
+  int is_put = strcmp(m, "PUT") == 0, is_del = strcmp(m, "DELETE") == 0;
+  if (!is_get && !is_head && !is_put && !is_del) {
+    st = ll_fail(err, LL_E_USAGE, "unsupported http method '%.16s'", m);
+    goto cleanup;
+  }
+  if (req->body_len > 0 && !is_put) {
+    st = ll_fail(err, LL_E_USAGE, "%s request with a body", m);
+    goto cleanup;
+  }
+  st = build_headers(&req->headers, is_put, &hdrs, err);
+  if (st != LL_OK)
+    goto cleanup;
+
+  resp->body = malloc(1);
+  if (!resp->body) {
+    st = ll_fail(err, LL_E_NOMEM, "out of memory for a response body");
+    goto cleanup;
+  }
+  resp->body[0] = '\0';
+  h->resp = resp;
+  h->body_alloc = 1;
+  h->header_bytes = 0;
+  h->header_overflow = h->body_overflow = h->nomem = 0;
+  h->up = req->body;
+  h->up_len = req->body_len;
+  h->up_off = 0;
+  h->errbuf[0] = '\0';
+
+  /* Reset keeps the connection cache but drops every per-request option
+   * (NOBODY, UPLOAD, CUSTOMREQUEST) of the previous exchange. */
+  curl_easy_reset(c);
+  /* PUT and DELETE are mutations even if the caller forgot to say so. */
+  long fresh = req->mutation || is_put || is_del;
+  CURLcode rc = CURLE_OK;
+  SETOPT(CURLOPT_URL, req->url);
+  SETOPT(CURLOPT_ERRORBUFFER, h->errbuf);
+  SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
+  SETOPT(CURLOPT_FOLLOWLOCATION, 0L);
+  SETOPT(CURLOPT_NOSIGNAL, 1L);
+  SETOPT(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+  SETOPT(CURLOPT_HTTP09_ALLOWED, 0L);
+  SETOPT(CURLOPT_SSL_VERIFYPEER, 1L);
+  SETOPT(CURLOPT_SSL_VERIFYHOST, 2L);
+  if (h->ca_file)
+    SETOPT(CURLOPT_CAINFO, h->ca_file);
+  SETOPT(CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
+  SETOPT(CURLOPT_TIMEOUT_MS, h->total_ms);
+  SETOPT(CURLOPT_FRESH_CONNECT, fresh);
+  SETOPT(CURLOPT_FORBID_REUSE, fresh);
+  SETOPT(CURLOPT_VERBOSE, 1L);
+  SETOPT(CURLOPT_DEBUGFUNCTION, on_debug);
+  SETOPT(CURLOPT_DEBUGDATA, h);
+  SETOPT(CURLOPT_HEADERFUNCTION, on_header);
+  SETOPT(CURLOPT_HEADERDATA, h);
+  SETOPT(CURLOPT_WRITEFUNCTION, on_write);
+  SETOPT(CURLOPT_WRITEDATA, h);
+  SETOPT(CURLOPT_HTTPHEADER, hdrs);
+  if (is_head) {
+    SETOPT(CURLOPT_NOBODY, 1L);
+  } else if (is_put) {
+    SETOPT(CURLOPT_UPLOAD, 1L);
+    SETOPT(CURLOPT_READFUNCTION, on_read);
+    SETOPT(CURLOPT_READDATA, h);
+    SETOPT(CURLOPT_INFILESIZE_LARGE, (curl_off_t)req->body_len);
+  } else if (is_del) {
+    SETOPT(CURLOPT_CUSTOMREQUEST, "DELETE");
+  } else {
+    SETOPT(CURLOPT_HTTPGET, 1L);
+  }
+  if (rc != CURLE_OK) {
+    st = ll_fail(err, LL_E_INTERNAL, "curl_easy_setopt: %s",
+                 curl_easy_strerror(rc));
+    goto cleanup;
+  }
+
+  rc = curl_easy_perform(c);
+
+  resp->curl_code = (int)rc;
+  if (rc == CURLE_OK) {
+    long code = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    resp->outcome = LL_OUTCOME_RESPONSE;
+    resp->status = code;
+  } else {
+    resp->outcome =
+        resp->emitted_requests == 0 ? LL_OUTCOME_NOT_SENT : LL_OUTCOME_UNKNOWN;
+    resp->status = 0;
+    if (h->header_overflow)
+      snprintf(resp->transport_error, sizeof resp->transport_error,
+               "response headers exceed %zu bytes", h->header_cap);
+    else if (h->body_overflow)
+      snprintf(resp->transport_error, sizeof resp->transport_error,
+               "response body exceeds %zu bytes", h->body_cap);
+    else if (h->nomem)
+      snprintf(resp->transport_error, sizeof resp->transport_error,
+               "out of memory collecting the response");
+    else
+      set_transport_error(resp, rc, h->errbuf);
+  }
+  resp->body_truncated = h->body_overflow;
+
+cleanup:
+  /* The handle keeps pointers to the list and to resp: drop them. */
+  if (hdrs)
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
+  curl_slist_free_all(hdrs);
+  h->resp = NULL;
+  h->up = NULL;
+  resp->mono_end_ns = ll_clock_mono_ns(h->clock);
+  resp->utc_end_ms = ll_clock_utc_ms(h->clock);
+  return st;
+}
+
+static void http_free(ll_transport *t) {
+  http_transport *h = t->impl;
+  curl_easy_cleanup(h->curl);
+  free(h->ca_file);
+  free(h);
+}
+
+ll_transport *ll_http_new(const ll_http_options *opts, ll_clock *clock,
+                          ll_error *err) {
+  if (!clock) {
+    ll_fail(err, LL_E_USAGE, "http transport needs a clock");
+    return NULL;
+  }
+  pthread_once(&global_once, global_init);
+  if (global_rc != CURLE_OK) {
+    ll_fail(err, LL_E_INTERNAL, "curl_global_init: %s",
+            curl_easy_strerror(global_rc));
+    return NULL;
+  }
+  http_transport *h = calloc(1, sizeof *h);
+  if (!h) {
+    ll_fail(err, LL_E_NOMEM, "out of memory for the http transport");
+    return NULL;
+  }
+  h->clock = clock;
+  h->connect_ms = CONNECT_TIMEOUT_DEFAULT;
+  h->total_ms = TOTAL_TIMEOUT_DEFAULT;
+  h->body_cap = LL_BODY_CAP_DEFAULT;
+  h->header_cap = HEADER_CAP_DEFAULT;
+  if (opts) {
+    if (opts->connect_timeout_ms > 0)
+      h->connect_ms = opts->connect_timeout_ms;
+    if (opts->total_timeout_ms > 0)
+      h->total_ms = opts->total_timeout_ms;
+    if (opts->body_cap > 0)
+      h->body_cap = opts->body_cap;
+    if (opts->header_cap > 0)
+      h->header_cap = opts->header_cap;
+    if (opts->ca_file && !(h->ca_file = strdup(opts->ca_file))) {
+      free(h);
+      ll_fail(err, LL_E_NOMEM, "out of memory for the http transport");
+      return NULL;
+    }
+  }
+  h->curl = curl_easy_init();
+  if (!h->curl) {
+    free(h->ca_file);
+    free(h);
+    ll_fail(err, LL_E_INTERNAL, "curl_easy_init failed");
+    return NULL;
+  }
+  h->t.exchange = http_exchange;
+  h->t.free = http_free;
+  h->t.impl = h;
+  return &h->t;
+}
