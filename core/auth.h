@@ -12,9 +12,10 @@
 
 typedef enum {
   LL_AUTH_NONE = 0,
-  LL_AUTH_TOKEN_ENV,     /* AZURE_STORAGE_TOKEN */
-  LL_AUTH_TOKEN_FILE,    /* a file holding the token */
-  LL_AUTH_TOKEN_COMMAND, /* stdout of a command, e.g. az account get-access-token */
+  LL_AUTH_TOKEN_ENV,        /* AZURE_STORAGE_TOKEN */
+  LL_AUTH_TOKEN_FILE,       /* a file holding the token */
+  LL_AUTH_TOKEN_COMMAND,    /* stdout of a command, e.g. az account
+                               get-access-token */
   LL_AUTH_MANAGED_IDENTITY, /* IMDS or App Service IDENTITY_ENDPOINT */
   LL_AUTH_SAS               /* AZURE_STORAGE_SAS */
 } ll_auth_kind;
@@ -23,9 +24,11 @@ typedef struct {
   ll_auth_kind kind;
   const char *token_file;    /* TOKEN_FILE */
   const char *token_command; /* TOKEN_COMMAND, run with /bin/sh -c */
-  const char *imds_endpoint; /* override of http://169.254.169.254/metadata/identity/oauth2/token */
-  const char *client_id;     /* optional user-assigned identity */
-  const char *resource;      /* default https://storage.azure.com/ */
+  const char *
+      imds_endpoint;     /* override of
+                            http://169.254.169.254/metadata/identity/oauth2/token */
+  const char *client_id; /* optional user-assigned identity */
+  const char *resource;  /* default https://storage.azure.com/ */
 } ll_auth_options;
 
 typedef struct ll_auth ll_auth;
@@ -46,8 +49,8 @@ ll_status ll_auth_apply(const ll_auth *a, const char *url, char **out_url,
                         ll_headers *headers, ll_error *err) LL_WARN_UNUSED;
 
 /* Decode a JWT's exp claim (seconds since epoch) without verifying it. */
-ll_status ll_jwt_exp(const char *jwt, int64_t *out_exp, ll_error *err)
-    LL_WARN_UNUSED;
+ll_status ll_jwt_exp(const char *jwt, int64_t *out_exp,
+                     ll_error *err) LL_WARN_UNUSED;
 
 /* Mint the unsigned JWT Azurite's --oauth basic accepts: aud
  * https://storage.azure.com, iss https://sts.windows.net/<tenant>/, nbf and
@@ -57,5 +60,15 @@ char *ll_auth_dev_token(int64_t now_s, int64_t lifetime_s);
 /* Secrets that must never reach any output, for scanners: the token and the
  * SAS sig value, or NULL. */
 const char *ll_auth_secret(const ll_auth *a, int which);
+
+/* The token's expiry (UTC ms, the earlier of the JWT exp and the identity
+ * endpoint's expires_on), or 0 for a SAS. For the manifest. */
+int64_t ll_auth_expires_utc_ms(const ll_auth *a);
+
+/* Invariant 10 for identity endpoints: https, or http to loopback or to the
+ * IMDS link-local address 169.254.169.254 (plain http by Azure's design).
+ * LL_E_INSECURE for other http hosts, LL_E_BAD_URL otherwise. No I/O. */
+ll_status ll_auth_check_identity_url(const char *url,
+                                     ll_error *err) LL_WARN_UNUSED;
 
 #endif

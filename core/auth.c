@@ -1,0 +1,613 @@
+/* Credentials without request signing: a bearer token from the environment,
+ * a file, a command or managed identity, or a SAS query. Secrets are wiped on
+ * free and never copied into an error message. */
+#include "auth.h"
+
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SECRET_CAP (64u * 1024u) /* token file, command output, IMDS body */
+#define IMDS_DEFAULT "http://169.254.169.254/metadata/identity/oauth2/token"
+#define RESOURCE_DEFAULT "https://storage.azure.com/"
+
+struct ll_auth {
+  ll_auth_kind kind;
+  char *token; /* bearer kinds */
+  char *sas;   /* SAS query without the leading '?' */
+  char *sig;   /* the raw sig= value, a copy for scanners */
+  int64_t exp_s;
+};
+
+static void wipe_free(char *s) {
+  if (s) {
+    OPENSSL_cleanse(s, strlen(s));
+    free(s);
+  }
+}
+
+static void json_wipe(cJSON *node) {
+  if (node->valuestring)
+    OPENSSL_cleanse(node->valuestring, strlen(node->valuestring));
+  for (cJSON *c = node->child; c; c = c->next)
+    json_wipe(c);
+}
+
+/* Wipes every string in a parsed tree before freeing it: the tree holds a
+ * copy of the token. */
+static void json_wipe_delete(cJSON *root) {
+  if (root) {
+    json_wipe(root);
+    cJSON_Delete(root);
+  }
+}
+
+static int is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' ||
+         c == '\v';
+}
+
+/* A copy of s[0..len) without surrounding whitespace; NULL on OOM. */
+static char *dup_trimmed(const char *s, size_t len) {
+  while (len > 0 && is_space(s[len - 1]))
+    len--;
+  while (len > 0 && is_space(*s)) {
+    s++;
+    len--;
+  }
+  char *out = malloc(len + 1);
+  if (out) {
+    memcpy(out, s, len);
+    out[len] = '\0';
+  }
+  return out;
+}
+
+/* A token goes into a header: refuse anything that could split it. */
+static ll_status check_token_chars(const char *tok, const char *source,
+                                   ll_error *err) {
+  for (const unsigned char *p = (const unsigned char *)tok; *p; p++)
+    if (*p <= 0x20 || *p >= 0x7f)
+      return ll_fail(err, LL_E_AUTH,
+                     "token from %s contains whitespace or control "
+                     "characters",
+                     source);
+  return LL_OK;
+}
+
+static ll_status token_from_env(char **out, ll_error *err) {
+  const char *v = getenv("AZURE_STORAGE_TOKEN");
+  if (!v || !*v)
+    return ll_fail(err, LL_E_AUTH, "AZURE_STORAGE_TOKEN is not set or empty");
+  *out = dup_trimmed(v, strlen(v));
+  if (!*out)
+    return ll_fail(err, LL_E_NOMEM, "out of memory copying the token");
+  if (!**out)
+    return ll_fail(err, LL_E_AUTH, "AZURE_STORAGE_TOKEN is blank");
+  return LL_OK;
+}
+
+/* Reads at most SECRET_CAP bytes of a token file. Group or world
+ * readability is accepted: the library has nowhere to warn. */
+static ll_status token_from_file(const char *path, char **out, ll_error *err) {
+  if (!path || !*path)
+    return ll_fail(err, LL_E_USAGE, "no token file given");
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return ll_fail(err, LL_E_AUTH, "cannot open token file %s: %s", path,
+                   strerror(errno));
+  ll_status st = LL_OK;
+  char *buf = malloc(SECRET_CAP + 1);
+  size_t len = 0;
+  struct stat sb;
+  if (!buf) {
+    st = ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
+    goto cleanup;
+  }
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    st = ll_fail(err, LL_E_AUTH, "token file %s is not a regular file", path);
+    goto cleanup;
+  }
+  while (len <= SECRET_CAP) {
+    ssize_t n = read(fd, buf + len, SECRET_CAP + 1 - len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      st = ll_fail(err, LL_E_AUTH, "cannot read token file %s: %s", path,
+                   strerror(errno));
+      goto cleanup;
+    }
+    if (n == 0)
+      break;
+    len += (size_t)n;
+  }
+  if (len > SECRET_CAP) {
+    st = ll_fail(err, LL_E_AUTH, "token file %s is larger than 64 KiB", path);
+    goto cleanup;
+  }
+  *out = dup_trimmed(buf, len);
+  if (!*out)
+    st = ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
+  else if (!**out)
+    st = ll_fail(err, LL_E_AUTH, "token file %s is empty", path);
+cleanup:
+  if (buf) {
+    OPENSSL_cleanse(buf, SECRET_CAP + 1);
+    free(buf);
+  }
+  close(fd);
+  return st;
+}
+
+/* The command prints the token, or JSON with accessToken (az account
+ * get-access-token) or access_token. stderr passes through untouched. */
+static ll_status token_from_command(const char *cmd, char **out,
+                                    ll_error *err) {
+  if (!cmd || !*cmd)
+    return ll_fail(err, LL_E_USAGE, "no token command given");
+  FILE *f = popen(cmd, "r");
+  if (!f)
+    return ll_fail(err, LL_E_AUTH, "cannot run the token command: %s",
+                   strerror(errno));
+  char *buf = malloc(SECRET_CAP + 1);
+  size_t len = 0;
+  while (buf && len <= SECRET_CAP) {
+    size_t n = fread(buf + len, 1, SECRET_CAP + 1 - len, f);
+    if (n == 0)
+      break;
+    len += n;
+  }
+  int status = pclose(f); /* closes first: a writer still going gets EPIPE */
+  ll_status st = LL_OK;
+  if (!buf)
+    return ll_fail(err, LL_E_NOMEM, "out of memory reading the token command");
+  if (len > SECRET_CAP)
+    st = ll_fail(err, LL_E_AUTH, "token command printed more than 64 KiB");
+  else if (status == -1)
+    st = ll_fail(err, LL_E_AUTH, "token command could not be waited for");
+  else if (WIFSIGNALED(status))
+    st = ll_fail(err, LL_E_AUTH,
+                 "token command failed (signal %d): check the command",
+                 WTERMSIG(status));
+  else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    st = ll_fail(err, LL_E_AUTH,
+                 "token command failed (exit %d): check the command",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  else if (!(*out = dup_trimmed(buf, len)))
+    st = ll_fail(err, LL_E_NOMEM, "out of memory reading the token command");
+  else if (!**out)
+    st = ll_fail(err, LL_E_AUTH,
+                 "token command failed (exit 0, no output): check the "
+                 "command");
+  else if (**out == '{') {
+    cJSON *root = cJSON_Parse(*out);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "accessToken");
+    if (!cJSON_IsString(t))
+      t = cJSON_GetObjectItemCaseSensitive(root, "access_token");
+    char *tok = cJSON_IsString(t)
+                    ? dup_trimmed(t->valuestring, strlen(t->valuestring))
+                    : NULL;
+    json_wipe_delete(root);
+    wipe_free(*out);
+    *out = tok;
+    if (!tok || !*tok)
+      st = ll_fail(err, LL_E_AUTH,
+                   "token command printed JSON without accessToken or "
+                   "access_token");
+  }
+  OPENSSL_cleanse(buf, SECRET_CAP + 1);
+  free(buf);
+  return st;
+}
+
+static int host_is_loopback_or_imds(const char *host) {
+  unsigned char a[4];
+  if (strcmp(host, "169.254.169.254") == 0 || strcmp(host, "localhost") == 0 ||
+      strcmp(host, "[::1]") == 0)
+    return 1;
+  return inet_pton(AF_INET, host, a) == 1 && a[0] == 127;
+}
+
+ll_status ll_auth_check_identity_url(const char *url, ll_error *err) {
+  if (!url)
+    return ll_fail(err, LL_E_BAD_URL, "no managed identity endpoint");
+  CURLU *u = curl_url();
+  char *scheme = NULL, *host = NULL;
+  ll_status st = LL_OK;
+  if (!u)
+    return ll_fail(err, LL_E_NOMEM, "out of memory parsing a URL");
+  if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+      curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
+    st = ll_fail(err, LL_E_BAD_URL,
+                 "managed identity endpoint is not an absolute URL");
+  } else if (strcmp(scheme, "https") == 0) {
+    st = LL_OK;
+  } else if (strcmp(scheme, "http") != 0) {
+    st = ll_fail(err, LL_E_BAD_URL,
+                 "managed identity endpoint must be http or https, not %s",
+                 scheme);
+  } else if (!host_is_loopback_or_imds(host)) {
+    st = ll_fail(err, LL_E_INSECURE,
+                 "managed identity endpoint %s uses http outside loopback "
+                 "and IMDS: use https",
+                 host);
+  }
+  curl_free(scheme);
+  curl_free(host);
+  curl_url_cleanup(u);
+  return st;
+}
+
+typedef struct {
+  char *buf;
+  size_t len;
+  int overflow;
+} body_sink;
+
+static size_t sink_write(char *data, size_t size, size_t nmemb, void *ud) {
+  body_sink *s = ud;
+  size_t n = size * nmemb;
+  if (n > SECRET_CAP - s->len) {
+    s->overflow = 1;
+    return 0; /* aborts the transfer */
+  }
+  memcpy(s->buf + s->len, data, n);
+  s->len += n;
+  s->buf[s->len] = '\0';
+  return n;
+}
+
+/* Seconds since the epoch from a number or a digit string, or 0. */
+static int64_t json_epoch(const cJSON *v) {
+  if (cJSON_IsNumber(v) && v->valuedouble > 0 &&
+      v->valuedouble < 253402300800.0)
+    return (int64_t)v->valuedouble;
+  if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > 12)
+    return 0;
+  int64_t r = 0;
+  for (const char *p = v->valuestring; *p; p++) {
+    if (*p < '0' || *p > '9')
+      return 0;
+    r = r * 10 + (*p - '0');
+  }
+  return r;
+}
+
+/* The IMDS "error" field, when it is a short plain code safe to repeat. */
+static const char *safe_error_code(const cJSON *root) {
+  const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+  if (!cJSON_IsString(e) || strlen(e->valuestring) > 64)
+    return NULL;
+  for (const char *p = e->valuestring; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+          *p == '-'))
+      return NULL;
+  return e->valuestring;
+}
+
+/* One GET to App Service's IDENTITY_ENDPOINT or to IMDS, on a private
+ * handle: one attempt, no proxy, no redirects, short timeouts. */
+static ll_status token_from_identity(const ll_auth_options *o, char **out,
+                                     int64_t *expires_on, ll_error *err) {
+  const char *ep = getenv("IDENTITY_ENDPOINT");
+  const char *hdr = getenv("IDENTITY_HEADER");
+  int app_service = ep && *ep && hdr && *hdr;
+  const char *base =
+      app_service ? ep : (o->imds_endpoint ? o->imds_endpoint : IMDS_DEFAULT);
+  ll_status st = ll_auth_check_identity_url(base, err);
+  if (st != LL_OK)
+    return st;
+
+  CURL *h = curl_easy_init();
+  char *res = NULL, *cid = NULL, *url = NULL, *hline = NULL;
+  struct curl_slist *headers = NULL;
+  body_sink sink = {malloc(SECRET_CAP + 1), 0, 0};
+  cJSON *root = NULL;
+  char errbuf[CURL_ERROR_SIZE] = "";
+  if (!h || !sink.buf) {
+    st = ll_fail(err, LL_E_NOMEM, "out of memory setting up managed identity");
+    goto cleanup;
+  }
+  const char *resource = o->resource ? o->resource : RESOURCE_DEFAULT;
+  res = curl_easy_escape(h, resource, 0);
+  cid = o->client_id ? curl_easy_escape(h, o->client_id, 0) : NULL;
+  size_t ulen =
+      strlen(base) + strlen(res ? res : "") + strlen(cid ? cid : "") + 80;
+  url = malloc(ulen);
+  if (!res || (o->client_id && !cid) || !url) {
+    st = ll_fail(err, LL_E_NOMEM, "out of memory setting up managed identity");
+    goto cleanup;
+  }
+  snprintf(url, ulen, "%s%sapi-version=%s&resource=%s%s%s", base,
+           strchr(base, '?') ? "&" : "?",
+           app_service ? "2019-08-01" : "2018-02-01", res,
+           cid ? "&client_id=" : "", cid ? cid : "");
+  if (app_service) {
+    size_t hlen = strlen(hdr) + sizeof "X-IDENTITY-HEADER: ";
+    hline = malloc(hlen);
+    if (hline)
+      snprintf(hline, hlen, "X-IDENTITY-HEADER: %s", hdr);
+  } else {
+    hline = strdup("Metadata: true");
+  }
+  struct curl_slist *hl = hline ? curl_slist_append(NULL, hline) : NULL;
+  if (!hl) {
+    st = ll_fail(err, LL_E_NOMEM, "out of memory setting up managed identity");
+    goto cleanup;
+  }
+  headers = hl;
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 10000L);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+  CURLcode rc = curl_easy_perform(h);
+  long status = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  if (sink.overflow) {
+    st = ll_fail(err, LL_E_AUTH, "managed identity response exceeds 64 KiB");
+    goto cleanup;
+  }
+  if (rc != CURLE_OK) {
+    st = ll_fail(err, LL_E_AUTH, "managed identity endpoint unreachable: %s",
+                 *errbuf ? errbuf : curl_easy_strerror(rc));
+    goto cleanup;
+  }
+  root = cJSON_ParseWithLength(sink.buf, sink.len);
+  if (status != 200) {
+    const char *code = safe_error_code(root);
+    st = ll_fail(err, LL_E_AUTH,
+                 "managed identity endpoint answered HTTP %ld%s%s: check "
+                 "the identity is assigned and the resource is right",
+                 status, code ? " " : "", code ? code : "");
+    goto cleanup;
+  }
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "access_token");
+  if (!cJSON_IsString(t) || !*t->valuestring) {
+    st = ll_fail(err, LL_E_AUTH,
+                 "managed identity response has no "
+                 "access_token");
+    goto cleanup;
+  }
+  *expires_on =
+      json_epoch(cJSON_GetObjectItemCaseSensitive(root, "expires_on"));
+  if (!(*out = strdup(t->valuestring)))
+    st = ll_fail(err, LL_E_NOMEM, "out of memory copying the token");
+cleanup:
+  json_wipe_delete(root);
+  if (sink.buf) {
+    OPENSSL_cleanse(sink.buf, SECRET_CAP + 1);
+    free(sink.buf);
+  }
+  curl_slist_free_all(headers);
+  wipe_free(hline);
+  free(url);
+  curl_free(res);
+  curl_free(cid);
+  if (h)
+    curl_easy_cleanup(h);
+  return st;
+}
+
+/* Refuses a token that is not a JWT, has expired, or expires before the
+ * run's deadline. extra_exp_s (0: none) is the endpoint's own expires_on. */
+static ll_status preflight(const char *tok, const char *source,
+                           int64_t extra_exp_s, ll_clock *clock,
+                           int64_t not_after_ms, int64_t *out_exp,
+                           ll_error *err) {
+  ll_error je = {0};
+  int64_t exp_s;
+  if (ll_jwt_exp(tok, &exp_s, &je) != LL_OK)
+    return ll_fail(err, LL_E_AUTH,
+                   "token from %s is not a JWT; cannot check its expiry (%s)",
+                   source, je.message);
+  if (extra_exp_s > 0 && extra_exp_s < exp_s)
+    exp_s = extra_exp_s;
+  *out_exp = exp_s;
+  int64_t now_ms = ll_clock_utc_ms(clock);
+  char at[40], other[40];
+  ll_clock_format_utc(exp_s * 1000, at, sizeof at);
+  if (exp_s * 1000 <= now_ms) {
+    ll_clock_format_utc(now_ms, other, sizeof other);
+    return ll_fail(err, LL_E_AUTH,
+                   "token from %s expired at %s (now %s): get a fresh token",
+                   source, at, other);
+  }
+  if (not_after_ms > 0 && exp_s * 1000 < not_after_ms) {
+    ll_clock_format_utc(not_after_ms, other, sizeof other);
+    return ll_fail(err, LL_E_AUTH,
+                   "token from %s expires at %s, before the run's deadline "
+                   "%s: get a fresh token",
+                   source, at, other);
+  }
+  return LL_OK;
+}
+
+/* Keeps the SAS without its '?', and a copy of its sig value. */
+static ll_status sas_from_env(ll_auth *a, ll_error *err) {
+  const char *v = getenv("AZURE_STORAGE_SAS");
+  if (v && *v == '?')
+    v++;
+  if (!v || !*v)
+    return ll_fail(err, LL_E_AUTH, "AZURE_STORAGE_SAS is not set or empty");
+  if (!(a->sas = dup_trimmed(v, strlen(v))))
+    return ll_fail(err, LL_E_NOMEM, "out of memory copying the SAS");
+  const char *sig = NULL;
+  size_t sig_len = 0;
+  for (const char *p = a->sas; *p;) {
+    const char *end = strchr(p, '&');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    const char *eq = memchr(p, '=', len);
+    if (!eq || eq == p)
+      return ll_fail(err, LL_E_AUTH,
+                     "AZURE_STORAGE_SAS is not a query string of name=value "
+                     "pairs");
+    for (const char *c = p; c < p + len; c++)
+      if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f || *c == '#')
+        return ll_fail(err, LL_E_AUTH,
+                       "AZURE_STORAGE_SAS holds characters a query string "
+                       "cannot");
+    if (eq - p == 3 && memcmp(p, "sig", 3) == 0) {
+      if (sig)
+        return ll_fail(err, LL_E_AUTH,
+                       "AZURE_STORAGE_SAS has two sig= "
+                       "parameters");
+      sig = eq + 1;
+      sig_len = len - 4;
+    }
+    p = end ? end + 1 : p + len;
+  }
+  if (!sig || sig_len == 0)
+    return ll_fail(err, LL_E_AUTH,
+                   "AZURE_STORAGE_SAS has no sig= value: it is not a SAS");
+  if (!(a->sig = malloc(sig_len + 1)))
+    return ll_fail(err, LL_E_NOMEM, "out of memory copying the SAS");
+  memcpy(a->sig, sig, sig_len);
+  a->sig[sig_len] = '\0';
+  return LL_OK;
+}
+
+ll_auth *ll_auth_new(const ll_auth_options *opts, ll_clock *clock,
+                     int64_t not_after_utc_ms, ll_error *err) {
+  if (!opts || !clock) {
+    ll_fail(err, LL_E_USAGE, "ll_auth_new: NULL options or clock");
+    return NULL;
+  }
+  if (opts->kind == LL_AUTH_NONE) {
+    ll_fail(err, LL_E_AUTH,
+            "no credential: set AZURE_STORAGE_TOKEN, --token-file, "
+            "--token-command, --managed-identity or AZURE_STORAGE_SAS");
+    return NULL;
+  }
+  ll_auth *a = calloc(1, sizeof *a);
+  if (!a) {
+    ll_fail(err, LL_E_NOMEM, "out of memory");
+    return NULL;
+  }
+  a->kind = opts->kind;
+  ll_status st;
+  const char *source = NULL;
+  int64_t extra_exp = 0;
+  switch (opts->kind) {
+  case LL_AUTH_TOKEN_ENV:
+    source = "AZURE_STORAGE_TOKEN";
+    st = token_from_env(&a->token, err);
+    break;
+  case LL_AUTH_TOKEN_FILE:
+    source = "the token file";
+    st = token_from_file(opts->token_file, &a->token, err);
+    break;
+  case LL_AUTH_TOKEN_COMMAND:
+    source = "the token command";
+    st = token_from_command(opts->token_command, &a->token, err);
+    break;
+  case LL_AUTH_MANAGED_IDENTITY:
+    source = "managed identity";
+    st = token_from_identity(opts, &a->token, &extra_exp, err);
+    break;
+  case LL_AUTH_SAS:
+    st = sas_from_env(a, err);
+    break;
+  default:
+    st =
+        ll_fail(err, LL_E_USAGE, "unknown credential kind %d", (int)opts->kind);
+  }
+  if (st == LL_OK && source)
+    st = check_token_chars(a->token, source, err);
+  if (st == LL_OK && source)
+    st = preflight(a->token, source, extra_exp, clock, not_after_utc_ms,
+                   &a->exp_s, err);
+  if (st != LL_OK) {
+    ll_auth_free(a);
+    return NULL;
+  }
+  return a;
+}
+
+void ll_auth_free(ll_auth *a) {
+  if (!a)
+    return;
+  wipe_free(a->token);
+  wipe_free(a->sas);
+  wipe_free(a->sig);
+  free(a);
+}
+
+ll_auth_kind ll_auth_get_kind(const ll_auth *a) {
+  return a ? a->kind : LL_AUTH_NONE;
+}
+
+const char *ll_auth_kind_name(ll_auth_kind k) {
+  static const char *const names[] = {
+      [LL_AUTH_NONE] = "none",
+      [LL_AUTH_TOKEN_ENV] = "token_env",
+      [LL_AUTH_TOKEN_FILE] = "token_file",
+      [LL_AUTH_TOKEN_COMMAND] = "token_command",
+      [LL_AUTH_MANAGED_IDENTITY] = "managed_identity",
+      [LL_AUTH_SAS] = "sas",
+  };
+  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "unknown";
+}
+
+ll_status ll_auth_apply(const ll_auth *a, const char *url, char **out_url,
+                        ll_headers *headers, ll_error *err) {
+  if (out_url)
+    *out_url = NULL;
+  if (!a || !url || !out_url)
+    return ll_fail(err, LL_E_USAGE, "ll_auth_apply: NULL argument");
+  if (a->kind == LL_AUTH_SAS) {
+    if (strchr(url, '#'))
+      return ll_fail(err, LL_E_BAD_URL, "URL has a fragment: cannot add SAS");
+    const char *q = strchr(url, '?');
+    size_t ulen = strlen(url);
+    const char *sep = !q                                               ? "?"
+                      : (url[ulen - 1] == '?' || url[ulen - 1] == '&') ? ""
+                                                                       : "&";
+    size_t len = ulen + strlen(sep) + strlen(a->sas) + 1;
+    if (!(*out_url = malloc(len)))
+      return ll_fail(err, LL_E_NOMEM, "out of memory building the URL");
+    snprintf(*out_url, len, "%s%s%s", url, sep, a->sas);
+    return LL_OK;
+  }
+  if (!headers)
+    return ll_fail(err, LL_E_USAGE, "ll_auth_apply: NULL headers");
+  size_t len = strlen(a->token) + sizeof "Bearer ";
+  char *value = malloc(len);
+  if (!value)
+    return ll_fail(err, LL_E_NOMEM, "out of memory building Authorization");
+  snprintf(value, len, "Bearer %s", a->token);
+  ll_status st = ll_headers_set(headers, "Authorization", value);
+  wipe_free(value);
+  if (st != LL_OK)
+    return ll_fail(err, st, "out of memory adding Authorization");
+  if (!(*out_url = strdup(url)))
+    return ll_fail(err, LL_E_NOMEM, "out of memory copying the URL");
+  return LL_OK;
+}
+
+const char *ll_auth_secret(const ll_auth *a, int which) {
+  if (!a)
+    return NULL;
+  return which == 0 ? a->token : which == 1 ? a->sig : NULL;
+}
+
+int64_t ll_auth_expires_utc_ms(const ll_auth *a) {
+  return a && a->token ? a->exp_s * 1000 : 0;
+}

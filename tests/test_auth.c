@@ -1,0 +1,644 @@
+/* Credentials: every token source, the expiry preflight, SAS and bearer
+ * application, managed identity against a forked loopback server, and a
+ * scan that no error message ever carries a secret. */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "jwt.h"
+#include "testlib.h"
+
+/* Every secret the tests hand to the module; no error message may hold
+ * any of them. */
+static const char *secrets[64];
+static int n_secrets;
+
+static void add_secret(const char *s) {
+  if (s && *s && n_secrets < 64)
+    secrets[n_secrets++] = s;
+}
+
+static char *owned[64];
+static int n_owned;
+
+/* A malloc'd secret: scanned for until the end, then freed. */
+static char *keep(char *s) {
+  add_secret(s);
+  if (s && n_owned < 64)
+    owned[n_owned++] = s;
+  return s;
+}
+
+static void check_clean(const ll_error *err) {
+  for (int i = 0; i < n_secrets; i++) {
+    if (strstr(err->message, secrets[i])) {
+      ll_test_fail++;
+      fprintf(stderr, "secret %d leaked into message: %s\n", i, err->message);
+    } else {
+      ll_test_pass++;
+    }
+  }
+}
+
+static int64_t now_s(void) {
+  return (int64_t)time(NULL);
+}
+
+/* ll_auth_new expected to fail with code; returns the error for more
+ * checks on the message. */
+static ll_error expect_fail(const ll_auth_options *o, ll_clock *c,
+                            int64_t not_after, ll_code code) {
+  ll_error err = {0};
+  ll_auth *a = ll_auth_new(o, c, not_after, &err);
+  CHECK(a == NULL);
+  CHECK_STR(ll_code_name(err.code), ll_code_name(code));
+  check_clean(&err);
+  ll_auth_free(a);
+  return err;
+}
+
+static char *jwt_of(const char *header, const char *payload) {
+  char *h = ll_b64url_encode((const unsigned char *)header, strlen(header));
+  char *p = ll_b64url_encode((const unsigned char *)payload, strlen(payload));
+  size_t len = strlen(h) + strlen(p) + 8;
+  char *out = malloc(len);
+  snprintf(out, len, "%s.%s.c2ln", h, p);
+  free(h);
+  free(p);
+  return out;
+}
+
+static void test_b64url(void) {
+  static const struct {
+    const char *in, *want;
+  } rows[] = {{"", ""},
+              {"f", "Zg"},
+              {"fo", "Zm8"},
+              {"foo", "Zm9v"},
+              {"\xfb\xff", "-_8"}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    char *e =
+        ll_b64url_encode((const unsigned char *)rows[i].in, strlen(rows[i].in));
+    CHECK_STR(e, rows[i].want);
+    unsigned char *d = NULL;
+    size_t n = 0;
+    CHECK_INT(ll_b64url_decode(e, strlen(e), &d, &n), LL_OK);
+    CHECK_INT(n, strlen(rows[i].in));
+    CHECK(d && memcmp(d, rows[i].in, n) == 0);
+    free(d);
+    free(e);
+  }
+  unsigned char *d = NULL;
+  size_t n;
+  CHECK_INT(ll_b64url_decode("Zm8=", 4, &d, &n), LL_OK); /* padding ok */
+  CHECK_INT(n, 2);
+  free(d);
+  CHECK_INT(ll_b64url_decode("Zm+v", 4, &d, &n), LL_E_PARSE);  /* not url */
+  CHECK_INT(ll_b64url_decode("Zm9vY", 5, &d, &n), LL_E_PARSE); /* len%4 */
+  CHECK(d == NULL);
+}
+
+static void test_jwt_exp_table(void) {
+  static const char hdr[] = "{\"alg\":\"RS256\",\"typ\":\"JWT\"}";
+  static const struct {
+    const char *header, *payload; /* NULL header: raw is the whole token */
+    const char *raw;
+    ll_code code;
+    int64_t exp;
+  } rows[] = {
+      {hdr, "{\"exp\":1796022000}", NULL, LL_OK, 1796022000},
+      {hdr, "{\"exp\":1796022000.9,\"nbf\":1}", NULL, LL_OK, 1796022000},
+      {hdr, "{\"nbf\":1796022000}", NULL, LL_E_PARSE, 0},
+      {hdr, "{\"exp\":\"1796022000\"}", NULL, LL_E_PARSE, 0},
+      {hdr, "{\"exp\":-5}", NULL, LL_E_PARSE, 0},
+      {hdr, "{\"exp\":1e300}", NULL, LL_E_PARSE, 0},
+      {hdr, "[1796022000]", NULL, LL_E_PARSE, 0},
+      {hdr, "not json", NULL, LL_E_PARSE, 0},
+      {"not json", "{\"exp\":1796022000}", NULL, LL_E_PARSE, 0},
+      {NULL, NULL, "", LL_E_PARSE, 0},
+      {NULL, NULL, "opaque-token-value", LL_E_PARSE, 0},
+      {NULL, NULL, "eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjF9", LL_E_PARSE, 0},
+      {NULL, NULL, "a.b.c.d", LL_E_PARSE, 0},
+      {NULL, NULL, "eyJhbGciOiJSUzI1NiJ9..c2ln", LL_E_PARSE, 0},
+      {NULL, NULL, "eyJhbGciOiJSUzI1NiJ9.ey!!.c2ln", LL_E_PARSE, 0},
+      {NULL, NULL, "eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjF9x.c2ln", LL_E_PARSE, 0},
+      /* {"exp":1} with no signature: still three segments */
+      {NULL, NULL, "eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjF9.", LL_OK, 1},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    char *tok = rows[i].header ? jwt_of(rows[i].header, rows[i].payload)
+                               : strdup(rows[i].raw);
+    int64_t exp = -1;
+    ll_error err = {0};
+    ll_status st = ll_jwt_exp(tok, &exp, &err);
+    if (st != rows[i].code)
+      fprintf(stderr, "jwt row %zu: %s\n", i, err.message);
+    CHECK_STR(ll_code_name(st), ll_code_name(rows[i].code));
+    if (rows[i].code == LL_OK)
+      CHECK_INT(exp, rows[i].exp);
+    else
+      CHECK(strstr(err.message, tok) == NULL || !*tok);
+    free(tok);
+  }
+}
+
+static void test_dev_token(void) {
+  int64_t now = 1796022000;
+  char *t = ll_auth_dev_token(now, 3600);
+  CHECK(t != NULL);
+  CHECK(strchr(t, '=') == NULL);
+  int64_t exp = 0;
+  CHECK_INT(ll_jwt_exp(t, &exp, NULL), LL_OK);
+  CHECK_INT(exp, now + 3600);
+  const char *d1 = strchr(t, '.');
+  unsigned char *p = NULL;
+  size_t n;
+  CHECK_INT(
+      ll_b64url_decode(d1 + 1, (size_t)(strchr(d1 + 1, '.') - d1 - 1), &p, &n),
+      LL_OK);
+  CHECK(p && strstr((char *)p, "\"aud\":\"https://storage.azure.com\""));
+  CHECK(p && strstr((char *)p, "\"iss\":\"https://sts.windows.net/"
+                               "ab1f708d-50f6-404c-a006-d71b2ac7a606/\""));
+  CHECK(p && strstr((char *)p, "\"nbf\":1796021700"));
+  free(p);
+  CHECK_STR(strrchr(t, '.') + 1, "bGVhc2VsdWEtZGV2LXVuc2lnbmVk");
+  free(t);
+}
+
+static void test_none_and_env(ll_clock *c) {
+  ll_auth_options o = {.kind = LL_AUTH_NONE};
+  ll_error err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "no credential") != NULL);
+
+  o.kind = LL_AUTH_TOKEN_ENV;
+  unsetenv("AZURE_STORAGE_TOKEN");
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "AZURE_STORAGE_TOKEN") != NULL);
+  setenv("AZURE_STORAGE_TOKEN", "", 1);
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "AZURE_STORAGE_TOKEN") != NULL);
+
+  char *tok = keep(ll_auth_dev_token(now_s(), 3600));
+  setenv("AZURE_STORAGE_TOKEN", tok, 1);
+  ll_auth *a = ll_auth_new(&o, c, 0, &err);
+  CHECK(a != NULL);
+  CHECK_INT(ll_auth_get_kind(a), LL_AUTH_TOKEN_ENV);
+  CHECK_STR(ll_auth_kind_name(ll_auth_get_kind(a)), "token_env");
+  CHECK_STR(ll_auth_kind_name(LL_AUTH_MANAGED_IDENTITY), "managed_identity");
+  CHECK_STR(ll_auth_kind_name((ll_auth_kind)42), "unknown");
+  CHECK_STR(ll_auth_secret(a, 0), tok);
+  CHECK(ll_auth_secret(a, 1) == NULL);
+  int64_t exp;
+  CHECK_INT(ll_jwt_exp(tok, &exp, NULL), LL_OK);
+  CHECK_INT(ll_auth_expires_utc_ms(a), exp * 1000);
+
+  /* Bearer: header added, URL copied unchanged. */
+  ll_headers h;
+  ll_headers_init(&h);
+  char *url = NULL;
+  CHECK_INT(ll_auth_apply(a, "https://acct.blob.core.windows.net/c/b?comp=x",
+                          &url, &h, &err),
+            LL_OK);
+  CHECK_STR(url, "https://acct.blob.core.windows.net/c/b?comp=x");
+  char want[4096];
+  snprintf(want, sizeof want, "Bearer %s", tok);
+  CHECK_STR(ll_headers_get(&h, "authorization"), want);
+  CHECK_INT(h.n, 1);
+  free(url);
+  ll_headers_cleanup(&h);
+  ll_auth_free(a);
+
+  /* A token that could split a header is refused. */
+  char bad[4200];
+  snprintf(bad, sizeof bad, "%s\r\nX-Evil: 1", tok);
+  setenv("AZURE_STORAGE_TOKEN", bad, 1);
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "whitespace") != NULL);
+
+  setenv("AZURE_STORAGE_TOKEN", "opaque-secret-token-1234", 1);
+  add_secret("opaque-secret-token-1234");
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "not a JWT; cannot check its expiry") != NULL);
+  unsetenv("AZURE_STORAGE_TOKEN");
+}
+
+static void test_expiry(void) {
+  int64_t now = 1796022000; /* a fixed instant on a virtual clock */
+  ll_clock *c = ll_clock_new_virtual(now * 1000);
+  ll_auth_options o = {.kind = LL_AUTH_TOKEN_ENV};
+
+  char *expired =
+      keep(ll_auth_dev_token(now - 3660, 3600)); /* exp = now - 60 */
+  setenv("AZURE_STORAGE_TOKEN", expired, 1);
+  ll_error err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "expired at") != NULL);
+  char stamp[40];
+  ll_clock_format_utc((now - 60) * 1000, stamp, sizeof stamp);
+  CHECK(strstr(err.message, stamp) != NULL);
+
+  char *soon = keep(ll_auth_dev_token(now, 600)); /* exp = now + 600 */
+  setenv("AZURE_STORAGE_TOKEN", soon, 1);
+  err = expect_fail(&o, c, (now + 900) * 1000, LL_E_AUTH);
+  CHECK(strstr(err.message, "before the run's deadline") != NULL);
+  ll_clock_format_utc((now + 600) * 1000, stamp, sizeof stamp);
+  CHECK(strstr(err.message, stamp) != NULL);
+  ll_clock_format_utc((now + 900) * 1000, stamp, sizeof stamp);
+  CHECK(strstr(err.message, stamp) != NULL);
+
+  /* The same token is fine for a deadline it outlives, and for none. */
+  ll_auth *a = ll_auth_new(&o, c, (now + 500) * 1000, &err);
+  CHECK(a != NULL);
+  ll_auth_free(a);
+  a = ll_auth_new(&o, c, 0, &err);
+  CHECK(a != NULL);
+  ll_auth_free(a);
+  /* ... until the virtual clock passes its exp. */
+  ll_clock_sleep_ms(c, 601 * 1000);
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "expired") != NULL);
+
+  unsetenv("AZURE_STORAGE_TOKEN");
+  ll_clock_free(c);
+}
+
+static void test_file(ll_clock *c, const char *dir) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/token", dir);
+  char *tok = keep(ll_auth_dev_token(now_s(), 3600));
+  FILE *f = fopen(path, "w");
+  fprintf(f, "%s\n\n", tok);
+  fclose(f);
+  ll_auth_options o = {.kind = LL_AUTH_TOKEN_FILE, .token_file = path};
+  ll_error err = {0};
+  ll_auth *a = ll_auth_new(&o, c, 0, &err);
+  CHECK(a != NULL);
+  CHECK_STR(ll_auth_secret(a, 0), tok);
+  ll_auth_free(a);
+
+  f = fopen(path, "w");
+  fputs(" \n", f);
+  fclose(f);
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "empty") != NULL);
+
+  snprintf(path, sizeof path, "%s/missing", dir);
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "missing") != NULL);
+  o.token_file = dir; /* a directory */
+  expect_fail(&o, c, 0, LL_E_AUTH);
+  o.token_file = NULL;
+  expect_fail(&o, c, 0, LL_E_USAGE);
+}
+
+static void test_command(ll_clock *c) {
+  char *tok = keep(ll_auth_dev_token(now_s(), 3600));
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "printf %%s '%s'", tok);
+  ll_auth_options o = {.kind = LL_AUTH_TOKEN_COMMAND, .token_command = cmd};
+  ll_error err = {0};
+  ll_auth *a = ll_auth_new(&o, c, 0, &err);
+  CHECK(a != NULL);
+  CHECK_STR(ll_auth_secret(a, 0), tok);
+  CHECK_INT(ll_auth_get_kind(a), LL_AUTH_TOKEN_COMMAND);
+  ll_auth_free(a);
+
+  /* az account get-access-token prints JSON. */
+  snprintf(cmd, sizeof cmd,
+           "printf '{\"accessToken\":\"%s\",\"tokenType\":\"Bearer\"}\\n'",
+           tok);
+  a = ll_auth_new(&o, c, 0, &err);
+  CHECK(a != NULL);
+  CHECK_STR(ll_auth_secret(a, 0), tok);
+  ll_auth_free(a);
+
+  o.token_command = "exit 3";
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "exit 3") != NULL);
+
+  /* Output of a failing command never reaches the message. */
+  add_secret("command-output-secret-77");
+  o.token_command = "printf %s command-output-secret-77; exit 4";
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "exit 4") != NULL);
+  o.token_command = "printf %s command-output-secret-77";
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "not a JWT") != NULL);
+  o.token_command = "true";
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "no output") != NULL);
+  o.token_command = "kill -TERM $$";
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "signal 15") != NULL);
+  o.token_command = "head -c 70000 /dev/zero | tr '\\0' a";
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "64 KiB") != NULL);
+  o.token_command = "printf '{\"tokenType\":\"Bearer\"}'";
+  expect_fail(&o, c, 0, LL_E_AUTH);
+}
+
+static void test_sas(ll_clock *c) {
+  static const char sas[] =
+      "?sv=2023-11-03&ss=b&srt=co&sp=rwdl&se=2026-12-01T00%3A00%3A00Z"
+      "&sig=Zm9vYmFyc2VjcmV0c2ln%2B%2F%3D";
+  static const char sig[] = "Zm9vYmFyc2VjcmV0c2ln%2B%2F%3D";
+  add_secret(sig);
+  ll_auth_options o = {.kind = LL_AUTH_SAS};
+  static const struct {
+    const char *env, *url, *want;
+  } rows[] = {
+      {sas, "https://a.blob.core.windows.net/c/b",
+       "https://a.blob.core.windows.net/c/b?sv=2023-11-03&ss=b&srt=co&sp=rwdl"
+       "&se=2026-12-01T00%3A00%3A00Z&sig=Zm9vYmFyc2VjcmV0c2ln%2B%2F%3D"},
+      {sas + 1, "https://a.blob.core.windows.net/c/b?comp=lease",
+       "https://a.blob.core.windows.net/c/b?comp=lease&sv=2023-11-03&ss=b"
+       "&srt=co&sp=rwdl&se=2026-12-01T00%3A00%3A00Z"
+       "&sig=Zm9vYmFyc2VjcmV0c2ln%2B%2F%3D"},
+      {"sp=r&sig=abc", "https://h/c/b?", "https://h/c/b?sp=r&sig=abc"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    setenv("AZURE_STORAGE_SAS", rows[i].env, 1);
+    ll_error err = {0};
+    ll_auth *a = ll_auth_new(&o, c, 0, &err);
+    CHECK(a != NULL);
+    if (!a)
+      continue;
+    CHECK(ll_auth_secret(a, 0) == NULL);
+    CHECK_STR(ll_auth_secret(a, 1), i < 2 ? sig : "abc");
+    CHECK_INT(ll_auth_expires_utc_ms(a), 0);
+    ll_headers h;
+    ll_headers_init(&h);
+    char *url = NULL;
+    CHECK_INT(ll_auth_apply(a, rows[i].url, &url, &h, &err), LL_OK);
+    CHECK_STR(url, rows[i].want);
+    CHECK_INT(h.n, 0);
+    free(url);
+    CHECK_INT(ll_auth_apply(a, "https://h/c/b#frag", &url, &h, &err),
+              LL_E_BAD_URL);
+    CHECK(url == NULL);
+    check_clean(&err);
+    ll_auth_free(a);
+  }
+  static const char *const bad[] = {
+      "",
+      "?",
+      "sv=2023-11-03&sp=r",
+      "sv=2023-11-03&sig=",
+      "just some words sig=x",
+      "sv=1&&sig=abc",
+      "=x&sig=abc",
+      "sig=abc&sig=def",
+      "sp=r&sig=ab#c",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("AZURE_STORAGE_SAS", bad[i], 1);
+    ll_error err = expect_fail(&o, c, 0, LL_E_AUTH);
+    CHECK(strstr(err.message, "AZURE_STORAGE_SAS") != NULL);
+  }
+  unsetenv("AZURE_STORAGE_SAS");
+  expect_fail(&o, c, 0, LL_E_AUTH);
+}
+
+/* A one-shot HTTP server in a child process: answers one request, then
+ * sends the request head back through a pipe. */
+typedef struct {
+  pid_t pid;
+  int rfd;
+  int port;
+} server;
+
+static int server_start(server *s, int status, const char *body) {
+  int lfd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET};
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t sl = sizeof sa;
+  int p[2];
+  if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+      listen(lfd, 1) != 0 ||
+      getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0 || pipe(p) != 0)
+    return -1;
+  s->port = ntohs(sa.sin_port);
+  fflush(NULL);
+  s->pid = fork();
+  if (s->pid == 0) {
+    close(p[0]);
+    struct pollfd pf = {.fd = lfd, .events = POLLIN};
+    if (poll(&pf, 1, 10000) != 1)
+      _exit(2);
+    int fd = accept(lfd, NULL, NULL);
+    char req[8192];
+    size_t n = 0;
+    while (n < sizeof req - 1) {
+      ssize_t r = read(fd, req + n, sizeof req - 1 - n);
+      if (r <= 0)
+        break;
+      n += (size_t)r;
+      req[n] = '\0';
+      if (strstr(req, "\r\n\r\n"))
+        break;
+    }
+    char head[256];
+    int hl = snprintf(head, sizeof head,
+                      "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
+                      "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                      status, strlen(body));
+    if (write(fd, head, (size_t)hl) < 0 || write(fd, body, strlen(body)) < 0 ||
+        write(p[1], req, n) < 0)
+      _exit(3);
+    close(fd);
+    _exit(0);
+  }
+  close(lfd);
+  close(p[1]);
+  s->rfd = p[0];
+  return s->pid > 0 ? 0 : -1;
+}
+
+/* The request the server saw; waits for the child. */
+static void server_finish(server *s, char *req, size_t cap) {
+  size_t n = 0;
+  ssize_t r;
+  while (n < cap - 1 && (r = read(s->rfd, req + n, cap - 1 - n)) > 0)
+    n += (size_t)r;
+  req[n] = '\0';
+  close(s->rfd);
+  int st = 0;
+  waitpid(s->pid, &st, 0);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static void test_identity(ll_clock *c) {
+  unsetenv("IDENTITY_ENDPOINT");
+  unsetenv("IDENTITY_HEADER");
+  char *tok = keep(ll_auth_dev_token(now_s(), 3600));
+  char body[4200], ep[200], req[8192];
+  int64_t on = now_s() + 1800; /* earlier than the JWT's exp */
+  snprintf(body, sizeof body,
+           "{\"access_token\":\"%s\",\"expires_on\":\"%" PRId64
+           "\",\"token_type\":\"Bearer\"}",
+           tok, on);
+  server s;
+  ll_error err = {0};
+
+  /* IMDS on the loopback override. */
+  CHECK_INT(server_start(&s, 200, body), 0);
+  snprintf(ep, sizeof ep, "http://127.0.0.1:%d/metadata/identity/oauth2/token",
+           s.port);
+  ll_auth_options o = {.kind = LL_AUTH_MANAGED_IDENTITY,
+                       .imds_endpoint = ep,
+                       .client_id = "0b7c9e3a-client"};
+  ll_auth *a = ll_auth_new(&o, c, 0, &err);
+  server_finish(&s, req, sizeof req);
+  CHECK(a != NULL);
+  CHECK_STR(ll_auth_secret(a, 0), tok);
+  CHECK_INT(ll_auth_expires_utc_ms(a), on * 1000);
+  ll_auth_free(a);
+  CHECK(strncmp(req,
+                "GET /metadata/identity/oauth2/token?api-version=2018-02-01"
+                "&resource=https%3A%2F%2Fstorage.azure.com%2F"
+                "&client_id=0b7c9e3a-client HTTP/1.1\r\n",
+                strlen("GET /metadata/identity/oauth2/token?api-version="
+                       "2018-02-01&resource=https%3A%2F%2Fstorage.azure.com"
+                       "%2F&client_id=0b7c9e3a-client HTTP/1.1\r\n")) == 0);
+  CHECK(strstr(req, "\r\nMetadata: true\r\n") != NULL);
+  CHECK(strstr(req, "X-IDENTITY-HEADER") == NULL);
+
+  /* App Service wins when both variables are set. */
+  CHECK_INT(server_start(&s, 200, body), 0);
+  snprintf(ep, sizeof ep, "http://127.0.0.1:%d/msi/token", s.port);
+  setenv("IDENTITY_ENDPOINT", ep, 1);
+  setenv("IDENTITY_HEADER", "identity-header-secret-5150", 1);
+  add_secret("identity-header-secret-5150");
+  ll_auth_options ao = {.kind = LL_AUTH_MANAGED_IDENTITY,
+                        .imds_endpoint = "http://example.com/unused",
+                        .resource = "https://acct.blob.core.windows.net"};
+  a = ll_auth_new(&ao, c, 0, &err);
+  server_finish(&s, req, sizeof req);
+  CHECK(a != NULL);
+  CHECK_STR(ll_auth_secret(a, 0), tok);
+  ll_auth_free(a);
+  CHECK(strstr(req, "GET /msi/token?api-version=2019-08-01&resource=https%3A"
+                    "%2F%2Facct.blob.core.windows.net HTTP/1.1\r\n") == req);
+  CHECK(strstr(req, "\r\nX-IDENTITY-HEADER: identity-header-secret-5150\r\n"));
+  CHECK(strstr(req, "Metadata:") == NULL);
+
+  /* An error answer: the body is never repeated, the error code is. */
+  CHECK_INT(server_start(&s, 400,
+                         "{\"error\":\"invalid_request\",\"error_description\":"
+                         "\"Identity not found imds-body-secret\"}"),
+            0);
+  snprintf(ep, sizeof ep, "http://127.0.0.1:%d/msi/token", s.port);
+  setenv("IDENTITY_ENDPOINT", ep, 1);
+  add_secret("imds-body-secret");
+  err = expect_fail(&ao, c, 0, LL_E_AUTH);
+  server_finish(&s, req, sizeof req);
+  CHECK(strstr(err.message, "HTTP 400 invalid_request") != NULL);
+  unsetenv("IDENTITY_ENDPOINT");
+  unsetenv("IDENTITY_HEADER");
+
+  /* 200 without access_token; then a body that is not JSON. */
+  static const char *const bodies[] = {"{\"token_type\":\"Bearer\"}",
+                                       "<html>imds-body-secret</html>"};
+  for (int i = 0; i < 2; i++) {
+    CHECK_INT(server_start(&s, 200, bodies[i]), 0);
+    snprintf(ep, sizeof ep, "http://127.0.0.1:%d/token", s.port);
+    err = expect_fail(&o, c, 0, LL_E_AUTH);
+    server_finish(&s, req, sizeof req);
+    CHECK(strstr(err.message, "access_token") != NULL);
+  }
+
+  /* An expired token from the endpoint goes through the same preflight. */
+  char *old = keep(ll_auth_dev_token(now_s() - 7200, 3600));
+  snprintf(body, sizeof body, "{\"access_token\":\"%s\"}", old);
+  CHECK_INT(server_start(&s, 200, body), 0);
+  snprintf(ep, sizeof ep, "http://127.0.0.1:%d/token", s.port);
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  server_finish(&s, req, sizeof req);
+  CHECK(strstr(err.message, "expired") != NULL);
+
+  /* Nobody listening: one attempt, a prompt AUTH failure. */
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET};
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t sl = sizeof sa;
+  CHECK(bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+  CHECK(getsockname(fd, (struct sockaddr *)&sa, &sl) == 0);
+  snprintf(ep, sizeof ep, "http://127.0.0.1:%d/token", ntohs(sa.sin_port));
+  err = expect_fail(&o, c, 0, LL_E_AUTH);
+  CHECK(strstr(err.message, "unreachable") != NULL);
+  close(fd);
+
+  o.imds_endpoint = "http://example.com/metadata/identity/oauth2/token";
+  expect_fail(&o, c, 0, LL_E_INSECURE);
+}
+
+static void test_identity_url_table(void) {
+  static const struct {
+    const char *url;
+    ll_code code;
+  } rows[] = {
+      {"http://169.254.169.254/metadata/identity/oauth2/token", LL_OK},
+      {"http://127.0.0.1:41741/msi/token", LL_OK},
+      {"http://127.9.8.7/x", LL_OK},
+      {"http://localhost:8081/msi/token", LL_OK},
+      {"http://[::1]:8081/msi/token", LL_OK},
+      {"https://example.com/token", LL_OK},
+      {"http://example.com/token", LL_E_INSECURE},
+      {"http://169.254.169.253/metadata", LL_E_INSECURE},
+      {"http://127.0.0.1.example.com/x", LL_E_INSECURE},
+      {"http://10.0.0.1/x", LL_E_INSECURE},
+      {"ftp://127.0.0.1/x", LL_E_BAD_URL},
+      {"169.254.169.254/metadata", LL_E_BAD_URL},
+      {"", LL_E_BAD_URL},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    ll_error err = {0};
+    ll_status st = ll_auth_check_identity_url(rows[i].url, &err);
+    if (st != rows[i].code)
+      fprintf(stderr, "url row %zu (%s): %s\n", i, rows[i].url, err.message);
+    CHECK_STR(ll_code_name(st), ll_code_name(rows[i].code));
+  }
+}
+
+int main(void) {
+  unsetenv("AZURE_STORAGE_TOKEN");
+  unsetenv("AZURE_STORAGE_SAS");
+  unsetenv("IDENTITY_ENDPOINT");
+  unsetenv("IDENTITY_HEADER");
+  ll_clock *c = ll_clock_new_real();
+  char *dir = ll_test_tmpdir();
+  CHECK(dir != NULL);
+
+  test_b64url();
+  test_jwt_exp_table();
+  test_dev_token();
+  test_none_and_env(c);
+  test_expiry();
+  if (dir)
+    test_file(c, dir);
+  test_command(c);
+  test_sas(c);
+  test_identity(c);
+  test_identity_url_table();
+
+  CHECK(n_secrets >= 8); /* the scan really had secrets to look for */
+  if (dir) {
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+  }
+  free(dir);
+  for (int i = 0; i < n_owned; i++)
+    free(owned[i]);
+  ll_clock_free(c);
+  return ll_test_report("test_auth");
+}
