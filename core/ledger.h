@@ -22,7 +22,7 @@
 
 #include "ll.h"
 
-#define LL_GENESIS_HASH \
+#define LL_GENESIS_HASH                                                        \
   "0000000000000000000000000000000000000000000000000000000000000000"
 
 typedef enum {
@@ -41,8 +41,8 @@ void ll_ledger_close(ll_ledger *l);
 /* Registers a real lease ID and its alias for the export sanitizer. Called
  * for bindings seen in rows ("record":"lease_bind") automatically too. */
 ll_status ll_ledger_bind_alias(ll_ledger *l, const char *alias,
-                               const char *lease_id, ll_error *err)
-    LL_WARN_UNUSED;
+                               const char *lease_id,
+                               ll_error *err) LL_WARN_UNUSED;
 /* Registers an extra secret (token, SAS sig) the export must never hold;
  * a row containing one is refused (LL_E_INTERNAL) rather than written. */
 ll_status ll_ledger_add_secret(ll_ledger *l, const char *secret,
@@ -63,8 +63,8 @@ const char *ll_ledger_dir(const ll_ledger *l);
 
 /* Writes dir/name atomically (tmp, fsync, rename), pretty-printed, 0644. */
 ll_status ll_ledger_write_json(ll_ledger *l, const char *name,
-                               const cJSON *value, ll_error *err)
-    LL_WARN_UNUSED;
+                               const cJSON *value,
+                               ll_error *err) LL_WARN_UNUSED;
 
 /* The export form of a protected row: keys "lease_real_id",
  * "authorization", "cookie", "set-cookie" dropped at any depth; every
@@ -78,8 +78,8 @@ cJSON *ll_ledger_sanitize(const ll_ledger *l, const cJSON *row);
  * with *bad_seq set to the first bad line's number (1-based). *out_rows gets
  * the parsed rows (caller deletes) even when the chain is broken, up to the
  * first bad row. */
-ll_status ll_ledger_read_file(const char *path, cJSON **out_rows,
-                              long *bad_seq, ll_error *err) LL_WARN_UNUSED;
+ll_status ll_ledger_read_file(const char *path, cJSON **out_rows, long *bad_seq,
+                              ll_error *err) LL_WARN_UNUSED;
 
 /* Case/hyphen-insensitive search of text for any GUID in ids, any of the
  * secrets, and any "sig=" value that is not REDACTED. Returns the count of

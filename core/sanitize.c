@@ -1,0 +1,293 @@
+/* The export form of ledger rows (lease IDs to aliases, credentials
+ * dropped or redacted) and the scan that refuses a row still holding one. */
+#include "sanitize.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ledger.h"
+
+/* Keys dropped at any depth, compared case-insensitively. */
+static const char *const dropped_keys[] = {"lease_real_id", "authorization",
+                                           "cookie", "set-cookie"};
+
+int ll_sanitize_norm_id(const char *id, char out[LL_SANITIZE_ID_MAX]) {
+  size_t n = 0;
+  out[0] = '\0';
+  if (!id)
+    return 0;
+  for (const char *p = id; *p; p++) {
+    if (*p == '-')
+      continue;
+    if (!isxdigit((unsigned char)*p) || n == LL_SANITIZE_ID_MAX - 1) {
+      out[0] = '\0';
+      return 0;
+    }
+    out[n++] = (char)tolower((unsigned char)*p);
+  }
+  out[n] = '\0';
+  if (n != LL_SANITIZE_ID_MAX - 1) {
+    out[0] = '\0';
+    return 0;
+  }
+  return 1;
+}
+
+static int lower_eq(char a, char b) {
+  return tolower((unsigned char)a) == tolower((unsigned char)b);
+}
+
+static int ci_prefix(const char *s, size_t len, size_t i, const char *word) {
+  size_t n = strlen(word);
+  if (len - i < n)
+    return 0;
+  for (size_t k = 0; k < n; k++)
+    if (!lower_eq(s[i + k], word[k]))
+      return 0;
+  return 1;
+}
+
+/* Matches id at s[i] ignoring case and hyphens on both sides; the service
+ * may hand a lease ID back in another case or without hyphens. Returns the
+ * end of the match (exclusive), or 0. s[i] must not be a hyphen, so a match
+ * neither starts nor ends on one. */
+static size_t match_id(const char *s, size_t len, size_t i, const char *id) {
+  const char *p = id;
+  size_t k = i;
+  while (*p == '-')
+    p++;
+  if (!*p)
+    return 0;
+  for (;;) {
+    if (k >= len || !lower_eq(s[k], *p))
+      return 0;
+    k++;
+    p++;
+    while (*p == '-')
+      p++;
+    if (!*p)
+      return k;
+    while (k < len && s[k] == '-')
+      k++;
+  }
+}
+
+/* Where a SAS "sig=" value stops inside a string value. */
+static int is_sig_end(char c) {
+  return c == '&' || c == ' ' || c == '\t' || c == '\r' || c == '\n' ||
+         c == '"' || c == '\'' || c == '#' || c == '<' || c == '>';
+}
+
+/* In printed JSON a terminator may appear escaped ("\"", "\n"), so the
+ * scan also stops at a backslash. */
+static int is_scan_sig_end(char c) {
+  return is_sig_end(c) || c == '\\';
+}
+
+static int is_token_end(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '"' ||
+         c == ',';
+}
+
+typedef struct {
+  char *p;
+  size_t n, cap;
+  int oom;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t n) {
+  if (b->oom)
+    return;
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->n + n + 1)
+      cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+      b->oom = 1;
+      return;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = '\0';
+}
+
+/* Length of a "Bearer <token>" prefix at s[i] up to the token, with the
+ * token's end in *tok_end; 0 when there is none. */
+static size_t bearer_at(const char *s, size_t len, size_t i, size_t *tok_end) {
+  if ((i > 0 && isalnum((unsigned char)s[i - 1])) ||
+      !ci_prefix(s, len, i, "bearer"))
+    return 0;
+  size_t j = i + 6;
+  if (j >= len || (s[j] != ' ' && s[j] != '\t'))
+    return 0;
+  while (j < len && (s[j] == ' ' || s[j] == '\t'))
+    j++;
+  size_t e = j;
+  while (e < len && !is_token_end(s[e]))
+    e++;
+  if (e == j)
+    return 0;
+  *tok_end = e;
+  return j - i;
+}
+
+/* A new string: s with bound lease IDs replaced by their aliases, sig=
+ * values and bearer tokens redacted. NULL when out of memory. */
+static char *scrub(const char *s, const char *const *ids,
+                   const char *const *aliases, size_t n) {
+  sbuf b = {0};
+  size_t len = strlen(s), i = 0;
+  sb_put(&b, "", 0);
+  while (i < len && !b.oom) {
+    size_t end = 0, k = 0, pre, tok_end;
+    if (s[i] != '-')
+      for (k = 0; k < n && !end; k++)
+        end = match_id(s, len, i, ids[k]);
+    if (end) {
+      sb_put(&b, aliases[k - 1], strlen(aliases[k - 1]));
+      i = end;
+    } else if (ci_prefix(s, len, i, "sig=")) {
+      sb_put(&b, s + i, 4);
+      sb_put(&b, "REDACTED", 8);
+      i += 4;
+      while (i < len && !is_sig_end(s[i]))
+        i++;
+    } else if ((pre = bearer_at(s, len, i, &tok_end)) != 0) {
+      sb_put(&b, s + i, pre);
+      sb_put(&b, "REDACTED", 8);
+      i = tok_end;
+    } else {
+      sb_put(&b, s + i, 1);
+      i++;
+    }
+  }
+  if (b.oom) {
+    free(b.p);
+    return NULL;
+  }
+  return b.p;
+}
+
+static int dropped(const char *key, int top) {
+  for (size_t i = 0; i < sizeof dropped_keys / sizeof dropped_keys[0]; i++)
+    if (strcasecmp(key, dropped_keys[i]) == 0)
+      return 1;
+  return top && (strcmp(key, "prev_hash") == 0 || strcmp(key, "row_hash") == 0);
+}
+
+static cJSON *sanitize_item(const cJSON *item, int top, const char *const *ids,
+                            const char *const *aliases, size_t n) {
+  cJSON *out = NULL;
+  if (cJSON_IsObject(item) || cJSON_IsArray(item)) {
+    int is_obj = cJSON_IsObject(item);
+    out = is_obj ? cJSON_CreateObject() : cJSON_CreateArray();
+    if (!out)
+      return NULL;
+    for (const cJSON *c = item->child; c; c = c->next) {
+      if (is_obj && (!c->string || dropped(c->string, top)))
+        continue;
+      cJSON *copy = sanitize_item(c, 0, ids, aliases, n);
+      if (!copy) {
+        cJSON_Delete(out);
+        return NULL;
+      }
+      if (is_obj)
+        cJSON_AddItemToObject(out, c->string, copy);
+      else
+        cJSON_AddItemToArray(out, copy);
+    }
+    return out;
+  }
+  if ((cJSON_IsString(item) || cJSON_IsRaw(item)) && item->valuestring) {
+    char *s = scrub(item->valuestring, ids, aliases, n);
+    if (!s)
+      return NULL;
+    out = cJSON_IsString(item) ? cJSON_CreateString(s) : cJSON_CreateRaw(s);
+    free(s);
+    return out;
+  }
+  out = cJSON_Duplicate(item, 0);
+  if (out && out->string && !(out->type & cJSON_StringIsConst)) {
+    cJSON_free(out->string);
+    out->string = NULL;
+  }
+  return out;
+}
+
+cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
+                       const char *const *aliases, size_t n) {
+  if (!row)
+    return NULL;
+  return sanitize_item(row, 1, ids, aliases, n);
+}
+
+static void record(ll_scan_result *r, ll_scan_kind kind, size_t index,
+                   size_t offset) {
+  r->hits++;
+  if (r->hits == 1 || offset < r->offset) {
+    r->kind = kind;
+    r->index = index;
+    r->offset = offset;
+  }
+}
+
+void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
+                      size_t n_ids, const char *const *secrets,
+                      size_t n_secrets, ll_scan_result *out) {
+  memset(out, 0, sizeof *out);
+  if (!text)
+    return;
+  for (size_t i = 0; i < len; i++) {
+    if (text[i] != '-')
+      for (size_t k = 0; k < n_ids; k++)
+        if (ids[k] && match_id(text, len, i, ids[k]))
+          record(out, LL_SCAN_ID, k, i);
+    if (ci_prefix(text, len, i, "sig=")) {
+      size_t v = i + 4;
+      int redacted = len - v >= 8 && memcmp(text + v, "REDACTED", 8) == 0 &&
+                     (v + 8 == len || is_scan_sig_end(text[v + 8]));
+      if (!redacted)
+        record(out, LL_SCAN_SIG, 0, i);
+    }
+  }
+  for (size_t k = 0; k < n_secrets; k++) {
+    size_t sl = secrets[k] ? strlen(secrets[k]) : 0;
+    if (sl == 0 || sl > len)
+      continue;
+    for (size_t i = 0; i + sl <= len; i++)
+      if (text[i] == secrets[k][0] && memcmp(text + i, secrets[k], sl) == 0)
+        record(out, LL_SCAN_SECRET, k, i);
+  }
+}
+
+size_t ll_secret_scan(const char *text, size_t len, const char *const *ids,
+                      size_t n_ids, const char *const *secrets,
+                      size_t n_secrets, char *what, size_t what_cap) {
+  ll_scan_result r;
+  ll_sanitize_scan(text, len, ids, n_ids, secrets, n_secrets, &r);
+  if (what && what_cap) {
+    switch (r.kind) {
+    case LL_SCAN_ID:
+      snprintf(what, what_cap, "lease ID #%zu at offset %zu", r.index + 1,
+               r.offset);
+      break;
+    case LL_SCAN_SECRET:
+      snprintf(what, what_cap, "secret #%zu at offset %zu", r.index + 1,
+               r.offset);
+      break;
+    case LL_SCAN_SIG:
+      snprintf(what, what_cap, "sig= value at offset %zu", r.offset);
+      break;
+    default:
+      what[0] = '\0';
+    }
+  }
+  return r.hits;
+}
