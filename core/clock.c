@@ -13,7 +13,9 @@ struct ll_clock {
   int64_t utc_epoch_ms; /* virtual: UTC at mono 0 */
 };
 
-ll_clock *ll_clock_new_real(void) { return calloc(1, sizeof(ll_clock)); }
+ll_clock *ll_clock_new_real(void) {
+  return calloc(1, sizeof(ll_clock));
+}
 
 ll_clock *ll_clock_new_virtual(int64_t utc_epoch_ms) {
   ll_clock *c = calloc(1, sizeof *c);
@@ -24,9 +26,13 @@ ll_clock *ll_clock_new_virtual(int64_t utc_epoch_ms) {
   return c;
 }
 
-void ll_clock_free(ll_clock *c) { free(c); }
+void ll_clock_free(ll_clock *c) {
+  free(c);
+}
 
-int ll_clock_is_virtual(const ll_clock *c) { return c->is_virtual; }
+int ll_clock_is_virtual(const ll_clock *c) {
+  return c->is_virtual;
+}
 
 int64_t ll_clock_mono_ns(ll_clock *c) {
   if (c->is_virtual)

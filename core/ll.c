@@ -30,6 +30,7 @@ static const char *const names[LL_E__COUNT] = {
     [LL_E_CLOSED] = "LL_E_CLOSED",
     [LL_E_REPLAY] = "LL_E_REPLAY",
     [LL_E_TAMPER] = "LL_E_TAMPER",
+    [LL_E_ORDER] = "LL_E_ORDER",
     [LL_E_INTERNAL] = "LL_E_INTERNAL",
 };
 
@@ -67,7 +68,9 @@ int ll_code_exit(ll_code code) {
   }
 }
 
-void ll_headers_init(ll_headers *h) { memset(h, 0, sizeof *h); }
+void ll_headers_init(ll_headers *h) {
+  memset(h, 0, sizeof *h);
+}
 
 void ll_headers_clear(ll_headers *h) {
   for (size_t i = 0; i < h->n; i++) {

@@ -22,8 +22,8 @@
  * ledger. The LL_E_INV_* family names a DESIGN.md section 2 invariant. */
 typedef enum {
   LL_OK = 0,
-  LL_E_USAGE,        /* bad argument or configuration: exit 64 */
-  LL_E_IO,           /* local file system */
+  LL_E_USAGE, /* bad argument or configuration: exit 64 */
+  LL_E_IO,    /* local file system */
   LL_E_NOMEM,
   LL_E_TRANSPORT,    /* network failure, see ll_outcome for what it means */
   LL_E_PARSE,        /* malformed input (XML, JSON, header, JWT) */
@@ -32,16 +32,17 @@ typedef enum {
   LL_E_TOO_LARGE,    /* payload over max_single_put_size */
   LL_E_BAD_LEASE_ID, /* not a GUID */
   LL_E_BAD_URL,
-  LL_E_EVIDENCE_EXISTS, /* evidence dir already holds evidence */
-  LL_E_MANIFEST,        /* manifest missing or incomplete */
-  LL_E_DURABILITY,      /* intent row could not be made durable */
-  LL_E_HOLD,            /* HOLD latch: a mutation's outcome is unknown */
-  LL_E_UNRECONCILED,    /* accepted write not yet read back */
+  LL_E_EVIDENCE_EXISTS,    /* evidence dir already holds evidence */
+  LL_E_MANIFEST,           /* manifest missing or incomplete */
+  LL_E_DURABILITY,         /* intent row could not be made durable */
+  LL_E_HOLD,               /* HOLD latch: a mutation's outcome is unknown */
+  LL_E_UNRECONCILED,       /* accepted write not yet read back */
   LL_E_LEASE_PRECONDITION, /* write without the writer's lease, or gap write */
   LL_E_UNDECLARED,         /* payload not declared before execution */
   LL_E_CLOSED,             /* handle used after close */
   LL_E_REPLAY,             /* strict replay mismatch */
   LL_E_TAMPER,             /* ledger chain broken */
+  LL_E_ORDER,              /* a step out of the seed's order */
   LL_E_INTERNAL,
   LL_E__COUNT
 } ll_code;
@@ -77,14 +78,14 @@ typedef struct {
 void ll_headers_init(ll_headers *h);
 void ll_headers_cleanup(ll_headers *h);
 void ll_headers_clear(ll_headers *h);
-ll_status ll_headers_add(ll_headers *h, const char *name, const char *value)
-    LL_WARN_UNUSED;
+ll_status ll_headers_add(ll_headers *h, const char *name,
+                         const char *value) LL_WARN_UNUSED;
 /* Adds or replaces. */
-ll_status ll_headers_set(ll_headers *h, const char *name, const char *value)
-    LL_WARN_UNUSED;
+ll_status ll_headers_set(ll_headers *h, const char *name,
+                         const char *value) LL_WARN_UNUSED;
 const char *ll_headers_get(const ll_headers *h, const char *name);
-ll_status ll_headers_copy(ll_headers *dst, const ll_headers *src)
-    LL_WARN_UNUSED;
+ll_status ll_headers_copy(ll_headers *dst,
+                          const ll_headers *src) LL_WARN_UNUSED;
 
 /* Bounded string copy that always terminates; returns 0 if it truncated. */
 int ll_strlcpy(char *dst, const char *src, size_t cap);

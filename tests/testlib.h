@@ -8,40 +8,39 @@
 
 extern int ll_test_pass, ll_test_fail;
 
-#define CHECK(cond)                                                         \
-  do {                                                                      \
-    if (cond) {                                                             \
-      ll_test_pass++;                                                       \
-    } else {                                                                \
-      ll_test_fail++;                                                       \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__,      \
-              #cond);                                                       \
-    }                                                                       \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (cond) {                                                                \
+      ll_test_pass++;                                                          \
+    } else {                                                                   \
+      ll_test_fail++;                                                          \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                          \
   } while (0)
 
-#define CHECK_STR(a, b)                                                     \
-  do {                                                                      \
-    const char *ll_a_ = (a), *ll_b_ = (b);                                  \
-    if (ll_a_ && ll_b_ && strcmp(ll_a_, ll_b_) == 0) {                      \
-      ll_test_pass++;                                                       \
-    } else {                                                                \
-      ll_test_fail++;                                                       \
-      fprintf(stderr, "%s:%d: CHECK_STR failed: %s = \"%s\", want \"%s\"\n",\
-              __FILE__, __LINE__, #a, ll_a_ ? ll_a_ : "(null)",             \
-              ll_b_ ? ll_b_ : "(null)");                                    \
-    }                                                                       \
+#define CHECK_STR(a, b)                                                        \
+  do {                                                                         \
+    const char *ll_a_ = (a), *ll_b_ = (b);                                     \
+    if (ll_a_ && ll_b_ && strcmp(ll_a_, ll_b_) == 0) {                         \
+      ll_test_pass++;                                                          \
+    } else {                                                                   \
+      ll_test_fail++;                                                          \
+      fprintf(stderr, "%s:%d: CHECK_STR failed: %s = \"%s\", want \"%s\"\n",   \
+              __FILE__, __LINE__, #a, ll_a_ ? ll_a_ : "(null)",                \
+              ll_b_ ? ll_b_ : "(null)");                                       \
+    }                                                                          \
   } while (0)
 
-#define CHECK_INT(a, b)                                                     \
-  do {                                                                      \
-    long long ll_a_ = (long long)(a), ll_b_ = (long long)(b);               \
-    if (ll_a_ == ll_b_) {                                                   \
-      ll_test_pass++;                                                       \
-    } else {                                                                \
-      ll_test_fail++;                                                       \
-      fprintf(stderr, "%s:%d: CHECK_INT failed: %s = %lld, want %lld\n",    \
-              __FILE__, __LINE__, #a, ll_a_, ll_b_);                        \
-    }                                                                       \
+#define CHECK_INT(a, b)                                                        \
+  do {                                                                         \
+    long long ll_a_ = (long long)(a), ll_b_ = (long long)(b);                  \
+    if (ll_a_ == ll_b_) {                                                      \
+      ll_test_pass++;                                                          \
+    } else {                                                                   \
+      ll_test_fail++;                                                          \
+      fprintf(stderr, "%s:%d: CHECK_INT failed: %s = %lld, want %lld\n",       \
+              __FILE__, __LINE__, #a, ll_a_, ll_b_);                           \
+    }                                                                          \
   } while (0)
 
 /* Prints the closing line and returns the process exit code. */

@@ -1,0 +1,240 @@
+/* The documented baseline (DESIGN.md section 4): what each request should
+ * get in the current lease state, and how an observed response is classed
+ * against it. Observed values are never corrected; a deviation is written
+ * down as a discrepancy, explained only by the reviewed deviations table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "model_impl.h"
+
+static const char *const blob_family[] = {
+    "LeaseIdMissing", "LeaseIdMismatchWithBlobOperation",
+    "LeaseNotPresentWithBlobOperation", "LeaseLost", NULL};
+
+static const char *const lease_family[] = {"LeaseAlreadyPresent",
+                                           "LeaseAlreadyBroken",
+                                           "LeaseIdMismatchWithLeaseOperation",
+                                           "LeaseIsBreakingAndCannotBeAcquired",
+                                           "LeaseIsBreakingAndCannotBeChanged",
+                                           "LeaseIsBrokenAndCannotBeRenewed",
+                                           "LeaseNotPresentWithLeaseOperation",
+                                           NULL};
+
+#define FAM_BLOB "blob-operation lease family"
+#define FAM_LEASE "lease-operation family"
+
+int ll_baseline_in_family(const char *family, const char *code) {
+  const char *const *list = NULL;
+  if (!family || !code)
+    return 0;
+  if (strcmp(family, FAM_BLOB) == 0)
+    list = blob_family;
+  else if (strcmp(family, FAM_LEASE) == 0)
+    list = lease_family;
+  for (; list && *list; list++)
+    if (strcmp(*list, code) == 0)
+      return 1;
+  return 0;
+}
+
+static void set(ll_expect *e, long status, const char *family) {
+  e->status = status;
+  e->family = family;
+  if (family)
+    snprintf(e->text, sizeof e->text, "%ld %s", status, family);
+  else
+    snprintf(e->text, sizeof e->text, "%ld", status);
+}
+
+/* The phase the service is documented to be in. A break accepted but not
+ * yet observed is breaking while its period runs, broken for period 0. */
+static ll_phase effective(const ll_epoch_state *ep) {
+  if (ep->phase == LL_PH_BREAK_SENT)
+    return ep->break_period > 0 ? LL_PH_BREAKING : LL_PH_BROKEN;
+  return ep->phase;
+}
+
+void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease,
+                        ll_expect *out) {
+  const ll_epoch_state *ep = &m->ep;
+  ll_phase ph = effective(ep);
+  int none = !lease || !*lease || strcmp(lease, "omitted") == 0;
+  int holder = !none && strcmp(lease, ep->holder) == 0;
+  int locked = ph == LL_PH_LEASED || ph == LL_PH_BREAKING;
+  memset(out, 0, sizeof *out);
+  switch (op) {
+  case LL_OP_CREATE_CONTAINER:
+    set(out, 201, NULL);
+    break;
+  case LL_OP_GET_BLOB:
+    set(out, 200, NULL);
+    break;
+  case LL_OP_GET_PROPERTIES:
+    set(out, 200, NULL);
+    break;
+  case LL_OP_PUT_BLOB:
+    if (none)
+      set(out, locked ? 412 : 201, locked ? FAM_BLOB : NULL);
+    else if (holder && locked)
+      set(out, 201, NULL);
+    else
+      set(out, 412, FAM_BLOB);
+    break;
+  case LL_OP_DELETE_BLOB:
+    if (none)
+      set(out, locked ? 412 : 202, locked ? FAM_BLOB : NULL);
+    else if (holder && ph == LL_PH_LEASED)
+      set(out, 202, NULL);
+    else
+      set(out, 412, FAM_BLOB);
+    break;
+  case LL_OP_LEASE_ACQUIRE:
+    if (ph == LL_PH_BREAKING || (ph == LL_PH_LEASED && !holder))
+      set(out, 409, FAM_LEASE);
+    else
+      set(out, 201, NULL);
+    break;
+  case LL_OP_LEASE_BREAK:
+    if (locked || ph == LL_PH_BROKEN)
+      set(out, 202, NULL);
+    else
+      set(out, 409, FAM_LEASE);
+    break;
+  case LL_OP_LEASE_RELEASE:
+    set(out, holder && ph != LL_PH_NONE && ph != LL_PH_RELEASED ? 200 : 409,
+        holder && ph != LL_PH_NONE && ph != LL_PH_RELEASED ? NULL : FAM_LEASE);
+    break;
+  case LL_OP_LEASE_RENEW:
+  case LL_OP_LEASE_CHANGE:
+    if (holder && ph == LL_PH_LEASED)
+      set(out, 200, NULL);
+    else
+      set(out, 409, FAM_LEASE);
+    break;
+  default:
+    set(out, 0, NULL);
+  }
+}
+
+static const char *str(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static long num(const cJSON *o, const char *k, long dflt) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsNumber(v) ? (long)v->valuedouble : dflt;
+}
+
+static const char *success_class(ll_op op) {
+  if (op == LL_OP_LEASE_BREAK)
+    return "BREAK_ACCEPTED_NOT_COMPLETE";
+  if (!ll_op_is_mutation(op))
+    return "STATE_OBSERVED";
+  return "ACCEPTED_WRITE";
+}
+
+/* Writes one discrepancy, explained by the deviations table or not. */
+static void discrepancy(const ll_model *m, const cJSON *row, cJSON *d,
+                        const char *kind, const char *text) {
+  const char *dev = ll_deviation_lookup(
+      kind, m->judged_as, str(row, "server"), str(row, "operation"),
+      num(row, "http_status", 0), str(row, "azure_error_code"),
+      str(row, "returned_api_version"));
+  cJSON *list = cJSON_GetObjectItemCaseSensitive(d, "discrepancy");
+  if (!cJSON_IsArray(list)) {
+    cJSON_DeleteItemFromObjectCaseSensitive(d, "discrepancy");
+    list = cJSON_AddArrayToObject(d, "discrepancy");
+  }
+  cJSON *item = cJSON_CreateObject();
+  cJSON_AddStringToObject(item, "text", text);
+  if (dev)
+    cJSON_AddStringToObject(item, "explained_by", dev);
+  else
+    cJSON_AddNullToObject(item, "explained_by");
+  cJSON_AddItemToArray(list, item);
+}
+
+void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
+  int opi = ll_op_from_name(str(row, "operation"));
+  ll_op op = opi < 0 ? LL_OP_GET_PROPERTIES : (ll_op)opi;
+  int mutation = ll_op_is_mutation(op);
+  const char *outcome = str(row, "outcome");
+  long status = num(row, "http_status", 0);
+  const char *code = str(row, "azure_error_code");
+  const char *cls = "EVIDENCE_ERROR";
+  char text[256];
+  ll_expect e;
+
+  ll_baseline_expect(m, op, str(row, "lease_alias_supplied"), &e);
+  cJSON_AddStringToObject(d, "expectation", e.text);
+  cJSON_AddArrayToObject(d, "discrepancy");
+
+  if (!outcome || strcmp(outcome, "NOT_SENT") == 0) {
+    cls = "EVIDENCE_ERROR"; /* the step's evidence was not obtained */
+  } else if (strcmp(outcome, "UNKNOWN") == 0) {
+    cls = mutation ? "UNKNOWN_OUTCOME" : "EVIDENCE_ERROR";
+  } else if (num(row, "emitted_requests", 0) != 1) {
+    snprintf(text, sizeof text, "%ld request heads emitted for one attempt",
+             num(row, "emitted_requests", 0));
+    cls = mutation ? "UNKNOWN_OUTCOME" : "EVIDENCE_ERROR";
+    discrepancy(m, row, d, "emission", text);
+    cls = "EVIDENCE_ERROR";
+  } else if (status >= 500) {
+    /* A server error does not say whether a mutation was applied. */
+    cls = mutation ? "UNKNOWN_OUTCOME" : "EVIDENCE_ERROR";
+  } else {
+    int ok = status >= 200 && status < 300;
+    const char *req = str(row, "requested_api_version");
+    const char *ret = str(row, "returned_api_version");
+    if (e.family == NULL) {
+      if (ok) {
+        cls = success_class(op);
+        if (status != e.status) {
+          snprintf(text, sizeof text, "documented %s, observed %ld", e.text,
+                   status);
+          discrepancy(m, row, d, "status", text);
+        }
+        const cJSON *same = cJSON_GetObjectItemCaseSensitive(
+            row, "returned_lease_matches_proposed");
+        if (op == LL_OP_LEASE_ACQUIRE && !cJSON_IsTrue(same)) {
+          cls = "EVIDENCE_ERROR";
+          discrepancy(
+              m, row, d, "lease",
+              "acquire returned a lease ID other than the proposed one");
+        }
+      } else if (op == LL_OP_CREATE_CONTAINER && status == 409 && code &&
+                 strcmp(code, "ContainerAlreadyExists") == 0) {
+        cls = "STATE_OBSERVED";
+      } else {
+        cls = "EVIDENCE_ERROR";
+        snprintf(text, sizeof text, "documented %s, observed %ld %s", e.text,
+                 status, code ? code : "(no error code)");
+        discrepancy(m, row, d, "status", text);
+      }
+    } else if (ok) {
+      cls = success_class(op);
+      snprintf(text, sizeof text, "documented %s, observed %ld", e.text,
+               status);
+      discrepancy(m, row, d, "status", text);
+    } else {
+      cls = "EXPECTED_REJECTION";
+      if (status != e.status || !ll_baseline_in_family(e.family, code)) {
+        snprintf(text, sizeof text, "documented %s, observed %ld %s", e.text,
+                 status, code ? code : "(no error code)");
+        discrepancy(m, row, d, "status", text);
+      }
+    }
+    if (req && (!ret || strcmp(req, ret) != 0)) {
+      snprintf(text, sizeof text, "requested x-ms-version %s, returned %s", req,
+               ret ? ret : "(none)");
+      if (strcmp(m->judged_as, "azure") == 0) {
+        cls = "EVIDENCE_ERROR";
+        discrepancy(m, row, d, "version-azure", text);
+      } else {
+        discrepancy(m, row, d, "version", text);
+      }
+    }
+  }
+  cJSON_AddStringToObject(d, "result_classification", cls);
+}

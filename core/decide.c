@@ -1,0 +1,217 @@
+/* The decision fold (DESIGN.md section 5), the reconcile record, and the
+ * reviewed known-deviations table. HOLD > RECONCILE > WAIT > ACCEPT. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_impl.h"
+
+extern const char ll_known_deviations_json[];
+
+const char *ll_decision_name(ll_decision d) {
+  static const char *const n[] = {"ACCEPT", "WAIT", "HOLD", "RECONCILE"};
+  return (unsigned)d < 4 ? n[d] : "HOLD";
+}
+
+const char *ll_phase_name(ll_phase p) {
+  static const char *const n[] = {"none",     "leased", "break-sent",
+                                  "breaking", "broken", "released",
+                                  "unknown"};
+  return (unsigned)p < 7 ? n[p] : "unknown";
+}
+
+static const char *str(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int match(const char *pattern, const char *value) {
+  if (!pattern || strcmp(pattern, "*") == 0)
+    return 1;
+  if (!value)
+    return 0;
+  size_t n = strlen(pattern);
+  if (n > 0 && pattern[n - 1] == '*')
+    return strncmp(pattern, value, n - 1) == 0;
+  return strcmp(pattern, value) == 0;
+}
+
+const char *ll_deviation_lookup(const char *kind, const char *judged_as,
+                                const char *server, const char *operation,
+                                long status, const char *code,
+                                const char *returned_version) {
+  static cJSON *table;
+  if (!table)
+    table = cJSON_Parse(ll_known_deviations_json);
+  const cJSON *e;
+  cJSON_ArrayForEach(e, table) {
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "status");
+    if (match(str(e, "kind"), kind) &&
+        match(str(e, "endpoint_kind"), judged_as) &&
+        match(str(e, "server"), server) &&
+        match(str(e, "operation"), operation) &&
+        (!cJSON_IsNumber(st) || (long)st->valuedouble == status) &&
+        match(str(e, "code"), code) &&
+        match(str(e, "returned_version"),
+              returned_version ? returned_version : "(none)"))
+      return str(e, "id");
+  }
+  return NULL;
+}
+
+cJSON *ll_model_reconcile_row(const ll_model *m, ll_error *err) {
+  cJSON *r = cJSON_CreateObject();
+  if (!r) {
+    ll_fail(err, LL_E_NOMEM, "out of memory");
+    return NULL;
+  }
+  const ll_epoch_state *ep = &m->ep;
+  const char *res;
+  long found = m->last_read_revision;
+  int doubtful_found = 0;
+  const cJSON *d;
+  cJSON_ArrayForEach(d, m->doubts) {
+    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(d, "revision");
+    if (strcmp(str(d, "operation"), "Put Blob") == 0 && cJSON_IsNumber(rv) &&
+        (long)rv->valuedouble == found && found >= 0)
+      doubtful_found = 1;
+  }
+  if (!m->last_props_ok || !m->last_read_ok)
+    res = "INCOMPLETE";
+  else if (doubtful_found)
+    res = "DOUBTFUL_WRITE_COMMITTED";
+  else if (found >= 0 && ll_model_was_rejected(m, found))
+    res = "REJECTED_REVISION_FOUND";
+  else if (found >= 0 && found == ep->last_accepted)
+    res = cJSON_GetArraySize(m->doubts) > 0 && ep->content_uncertain
+              ? "DOUBTFUL_WRITE_NOT_PRESENT"
+              : "MATCH";
+  else
+    res = "MISMATCH";
+  cJSON_AddStringToObject(r, "record", "reconcile");
+  cJSON_AddNumberToObject(r, "fixture_epoch", ep->epoch);
+  cJSON_AddStringToObject(r, "properties_event", m->last_props_event);
+  cJSON_AddStringToObject(r, "observed_lease_state", m->last_props_state);
+  cJSON_AddStringToObject(r, "observed_lease_status", m->last_props_status);
+  cJSON_AddStringToObject(r, "content_event", m->last_read_event);
+  cJSON_AddStringToObject(r, "content_sha256", m->last_read_sha);
+  cJSON_AddNumberToObject(r, "content_revision", found);
+  cJSON_AddNumberToObject(r, "accepted_revision", ep->last_accepted);
+  cJSON_AddItemToObject(r, "doubts", cJSON_Duplicate(m->doubts, 1));
+  cJSON_AddStringToObject(r, "result", res);
+  return r;
+}
+
+static void missing(cJSON *reasons, int ok, const char *what) {
+  if (!ok)
+    ll_model_add_reason(reasons, "ownership not proven: no %s", what);
+}
+
+ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
+                            const char **window) {
+  const ll_epoch_state *ep = &m->ep;
+  cJSON *hold = cJSON_Duplicate(m->hold_reasons, 1);
+  cJSON *rec = cJSON_Duplicate(m->reconcile_reasons, 1);
+  const cJSON *d;
+  cJSON_ArrayForEach(d, m->doubts) {
+    ll_model_add_reason(hold, "event %s (%s by %s): %s, not reconciled",
+                        str(d, "event_id"), str(d, "operation"),
+                        str(d, "actor"),
+                        str(d, "class") ? str(d, "class") : "UNKNOWN_OUTCOME");
+  }
+  if (ep->content_uncertain && cJSON_GetArraySize(m->doubts) == 0)
+    ll_model_add_reason(rec, "owner confirmed but a doubtful Put Blob was not "
+                             "settled by a later accepted write");
+  if (ep->new_acquire_doubtful && !ep->new_acquired &&
+      cJSON_GetArraySize(m->doubts) == 0)
+    ll_model_add_reason(hold,
+                        "ownership not proven: %s's acquire outcome is "
+                        "unknown and no conditioned renew proved it",
+                        ep->new_holder);
+  *window = m->window_reproduced_any     ? "REPRODUCED"
+            : m->window_inconclusive_any ? "INCONCLUSIVE_WINDOW"
+                                         : "NOT_ATTEMPTED";
+  ll_decision dec;
+  cJSON *reasons;
+  if (cJSON_GetArraySize(hold) > 0) {
+    dec = LL_DEC_HOLD;
+    reasons = hold;
+    cJSON_Delete(rec);
+  } else if (cJSON_GetArraySize(rec) > 0) {
+    dec = LL_DEC_RECONCILE;
+    reasons = rec;
+    cJSON_Delete(hold);
+  } else {
+    cJSON_Delete(rec);
+    reasons = hold; /* empty */
+    int needs_broken = ep->break_period >= 0 && !ep->saw_broken_after_breaking;
+    if (needs_broken && strcmp(ep->obs_state, "breaking") == 0 &&
+        strcmp(ep->obs_status, "locked") == 0) {
+      dec = LL_DEC_WAIT;
+      ll_model_add_reason(reasons,
+                          "latest fresh observation (event %s) is "
+                          "breaking/locked; the flow needs broken",
+                          ep->obs_event);
+    } else {
+      int content_ok = ep->content_read_after_last_write &&
+                       ep->content_revision == ep->last_accepted &&
+                       ep->unreconciled < 0;
+      missing(reasons, ep->saw_breaking, "fresh breaking observation");
+      missing(reasons, ep->saw_broken_after_breaking,
+              "fresh broken/unlocked observation after breaking");
+      missing(reasons, ep->stale_rejected_after_broken,
+              "stale-lease write rejected after broken");
+      missing(reasons, ep->new_acquired, "captured acquire by the new holder");
+      missing(reasons, ep->new_write_readback,
+              "new-holder write accepted and read back");
+      missing(reasons, ep->old_rejected_under_new,
+              "old-holder write rejected under the new lease");
+      if (!content_ok)
+        ll_model_add_reason(reasons, "final content not read back equal to "
+                                     "the last accepted revision");
+      dec = cJSON_GetArraySize(reasons) > 0 ? LL_DEC_HOLD : LL_DEC_ACCEPT;
+    }
+  }
+  *out_reasons = reasons;
+  return dec;
+}
+
+char *ll_model_statement(const ll_model *m, ll_decision d) {
+  const char *kind = m->endpoint_kind[0] ? m->endpoint_kind : "unknown";
+  const char *label = m->judged_as[0] ? m->judged_as : kind;
+  char tail[256];
+  if (strcmp(kind, "azure") == 0)
+    snprintf(tail, sizeof tail, "Endpoint kind: azure.");
+  else if (strcmp(kind, "replay") == 0)
+    snprintf(tail, sizeof tail,
+             "Endpoint kind: replay of a %s fixture: not a cloud "
+             "qualification.",
+             label);
+  else
+    snprintf(tail, sizeof tail,
+             "Endpoint kind: %s: %s evidence, not a cloud qualification.", kind,
+             kind);
+  const char *body;
+  char buf[1024];
+  if (d == LL_DEC_ACCEPT) {
+    const ll_epoch_state *ep = &m->ep;
+    snprintf(buf, sizeof buf,
+             "For this identified Azure block blob, API version %s, request "
+             "sequence, and evidence run, the observed handoff is accepted: "
+             "stale lease %s no longer authorized the tested overwrite, lease "
+             "%s was positively acquired, a %s-conditioned Put Blob was "
+             "accepted, an %s-conditioned Put Blob was rejected, and final "
+             "content matched the accepted-write ledger. %s",
+             m->api_version, ep->old_holder, ep->new_holder, ep->new_holder,
+             ep->old_holder, tail);
+    return strdup(buf);
+  }
+  body = d == LL_DEC_WAIT   ? "WAIT: the lease is still observed breaking; "
+                              "ownership has not moved."
+         : d == LL_DEC_HOLD ? "HOLD: the evidence is missing or "
+                              "contradictory; no ownership claim is made."
+                            : "RECONCILE: content or ownership cannot be "
+                              "safely inferred; resolve before any mutation.";
+  snprintf(buf, sizeof buf, "%s %s", body, tail);
+  return strdup(buf);
+}

@@ -1,0 +1,316 @@
+/* The composite steps whose safety rests on timing or ordering, kept in C:
+ * reconcile, the bracketed breaking probe, the bounded poller, and the
+ * decision record. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run_impl.h"
+
+static const char *str(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double num(const cJSON *o, const char *k, double dflt) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+static cJSON *last_export(ll_run *r) {
+  const cJSON *rows = ll_ledger_export_rows(r->ledger);
+  int n = cJSON_GetArraySize(rows);
+  return n > 0 ? cJSON_Duplicate(cJSON_GetArrayItem(rows, n - 1), 1) : NULL;
+}
+
+/* A read by the observer; *row is NULL only when it was not recorded. */
+static ll_status observe(ll_run *r, ll_op op, const char *step, cJSON **row,
+                         ll_error *err) {
+  ll_req_spec s = {.op = op,
+                   .step = step,
+                   .actor = "observer",
+                   .revision = -1,
+                   .lease_duration = -1,
+                   .break_period = -1};
+  return ll_run_request(r, &s, row, err);
+}
+
+static int is(const cJSON *row, const char *k, const char *v) {
+  const char *x = row ? str(row, k) : NULL;
+  return x && strcmp(x, v) == 0;
+}
+
+ll_status ll_run_reconcile(ll_run *r, const char *step, cJSON **out_row,
+                           ll_error *err) {
+  cJSON *p = NULL, *g = NULL;
+  char label[96];
+  *out_row = NULL;
+  snprintf(label, sizeof label, "%s: properties", step ? step : "reconcile");
+  ll_status st = observe(r, LL_OP_GET_PROPERTIES, label, &p, err);
+  if (st != LL_OK && st != LL_E_TRANSPORT)
+    return st;
+  snprintf(label, sizeof label, "%s: content", step ? step : "reconcile");
+  st = observe(r, LL_OP_GET_BLOB, label, &g, err);
+  cJSON_Delete(p);
+  cJSON_Delete(g);
+  if (st != LL_OK && st != LL_E_TRANSPORT)
+    return st;
+  cJSON *row = ll_model_reconcile_row(r->model, err);
+  if (!row)
+    return err->code;
+  cJSON_AddStringToObject(row, "step", step ? step : "reconcile");
+  st = ll_run_append(r, row, err);
+  cJSON_Delete(row);
+  if (st == LL_OK)
+    *out_row = last_export(r);
+  return st;
+}
+
+ll_status ll_run_probe(ll_run *r, const char *writer, long revision,
+                       cJSON **out_finding, ll_error *err) {
+  cJSON *before = NULL, *put = NULL, *after = NULL;
+  const char *reason = NULL;
+  char step[64];
+  *out_finding = NULL;
+  if (!ll_run_is_bound(r, writer))
+    return ll_fail(err, LL_E_USAGE, "probe writer %s is not bound to a lease",
+                   writer);
+  if (ll_model_break_sent(r->model) < 0)
+    return ll_fail(err, LL_E_ORDER,
+                   "the breaking probe needs an accepted break first");
+  ll_status st = observe(r, LL_OP_GET_PROPERTIES, "probe: properties before",
+                         &before, err);
+  if (st != LL_OK && st != LL_E_TRANSPORT)
+    goto cleanup;
+  if (is(before, "observed_lease_state", "breaking") &&
+      is(before, "observed_lease_status", "locked")) {
+    ll_req_spec s = {.op = LL_OP_PUT_BLOB,
+                     .step = step,
+                     .actor = writer,
+                     .lease = writer,
+                     .bound = 1,
+                     .revision = revision,
+                     .lease_duration = -1,
+                     .break_period = -1};
+    snprintf(step, sizeof step, "rev %ld (probe, lease %s)", revision, writer);
+    st = ll_run_request(r, &s, &put, err);
+    if (st != LL_OK && st != LL_E_TRANSPORT)
+      goto cleanup;
+    st = observe(r, LL_OP_GET_PROPERTIES, "probe: properties after", &after,
+                 err);
+    if (st != LL_OK && st != LL_E_TRANSPORT)
+      goto cleanup;
+    if (!(is(after, "observed_lease_state", "breaking") &&
+          is(after, "observed_lease_status", "locked")))
+      reason = "the read after the write no longer shows breaking/locked: "
+               "the write may have crossed the transition";
+  } else {
+    reason = "the first read does not show breaking/locked: a late probe "
+             "proves nothing about the breaking state, so no write was sent";
+  }
+  cJSON *f = cJSON_CreateObject();
+  cJSON_AddStringToObject(f, "record", "finding");
+  cJSON_AddStringToObject(f, "kind", "window");
+  cJSON_AddNumberToObject(f, "fixture_epoch", ll_model_epoch(r->model));
+  cJSON_AddStringToObject(f, "writer", writer);
+  cJSON_AddNumberToObject(f, "revision", revision);
+  cJSON_AddStringToObject(f, "before_event",
+                          before ? str(before, "event_id") : "");
+  cJSON_AddStringToObject(f, "put_event", put ? str(put, "event_id") : "");
+  cJSON_AddStringToObject(f, "after_event",
+                          after ? str(after, "event_id") : "");
+  if (before && after)
+    cJSON_AddNumberToObject(
+        f, "bracket_ms",
+        (num(after, "mono_end_ns", 0) - num(before, "mono_start_ns", 0)) / 1e6);
+  cJSON_AddStringToObject(f, "reason", reason ? reason : "");
+  cJSON_AddNullToObject(f, "result");
+  st = ll_run_append(r, f, err);
+  cJSON_Delete(f);
+  if (st == LL_OK)
+    *out_finding = last_export(r);
+cleanup:
+  cJSON_Delete(before);
+  cJSON_Delete(put);
+  cJSON_Delete(after);
+  return st;
+}
+
+/* The break response of this lifecycle: its end time and x-ms-lease-time. */
+static int break_hint(ll_run *r, double *end_ns, long *hint_s) {
+  const cJSON *rows = ll_ledger_export_rows(r->ledger);
+  for (int i = cJSON_GetArraySize(rows) - 1; i >= 0; i--) {
+    const cJSON *row = cJSON_GetArrayItem(rows, i);
+    if (is(row, "record", "lifecycle"))
+      return 0;
+    if (is(row, "record", "outcome") && is(row, "operation", "Lease Break") &&
+        is(row, "result_classification", "BREAK_ACCEPTED_NOT_COMPLETE")) {
+      const char *lt = str(row, "x_ms_lease_time");
+      *end_ns = num(row, "mono_end_ns", 0);
+      *hint_s = lt ? atol(lt) : -1;
+      return lt != NULL;
+    }
+  }
+  return 0;
+}
+
+static ll_status poll_finding(ll_run *r, const char *result, const char *reason,
+                              long polls, const char *last_event, long hint_s,
+                              double lag_ms, const ll_poll_options *o,
+                              cJSON **out, ll_error *err) {
+  char cadence[48];
+  if (o->fixed_ms > 0)
+    snprintf(cadence, sizeof cadence, "fixed %ld ms", o->fixed_ms);
+  else
+    snprintf(cadence, sizeof cadence, "adaptive, floor %ld ms", o->floor_ms);
+  cJSON *f = cJSON_CreateObject();
+  cJSON_AddStringToObject(f, "record", "finding");
+  cJSON_AddStringToObject(f, "kind", "poll");
+  cJSON_AddNumberToObject(f, "fixture_epoch", ll_model_epoch(r->model));
+  cJSON_AddStringToObject(f, "result", result);
+  cJSON_AddStringToObject(f, "reason", reason);
+  cJSON_AddNumberToObject(f, "polls", polls);
+  cJSON_AddStringToObject(f, "last_event", last_event ? last_event : "");
+  cJSON_AddNumberToObject(f, "hint_s", hint_s);
+  if (hint_s >= 0 && strcmp(result, "BROKEN") == 0)
+    cJSON_AddNumberToObject(f, "lag_after_hint_ms", lag_ms);
+  cJSON_AddStringToObject(f, "cadence", cadence);
+  ll_status st = ll_run_append(r, f, err);
+  cJSON_Delete(f);
+  if (st == LL_OK)
+    *out = last_export(r);
+  return st;
+}
+
+ll_status ll_run_wait_broken(ll_run *r, const ll_poll_options *opts,
+                             cJSON **out, ll_error *err) {
+  ll_poll_options o = opts ? *opts : (ll_poll_options){0};
+  double brk_end = 0;
+  long hint_s = -1;
+  *out = NULL;
+  if (ll_model_break_sent(r->model) < 0)
+    return ll_fail(err, LL_E_ORDER, "wait_for_broken needs an accepted break");
+  int have_hint = break_hint(r, &brk_end, &hint_s);
+  double expected_ns = brk_end + (double)hint_s * 1e9;
+  double start = (double)ll_clock_mono_ns(r->clock);
+  if (o.floor_ms <= 0)
+    o.floor_ms = 50;
+  if (o.budget <= 0)
+    o.budget = 30;
+  if (o.deadline_ms <= 0)
+    o.deadline_ms =
+        have_hint ? (long)((expected_ns - start) / 1e6) + 60000 : 120000;
+  double deadline = start + (double)o.deadline_ms * 1e6;
+  long polls = 0;
+  char last[16] = "";
+  for (;;) {
+    double now = (double)ll_clock_mono_ns(r->clock);
+    if (now > deadline)
+      return poll_finding(r, "HOLD",
+                          "deadline passed before broken/unlocked was observed",
+                          polls, last, hint_s, 0, &o, out, err);
+    if (polls >= o.budget)
+      return poll_finding(r, "HOLD", "poll budget spent before broken/unlocked",
+                          polls, last, hint_s, 0, &o, out, err);
+    cJSON *row = NULL;
+    ll_status st = observe(r, LL_OP_GET_PROPERTIES, "poll", &row, err);
+    polls++;
+    if (st != LL_OK && st != LL_E_TRANSPORT) {
+      cJSON_Delete(row);
+      return st;
+    }
+    if (row)
+      ll_strlcpy(last, str(row, "event_id"), sizeof last);
+    int ok = st == LL_OK && row && num(row, "http_status", 0) == 200;
+    int broken = ok && is(row, "observed_lease_state", "broken") &&
+                 is(row, "observed_lease_status", "unlocked");
+    int breaking = ok && is(row, "observed_lease_state", "breaking") &&
+                   is(row, "observed_lease_status", "locked");
+    double seen = row ? num(row, "mono_end_ns", now) : now;
+    char why[160];
+    snprintf(why, sizeof why, "unexpected state %s/%s while waiting for broken",
+             row && str(row, "observed_lease_state")
+                 ? str(row, "observed_lease_state")
+                 : "?",
+             row && str(row, "observed_lease_status")
+                 ? str(row, "observed_lease_status")
+                 : "?");
+    cJSON_Delete(row);
+    if (!ok)
+      return poll_finding(r, "HOLD",
+                          "a properties read failed when the state was needed",
+                          polls, last, hint_s, 0, &o, out, err);
+    if (broken)
+      return poll_finding(r, "BROKEN", "broken/unlocked observed", polls, last,
+                          hint_s, (seen - expected_ns) / 1e6, &o, out, err);
+    if (!breaking)
+      return poll_finding(r, "HOLD", why, polls, last, hint_s, 0, &o, out, err);
+    now = (double)ll_clock_mono_ns(r->clock);
+    if (o.progress)
+      o.progress(o.progress_ctx, "breaking", (long)((now - start) / 1e6),
+                 hint_s, polls);
+    double sleep_ms;
+    if (o.fixed_ms > 0) {
+      sleep_ms = (double)o.fixed_ms;
+    } else if (!have_hint) {
+      sleep_ms = 1000;
+    } else {
+      double remaining = (expected_ns - now) / 1e6;
+      if (remaining > 2000)
+        sleep_ms = remaining / 2; /* sparse early: halve the distance */
+      else if (remaining > -1)
+        sleep_ms = remaining + 2; /* land just after the expected end */
+      else
+        sleep_ms = (double)o.floor_ms; /* late: dense, at the floor */
+    }
+    if (sleep_ms < (double)o.floor_ms)
+      sleep_ms = (double)o.floor_ms;
+    double until = deadline - now;
+    if (sleep_ms * 1e6 > until)
+      sleep_ms = until / 1e6 + 1;
+    ll_clock_sleep_ms(r->clock, (int64_t)sleep_ms);
+  }
+}
+
+ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
+  cJSON *row = cJSON_CreateObject();
+  cJSON_AddStringToObject(row, "record", "decision");
+  cJSON_AddNumberToObject(row, "fixture_epoch", ll_model_epoch(r->model));
+  cJSON_AddStringToObject(row, "endpoint_kind",
+                          ll_model_endpoint_kind(r->model));
+  cJSON_AddNullToObject(row, "decision");
+  cJSON_AddNullToObject(row, "reasons");
+  cJSON_AddNullToObject(row, "window_finding");
+  cJSON_AddNullToObject(row, "statement");
+  ll_status st;
+  *out = NULL;
+  if (record) {
+    st = ll_run_append(r, row, err);
+    if (st == LL_OK) {
+      *out = last_export(r);
+      st = ll_run_write_expected(r, err);
+    }
+    if (st == LL_OK) {
+      cJSON *d = cJSON_Duplicate(*out, 1);
+      st = ll_ledger_write_json(r->ledger, "decision.json", d, err);
+      cJSON_Delete(d);
+    }
+    cJSON_Delete(row);
+    return st;
+  }
+  /* Dry decision: fold a copy of the model's view without recording. */
+  cJSON *reasons = NULL;
+  const char *window = NULL;
+  ll_decision d = ll_model_decide(r->model, &reasons, &window);
+  cJSON_ReplaceItemInObjectCaseSensitive(
+      row, "decision", cJSON_CreateString(ll_decision_name(d)));
+  cJSON_ReplaceItemInObjectCaseSensitive(row, "reasons", reasons);
+  cJSON_ReplaceItemInObjectCaseSensitive(row, "window_finding",
+                                         cJSON_CreateString(window));
+  char *stmt = ll_model_statement(r->model, d);
+  cJSON_ReplaceItemInObjectCaseSensitive(row, "statement",
+                                         cJSON_CreateString(stmt ? stmt : ""));
+  free(stmt);
+  *out = row;
+  return LL_OK;
+}

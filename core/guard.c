@@ -1,0 +1,92 @@
+/* The guard: refusals that keep a script from weakening a safety rule.
+ * It runs before the intent row, so a refused request never leaves. */
+#include "guard.h"
+
+#include <string.h>
+
+int ll_guard_invariant(ll_code code) {
+  switch (code) {
+  case LL_E_HOLD:
+    return 3;
+  case LL_E_UNRECONCILED:
+    return 4;
+  case LL_E_LEASE_PRECONDITION:
+    return 5;
+  case LL_E_UNDECLARED:
+    return 6;
+  case LL_E_TOO_LARGE:
+    return 7;
+  case LL_E_MANIFEST:
+    return 11;
+  case LL_E_DURABILITY:
+    return 2;
+  case LL_E_INSECURE:
+    return 10;
+  default:
+    return 0;
+  }
+}
+
+ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
+                         ll_error *err) {
+  const char *actor = r->actor ? r->actor : "?";
+  int mutation = ll_op_is_mutation(r->op);
+  ll_phase ph = ll_model_phase(m);
+
+  if (!ll_model_has_manifest(m))
+    return ll_fail(err, LL_E_MANIFEST,
+                   "no request before the run manifest is recorded "
+                   "(invariant 11): record the manifest first");
+  if (!mutation)
+    return LL_OK; /* reads never change state and are always allowed */
+  if (ll_model_doubts(m) > 0)
+    return ll_fail(err, LL_E_HOLD,
+                   "%s refused: a mutation's outcome is unknown (invariant "
+                   "3); run reconcile (properties, content read, comparison) "
+                   "before any further mutation",
+                   ll_op_name(r->op));
+  if (ll_model_unreconciled(m) >= 0)
+    return ll_fail(err, LL_E_UNRECONCILED,
+                   "%s refused: accepted revision %ld has not been read back "
+                   "(invariant 4); read the blob first",
+                   ll_op_name(r->op), ll_model_unreconciled(m));
+  if (r->bound && !r->lease)
+    return ll_fail(err, LL_E_LEASE_PRECONDITION,
+                   "writer %s is bound to a lease and never writes without "
+                   "x-ms-lease-id (invariant 5)",
+                   actor);
+  if (r->op == LL_OP_PUT_BLOB) {
+    if (r->revision < 0 || !ll_model_declared(m, r->revision, actor))
+      return ll_fail(err, LL_E_UNDECLARED,
+                     "revision %ld by %s was not declared before execution "
+                     "(invariant 6): declare(revision, writer) first",
+                     r->revision, actor);
+    if (!r->lease && ph != LL_PH_NONE && !ll_model_destructive(m)) {
+      int locked = ph == LL_PH_LEASED || ph == LL_PH_BREAKING ||
+                   (ph == LL_PH_BREAK_SENT && ll_model_break_sent(m) > 0);
+      if (!(r->control && locked))
+        return ll_fail(err, LL_E_LEASE_PRECONDITION,
+                       "unconditioned write of revision %ld refused: the run "
+                       "has leased this blob, and an unleased write is "
+                       "allowed only as a negative control while the lease "
+                       "is held, or in a lifecycle declared destructive "
+                       "(invariant 5)",
+                       r->revision);
+    }
+  }
+  if (r->op == LL_OP_DELETE_BLOB && !r->lease &&
+      (ph == LL_PH_LEASED || ph == LL_PH_BREAKING || ph == LL_PH_BREAK_SENT ||
+       ph == LL_PH_UNKNOWN))
+    return ll_fail(err, LL_E_LEASE_PRECONDITION,
+                   "unconditioned delete refused while the lease is %s: "
+                   "release it or leave the blob for the operator",
+                   ll_phase_name(ph));
+  if (r->op == LL_OP_LEASE_ACQUIRE && ll_model_break_sent(m) >= 0 &&
+      !ll_model_probe_done(m) && r->lease &&
+      strcmp(r->lease, ll_model_holder(m)) != 0)
+    return ll_fail(err, LL_E_ORDER,
+                   "acquire by %s refused: after a break, the new writer may "
+                   "try to acquire only after the breaking-window probe",
+                   r->lease);
+  return LL_OK;
+}

@@ -1,0 +1,29 @@
+/* The safety rules of DESIGN.md section 2 that decide whether a request may
+ * be sent at all. Pure: it reads the model and the proposed request. Every
+ * refusal names its invariant through the error code. */
+#ifndef LL_GUARD_H
+#define LL_GUARD_H
+
+#include "blob.h"
+#include "ll.h"
+#include "model.h"
+
+typedef struct {
+  ll_op op;
+  const char *actor; /* alias of the writer, "operator" or "observer" */
+  const char *lease; /* lease alias the request carries, NULL: omitted */
+  int bound;         /* the writer is bound to a lease */
+  long revision;     /* Put Blob: declared revision, else -1 */
+  int control;       /* an unconditioned write expecting rejection */
+} ll_guard_req;
+
+/* LL_OK, or the refusal: LL_E_MANIFEST, LL_E_HOLD, LL_E_UNRECONCILED,
+ * LL_E_UNDECLARED, LL_E_LEASE_PRECONDITION, LL_E_ORDER. The message says
+ * what was refused and what to do. */
+ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
+                         ll_error *err) LL_WARN_UNUSED;
+
+/* Invariant number (DESIGN.md section 2) behind a refusal code, or 0. */
+int ll_guard_invariant(ll_code code);
+
+#endif

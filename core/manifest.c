@@ -1,0 +1,183 @@
+/* Manifest parsing and the manifest row. A missing field is a usage error
+ * naming it, before anything is sent. */
+#include "manifest.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "http.h"
+
+static const char *const required[] = {"resource_owner", "ticket",
+                                       "cleanup_authority", NULL};
+
+static int nonempty_string(const cJSON *v) {
+  return cJSON_IsString(v) && v->valuestring[0] != '\0' &&
+         strlen(v->valuestring) < 256;
+}
+
+ll_status ll_manifest_check(const cJSON *user, ll_error *err) {
+  if (!cJSON_IsObject(user))
+    return ll_fail(err, LL_E_MANIFEST,
+                   "manifest is not a JSON object: see docs/EVIDENCE.md");
+  for (const char *const *f = required; *f; f++)
+    if (!nonempty_string(cJSON_GetObjectItemCaseSensitive(user, *f)))
+      return ll_fail(err, LL_E_MANIFEST,
+                     "manifest field '%s' is missing or not a non-empty "
+                     "string: add it to the manifest",
+                     *f);
+  const cJSON *actors =
+      cJSON_GetObjectItemCaseSensitive(user, "permitted_actors");
+  if (!cJSON_IsArray(actors) || cJSON_GetArraySize(actors) == 0)
+    return ll_fail(err, LL_E_MANIFEST,
+                   "manifest field 'permitted_actors' is missing or empty: "
+                   "list the actors, e.g. [\"A\",\"B\",\"operator\"]");
+  const cJSON *a;
+  cJSON_ArrayForEach(a, actors) {
+    if (!nonempty_string(a))
+      return ll_fail(err, LL_E_MANIFEST,
+                     "manifest field 'permitted_actors' must hold non-empty "
+                     "strings");
+  }
+  const char *opt[] = {"run_id", "endpoint_kind", "api_version", NULL};
+  for (const char **f = opt; *f; f++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(user, *f);
+    if (v && !nonempty_string(v))
+      return ll_fail(err, LL_E_MANIFEST,
+                     "manifest field '%s' must be a non-empty string", *f);
+  }
+  const cJSON *rid = cJSON_GetObjectItemCaseSensitive(user, "run_id");
+  if (rid) {
+    for (const char *p = rid->valuestring; *p; p++)
+      if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+            (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+        return ll_fail(err, LL_E_MANIFEST,
+                       "manifest field 'run_id' may hold only letters, "
+                       "digits, '-', '_' and '.'");
+  }
+  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(user, "endpoint_kind");
+  if (kind && strcmp(kind->valuestring, "azure") != 0 &&
+      strcmp(kind->valuestring, "emulator") != 0)
+    return ll_fail(err, LL_E_MANIFEST,
+                   "manifest field 'endpoint_kind' must be \"azure\" or "
+                   "\"emulator\"");
+  return LL_OK;
+}
+
+ll_status ll_manifest_parse(const char *text, size_t len, cJSON **out,
+                            ll_error *err) {
+  *out = NULL;
+  if (len > 65536)
+    return ll_fail(err, LL_E_MANIFEST, "manifest larger than 64 KiB");
+  cJSON *j = cJSON_ParseWithLength(text, len);
+  if (!j)
+    return ll_fail(err, LL_E_MANIFEST,
+                   "manifest is not valid JSON: fix the file");
+  ll_status st = ll_manifest_check(j, err);
+  if (st != LL_OK) {
+    cJSON_Delete(j);
+    return st;
+  }
+  *out = j;
+  return LL_OK;
+}
+
+/* host part of scheme://host[:port]/... */
+static void host_of(const char *url, char *buf, size_t cap) {
+  const char *p = strstr(url, "://");
+  p = p ? p + 3 : url;
+  size_t n = strcspn(p, "/");
+  if (n >= cap)
+    n = cap - 1;
+  memcpy(buf, p, n);
+  buf[n] = '\0';
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static int loopback(const char *host) {
+  return strncmp(host, "127.", 4) == 0 || strncmp(host, "localhost", 9) == 0 ||
+         strncmp(host, "[::1]", 5) == 0;
+}
+
+ll_status ll_manifest_build(const cJSON *user, const ll_target *t,
+                            const char *lua_version, const char *fixture_label,
+                            cJSON **out_row, ll_error *err) {
+  char host[256], path[512], kind[16], run_id[160];
+  *out_row = NULL;
+  ll_status st = ll_manifest_check(user, err);
+  if (st != LL_OK)
+    return st;
+  host_of(t->account_url, host, sizeof host);
+  char bare[256];
+  ll_strlcpy(bare, host, sizeof bare);
+  bare[strcspn(bare, ":")] = '\0';
+  const cJSON *k = cJSON_GetObjectItemCaseSensitive(user, "endpoint_kind");
+  int azure_host = ends_with(bare, ".blob.core.windows.net");
+  if (fixture_label) {
+    ll_strlcpy(kind, "replay", sizeof kind);
+  } else if (k) {
+    ll_strlcpy(kind, k->valuestring, sizeof kind);
+    if (strcmp(kind, "azure") == 0 && !azure_host)
+      return ll_fail(err, LL_E_MANIFEST,
+                     "endpoint_kind is azure but host %s is not "
+                     "<account>.blob.core.windows.net: label it emulator",
+                     bare);
+    if (strcmp(kind, "emulator") == 0 && azure_host)
+      return ll_fail(err, LL_E_MANIFEST,
+                     "endpoint_kind is emulator but host %s is Azure", bare);
+  } else if (azure_host) {
+    ll_strlcpy(kind, "azure", sizeof kind);
+  } else if (loopback(host)) {
+    ll_strlcpy(kind, "emulator", sizeof kind);
+  } else {
+    return ll_fail(err, LL_E_MANIFEST,
+                   "cannot tell whether %s is Azure or an emulator: set "
+                   "endpoint_kind in the manifest",
+                   bare);
+  }
+  const cJSON *rid = cJSON_GetObjectItemCaseSensitive(user, "run_id");
+  if (rid) {
+    ll_strlcpy(run_id, rid->valuestring, sizeof run_id);
+  } else {
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    snprintf(run_id, sizeof run_id, "run-%04d%02d%02dT%02d%02d%02dZ",
+             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+             tm.tm_min, tm.tm_sec);
+  }
+  const cJSON *api = cJSON_GetObjectItemCaseSensitive(user, "api_version");
+  ll_target_blob_path(t, path, sizeof path);
+  cJSON *row = cJSON_CreateObject();
+  if (!row)
+    return ll_fail(err, LL_E_NOMEM, "out of memory");
+  cJSON_AddStringToObject(row, "record", "manifest");
+  cJSON_AddStringToObject(row, "run_id", run_id);
+  cJSON_AddStringToObject(row, "endpoint_kind", kind);
+  if (fixture_label)
+    cJSON_AddStringToObject(row, "fixture_label", fixture_label);
+  cJSON_AddStringToObject(row, "account_host", host);
+  cJSON_AddStringToObject(row, "container", t->container);
+  cJSON_AddStringToObject(row, "blob_path", path);
+  cJSON_AddStringToObject(row, "api_version",
+                          api ? api->valuestring : LL_API_VERSION);
+  for (const char *const *f = required; *f; f++)
+    cJSON_AddStringToObject(
+        row, *f, cJSON_GetObjectItemCaseSensitive(user, *f)->valuestring);
+  cJSON_AddItemToObject(
+      row, "permitted_actors",
+      cJSON_Duplicate(
+          cJSON_GetObjectItemCaseSensitive(user, "permitted_actors"), 1));
+  cJSON *v = cJSON_AddObjectToObject(row, "versions");
+  cJSON_AddStringToObject(v, "leaselua", LL_VERSION);
+  cJSON_AddStringToObject(v, "lua", lua_version ? lua_version : "unknown");
+  cJSON_AddStringToObject(v, "libcurl", ll_http_curl_version());
+  cJSON_AddStringToObject(v, "openssl", ll_http_ssl_version());
+  cJSON_AddNumberToObject(row, "retries", 0);
+  *out_row = row;
+  return LL_OK;
+}

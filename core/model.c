@@ -1,0 +1,533 @@
+/* The fold over ledger rows. Every decision-relevant fact is derived here
+ * from rows alone, so the run, recovery and verify cannot disagree. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_impl.h"
+
+static const char *str(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static long num(const cJSON *o, const char *k, long dflt) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsNumber(v) ? (long)v->valuedouble : dflt;
+}
+
+static void cpy(char *dst, size_t cap, const char *src) {
+  ll_strlcpy(dst, src ? src : "", cap);
+}
+
+void ll_model_add_reason(cJSON *list, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  cJSON_AddItemToArray(list, cJSON_CreateString(buf));
+}
+
+static void epoch_reset(ll_epoch_state *ep, long epoch, int destructive) {
+  memset(ep, 0, sizeof *ep);
+  ep->epoch = epoch;
+  ep->destructive = destructive;
+  ep->break_period = -1;
+  ep->last_accepted = -1;
+  ep->unreconciled = -1;
+  ep->content_revision = -2;
+  ep->new_write_rev = -1;
+}
+
+ll_model *ll_model_new(void) {
+  ll_model *m = calloc(1, sizeof *m);
+  if (!m)
+    return NULL;
+  epoch_reset(&m->ep, 0, 0);
+  m->doubts = cJSON_CreateArray();
+  m->open_intents = cJSON_CreateObject();
+  m->events = cJSON_CreateObject();
+  m->hold_reasons = cJSON_CreateArray();
+  m->reconcile_reasons = cJSON_CreateArray();
+  m->last_read_revision = -2;
+  cpy(m->api_version, sizeof m->api_version, LL_API_VERSION);
+  if (!m->doubts || !m->open_intents || !m->events || !m->hold_reasons ||
+      !m->reconcile_reasons) {
+    ll_model_free(m);
+    return NULL;
+  }
+  return m;
+}
+
+void ll_model_free(ll_model *m) {
+  if (!m)
+    return;
+  cJSON_Delete(m->doubts);
+  cJSON_Delete(m->open_intents);
+  cJSON_Delete(m->events);
+  cJSON_Delete(m->hold_reasons);
+  cJSON_Delete(m->reconcile_reasons);
+  free(m);
+}
+
+long ll_model_revision_of(const ll_model *m, const char *sha) {
+  if (!sha)
+    return -2;
+  for (int i = 0; i < m->ndecl; i++)
+    if (strcmp(m->decl[i].sha, sha) == 0)
+      return m->decl[i].revision;
+  return -1;
+}
+
+int ll_model_was_rejected(const ll_model *m, long revision) {
+  for (int i = 0; i < m->ep.nrejected; i++)
+    if (m->ep.rejected[i] == revision)
+      return 1;
+  return 0;
+}
+
+/* Derived fields are filled (run) or compared (verify). */
+static ll_status settle(cJSON *row, cJSON *derived, int fill, ll_error *err) {
+  cJSON *it;
+  cJSON_ArrayForEach(it, derived) {
+    cJSON *have = cJSON_GetObjectItemCaseSensitive(row, it->string);
+    if (fill) {
+      cJSON *copy = cJSON_Duplicate(it, 1);
+      if (!copy)
+        return ll_fail(err, LL_E_NOMEM, "out of memory");
+      if (have)
+        cJSON_ReplaceItemInObjectCaseSensitive(row, it->string, copy);
+      else
+        cJSON_AddItemToObject(row, it->string, copy);
+    } else if (!have || !cJSON_Compare(have, it, 1)) {
+      return ll_fail(err, LL_E_TAMPER,
+                     "row %ld: recorded %s differs from the value re-derived "
+                     "from the rows before it",
+                     num(row, "seq", 0), it->string);
+    }
+  }
+  return LL_OK;
+}
+
+static void remember_event(ll_model *m, const cJSON *row, const char *cls) {
+  const char *id = str(row, "event_id");
+  if (!id)
+    return;
+  cJSON *e = cJSON_CreateObject();
+  cJSON_AddStringToObject(e, "operation", str(row, "operation"));
+  cJSON_AddStringToObject(e, "class", cls ? cls : "");
+  cJSON_AddStringToObject(
+      e, "state",
+      str(row, "observed_lease_state") ? str(row, "observed_lease_state") : "");
+  cJSON_AddStringToObject(e, "status",
+                          str(row, "observed_lease_status")
+                              ? str(row, "observed_lease_status")
+                              : "");
+  cJSON_AddNumberToObject(e, "http_status", num(row, "http_status", 0));
+  cJSON_DeleteItemFromObjectCaseSensitive(m->events, id);
+  cJSON_AddItemToObject(m->events, id, e);
+}
+
+static void add_doubt(ll_model *m, const cJSON *row, ll_op op) {
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddStringToObject(d, "event_id", str(row, "event_id"));
+  cJSON_AddStringToObject(d, "operation", ll_op_name(op));
+  cJSON_AddNumberToObject(d, "revision", num(row, "payload_revision", -1));
+  cJSON_AddStringToObject(d, "actor", str(row, "actor_alias"));
+  cJSON_AddStringToObject(d, "lease", str(row, "lease_alias_supplied"));
+  cJSON_AddStringToObject(d, "class", str(row, "result_classification"));
+  cJSON_AddItemToArray(m->doubts, d);
+}
+
+static void observe(ll_model *m, const cJSON *row) {
+  ll_epoch_state *ep = &m->ep;
+  const char *st = str(row, "observed_lease_state");
+  const char *ss = str(row, "observed_lease_status");
+  cpy(ep->obs_state, sizeof ep->obs_state, st);
+  cpy(ep->obs_status, sizeof ep->obs_status, ss);
+  cpy(ep->obs_event, sizeof ep->obs_event, str(row, "event_id"));
+  cpy(m->last_props_event, sizeof m->last_props_event, str(row, "event_id"));
+  cpy(m->last_props_state, sizeof m->last_props_state, st);
+  cpy(m->last_props_status, sizeof m->last_props_status, ss);
+  m->last_props_ok = 1;
+  if (!st)
+    return;
+  if (strcmp(st, "breaking") == 0) {
+    ep->phase = LL_PH_BREAKING;
+    ep->saw_breaking = 1;
+  } else if (strcmp(st, "broken") == 0) {
+    if (ep->phase != LL_PH_LEASED)
+      ep->phase = LL_PH_BROKEN;
+    if (ep->saw_breaking)
+      ep->saw_broken_after_breaking = 1;
+  } else if (strcmp(st, "available") == 0 || strcmp(st, "expired") == 0) {
+    if (ep->phase != LL_PH_NONE)
+      ep->phase = LL_PH_RELEASED;
+  } else if (strcmp(st, "leased") == 0 && ep->phase == LL_PH_UNKNOWN) {
+    ep->phase = LL_PH_LEASED; /* holder stays unproven until a renew */
+  }
+}
+
+static void content_read(ll_model *m, const cJSON *row, long rev) {
+  ll_epoch_state *ep = &m->ep;
+  cpy(m->last_read_event, sizeof m->last_read_event, str(row, "event_id"));
+  cpy(m->last_read_sha, sizeof m->last_read_sha, str(row, "content_sha256"));
+  m->last_read_revision = rev;
+  m->last_read_ok = 1;
+  ep->content_revision = rev;
+  ep->content_read_after_last_write = 1;
+  if (cJSON_GetArraySize(m->doubts) > 0)
+    return; /* a doubt is settled by the reconcile row, not by one read */
+  if (rev >= 0 && ll_model_was_rejected(m, rev))
+    ll_model_add_reason(m->reconcile_reasons,
+                        "event %s: rejected revision %ld found in the content",
+                        str(row, "event_id"), rev);
+  else if (rev != ep->last_accepted)
+    ll_model_add_reason(
+        m->reconcile_reasons,
+        "event %s: content is %s%ld, the accepted-write ledger says %ld",
+        str(row, "event_id"), rev < 0 ? "undeclared bytes " : "revision ", rev,
+        ep->last_accepted);
+  if (ep->unreconciled >= 0 && rev == ep->unreconciled) {
+    if (ep->new_acquired && ep->new_write_rev == rev)
+      ep->new_write_readback = 1;
+    ep->unreconciled = -1;
+    ep->content_uncertain = 0;
+  }
+}
+
+static int is_alias(const char *a, const char *b) {
+  return a && b && *a && strcmp(a, b) == 0;
+}
+
+/* State changes caused by a response, once it is classed. */
+static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
+  ll_epoch_state *ep = &m->ep;
+  const char *lease = str(row, "lease_alias_supplied");
+  const char *id = str(row, "event_id");
+  long rev = num(row, "payload_revision", -1);
+  int ok = strcmp(cls, "ACCEPTED_WRITE") == 0 ||
+           strcmp(cls, "STATE_OBSERVED") == 0 ||
+           strcmp(cls, "BREAK_ACCEPTED_NOT_COMPLETE") == 0;
+  int rejected = strcmp(cls, "EXPECTED_REJECTION") == 0;
+  if (strcmp(cls, "UNKNOWN_OUTCOME") == 0 ||
+      (strcmp(cls, "EVIDENCE_ERROR") == 0 && ll_op_is_mutation(op))) {
+    add_doubt(m, row, op);
+    if (op == LL_OP_PUT_BLOB) {
+      ep->content_uncertain = 1;
+    } else if (op == LL_OP_LEASE_ACQUIRE && ep->saw_broken_after_breaking &&
+               lease && !is_alias(lease, ep->old_holder)) {
+      cpy(ep->new_holder, sizeof ep->new_holder, lease);
+      ep->new_acquire_doubtful = 1;
+      ep->phase = LL_PH_UNKNOWN;
+    } else if (op != LL_OP_CREATE_CONTAINER) {
+      ep->phase = LL_PH_UNKNOWN;
+    }
+  }
+  if (strcmp(cls, "EVIDENCE_ERROR") == 0) {
+    m->evidence_errors++;
+    ll_model_add_reason(
+        m->hold_reasons, "event %s (%s): EVIDENCE_ERROR%s%s", id,
+        ll_op_name(op), str(row, "transport_error") ? ": " : "",
+        str(row, "transport_error") ? str(row, "transport_error") : "");
+  }
+  if (op == LL_OP_GET_PROPERTIES && ok) {
+    observe(m, row);
+  } else if (op == LL_OP_GET_PROPERTIES) {
+    m->last_props_ok = 0;
+  } else if (op == LL_OP_GET_BLOB && ok) {
+    content_read(m, row, ll_model_revision_of(m, str(row, "content_sha256")));
+  } else if (op == LL_OP_GET_BLOB) {
+    m->last_read_ok = 0;
+  } else if (op == LL_OP_PUT_BLOB && ok) {
+    ep->last_accepted = rev;
+    ep->unreconciled = rev;
+    ep->content_read_after_last_write = 0;
+    if (ep->new_acquired && is_alias(lease, ep->new_holder))
+      ep->new_write_rev = rev;
+  } else if (op == LL_OP_PUT_BLOB && rejected) {
+    if (ep->nrejected < 64)
+      ep->rejected[ep->nrejected++] = rev;
+    if (is_alias(lease, ep->old_holder) && ep->saw_broken_after_breaking &&
+        !ep->new_acquired && ep->phase == LL_PH_BROKEN)
+      ep->stale_rejected_after_broken = 1;
+    if (ep->new_acquired && ep->phase == LL_PH_LEASED && lease &&
+        strcmp(lease, "omitted") != 0 && !is_alias(lease, ep->new_holder))
+      ep->old_rejected_under_new = 1;
+  } else if (op == LL_OP_LEASE_ACQUIRE && ok) {
+    cpy(ep->holder, sizeof ep->holder, lease);
+    ep->phase = LL_PH_LEASED;
+    if (ep->saw_broken_after_breaking && !is_alias(lease, ep->old_holder)) {
+      cpy(ep->new_holder, sizeof ep->new_holder, lease);
+      ep->new_acquired = 1;
+    }
+  } else if (op == LL_OP_LEASE_RENEW && ok) {
+    cpy(ep->holder, sizeof ep->holder, lease);
+    ep->phase = LL_PH_LEASED;
+    if (ep->new_acquire_doubtful && is_alias(lease, ep->new_holder))
+      ep->new_acquired = 1; /* ownership proven by a conditioned renew */
+  } else if (op == LL_OP_LEASE_BREAK && ok) {
+    cpy(ep->old_holder, sizeof ep->old_holder, ep->holder);
+    ep->phase = LL_PH_BREAK_SENT;
+    ep->break_period = num(row, "break_period", 0);
+  } else if (op == LL_OP_LEASE_RELEASE && ok) {
+    ep->phase = LL_PH_RELEASED;
+  } else if (op == LL_OP_DELETE_BLOB && ok) {
+    ep->phase = LL_PH_RELEASED;
+    ep->cleanup_confirmed = 1;
+  }
+}
+
+static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
+                               ll_error *err) {
+  int opi = ll_op_from_name(str(row, "operation"));
+  if (opi < 0)
+    return ll_fail(err, LL_E_TAMPER, "row %ld: unknown operation",
+                   num(row, "seq", 0));
+  const char *id = str(row, "event_id");
+  if (id)
+    cJSON_DeleteItemFromObjectCaseSensitive(m->open_intents, id);
+  cJSON *d = cJSON_CreateObject();
+  if (!d)
+    return ll_fail(err, LL_E_NOMEM, "out of memory");
+  ll_baseline_classify(m, row, d);
+  long rev = ll_model_revision_of(m, str(row, "content_sha256"));
+  if (opi == LL_OP_GET_BLOB && str(row, "content_sha256")) {
+    if (rev >= 0)
+      cJSON_AddNumberToObject(d, "content_revision", rev);
+    else
+      cJSON_AddNullToObject(d, "content_revision");
+  }
+  const ll_epoch_state *ep = &m->ep;
+#define STATE_OR_NULL(key, val)                                                \
+  do {                                                                         \
+    if (*(val))                                                                \
+      cJSON_AddStringToObject(d, key, val);                                    \
+    else                                                                       \
+      cJSON_AddNullToObject(d, key);                                           \
+  } while (0)
+  STATE_OR_NULL("lease_state_before", ep->obs_state);
+  STATE_OR_NULL("lease_status_before", ep->obs_status);
+  STATE_OR_NULL("lease_before_source", ep->obs_event);
+#undef STATE_OR_NULL
+  ll_status st = settle(row, d, fill, err);
+  const char *cls =
+      str(d, "result_classification") ? str(d, "result_classification") : "";
+  if (st == LL_OK) {
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(d, "discrepancy")) {
+      const cJSON *by = cJSON_GetObjectItemCaseSensitive(it, "explained_by");
+      if (!cJSON_IsString(by))
+        ll_model_add_reason(m->hold_reasons,
+                            "event %s (%s): unexplained discrepancy: %s", id,
+                            str(row, "operation"), str(it, "text"));
+    }
+    outcome(m, row, (ll_op)opi, cls);
+    remember_event(m, row, cls);
+  }
+  cJSON_Delete(d);
+  return st;
+}
+
+static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
+                                 ll_error *err) {
+  cJSON *d = ll_model_reconcile_row(m, err);
+  if (!d)
+    return err ? err->code : LL_E_INTERNAL;
+  cJSON_DeleteItemFromObjectCaseSensitive(d, "record");
+  ll_status st = settle(row, d, fill, err);
+  if (st == LL_OK) {
+    const char *res = str(d, "result");
+    ll_epoch_state *ep = &m->ep;
+    long found = num(d, "content_revision", -1);
+    if (strcmp(res, "INCOMPLETE") == 0) {
+      /* nothing lifted */
+    } else if (strcmp(res, "REJECTED_REVISION_FOUND") == 0 ||
+               strcmp(res, "MISMATCH") == 0) {
+      ll_model_add_reason(m->reconcile_reasons, "reconcile: %s (content %ld)",
+                          res, found);
+    } else {
+      cJSON *dd;
+      cJSON_ArrayForEach(dd, m->doubts) {
+        if (strcmp(str(dd, "operation"), "Put Blob") == 0 &&
+            num(dd, "revision", -1) == found) {
+          ep->last_accepted = found; /* the doubtful Put is committed */
+          if (ep->new_acquired && is_alias(str(dd, "lease"), ep->new_holder)) {
+            ep->new_write_rev = found;
+            ep->new_write_readback = 1;
+          }
+          ep->content_uncertain = 0;
+        }
+      }
+      ep->unreconciled = -1;
+      ep->content_revision = found;
+      ep->content_read_after_last_write = 1;
+      cJSON_Delete(m->doubts);
+      m->doubts = cJSON_CreateArray();
+    }
+  }
+  cJSON_Delete(d);
+  return st;
+}
+
+static ll_status apply_finding(ll_model *m, cJSON *row, int fill,
+                               ll_error *err) {
+  const char *kind = str(row, "kind");
+  const char *res = str(row, "result");
+  if (kind && strcmp(kind, "window") == 0) {
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(
+        m->events, str(row, "before_event") ? str(row, "before_event") : "");
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(
+        m->events, str(row, "put_event") ? str(row, "put_event") : "");
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(
+        m->events, str(row, "after_event") ? str(row, "after_event") : "");
+#define BREAKING(e)                                                            \
+  ((e) && strcmp(str(e, "state"), "breaking") == 0 &&                          \
+   strcmp(str(e, "status"), "locked") == 0)
+    const char *want = "INCONCLUSIVE_WINDOW";
+    if (BREAKING(b) && BREAKING(a) && p &&
+        strcmp(str(p, "class"), "ACCEPTED_WRITE") == 0)
+      want = "REPRODUCED";
+    else if (BREAKING(b) && BREAKING(a) && p)
+      want = "CONTRADICTED";
+#undef BREAKING
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "result", want);
+    ll_status st = settle(row, d, fill, err);
+    cJSON_Delete(d);
+    if (st != LL_OK)
+      return st;
+    m->ep.probe_done = 1;
+    if (strcmp(want, "REPRODUCED") == 0)
+      m->ep.window_reproduced = m->window_reproduced_any = 1;
+    else if (strcmp(want, "INCONCLUSIVE_WINDOW") == 0)
+      m->ep.window_inconclusive = m->window_inconclusive_any = 1;
+    return LL_OK;
+  }
+  if (kind && strcmp(kind, "poll") == 0 && res && strcmp(res, "HOLD") == 0) {
+    m->poll_hold = 1;
+    ll_model_add_reason(m->hold_reasons, "poll: %s",
+                        str(row, "reason") ? str(row, "reason") : "HOLD");
+  }
+  return LL_OK;
+}
+
+ll_status ll_model_apply(ll_model *m, cJSON *row, int fill, ll_error *err) {
+  const char *rec = str(row, "record");
+  long seq = num(row, "seq", 0);
+  if (!rec)
+    return ll_fail(err, LL_E_TAMPER, "row %ld: no record type", seq);
+  if (!m->have_manifest && strcmp(rec, "manifest") != 0)
+    return ll_fail(err, LL_E_MANIFEST,
+                   "row %ld: %s before the run manifest (invariant 11)", seq,
+                   rec);
+  m->last_seq = seq;
+  if (strcmp(rec, "manifest") == 0) {
+    m->have_manifest = 1;
+    cpy(m->run_id, sizeof m->run_id, str(row, "run_id"));
+    cpy(m->endpoint_kind, sizeof m->endpoint_kind, str(row, "endpoint_kind"));
+    const char *label = str(row, "fixture_label");
+    cpy(m->judged_as, sizeof m->judged_as,
+        strcmp(m->endpoint_kind, "replay") == 0 && label ? label
+                                                         : m->endpoint_kind);
+    if (str(row, "api_version"))
+      cpy(m->api_version, sizeof m->api_version, str(row, "api_version"));
+  } else if (strcmp(rec, "declare") == 0) {
+    if (m->ndecl >= LL_MAX_DECL)
+      return ll_fail(err, LL_E_USAGE, "too many declared payloads");
+    ll_decl *d = &m->decl[m->ndecl++];
+    d->revision = num(row, "revision", -1);
+    cpy(d->writer, sizeof d->writer, str(row, "writer"));
+    cpy(d->sha, sizeof d->sha, str(row, "payload_sha256"));
+  } else if (strcmp(rec, "lifecycle") == 0) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(row, "destructive");
+    epoch_reset(&m->ep, num(row, "fixture_epoch", m->ep.epoch + 1),
+                cJSON_IsTrue(x));
+    m->last_props_ok = m->last_read_ok = 0;
+  } else if (strcmp(rec, "intent") == 0) {
+    const char *id = str(row, "event_id");
+    if (id) {
+      cJSON_DeleteItemFromObjectCaseSensitive(m->open_intents, id);
+      cJSON_AddItemToObject(m->open_intents, id, cJSON_Duplicate(row, 1));
+    }
+  } else if (strcmp(rec, "outcome") == 0) {
+    return apply_outcome(m, row, fill, err);
+  } else if (strcmp(rec, "reconcile") == 0) {
+    return apply_reconcile(m, row, fill, err);
+  } else if (strcmp(rec, "finding") == 0) {
+    return apply_finding(m, row, fill, err);
+  } else if (strcmp(rec, "decision") == 0) {
+    cJSON *reasons = NULL;
+    const char *window = NULL;
+    ll_decision dec = ll_model_decide(m, &reasons, &window);
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "decision", ll_decision_name(dec));
+    cJSON_AddItemToObject(d, "reasons", reasons);
+    cJSON_AddStringToObject(d, "window_finding", window);
+    char *stmt = ll_model_statement(m, dec);
+    cJSON_AddStringToObject(d, "statement", stmt ? stmt : "");
+    free(stmt);
+    ll_status st = settle(row, d, fill, err);
+    cJSON_Delete(d);
+    return st;
+  }
+  /* lease_bind, refusal, recovery and note rows change no state. */
+  return LL_OK;
+}
+
+int ll_model_has_manifest(const ll_model *m) {
+  return m->have_manifest;
+}
+const char *ll_model_endpoint_kind(const ll_model *m) {
+  return m->endpoint_kind;
+}
+const char *ll_model_api_version(const ll_model *m) {
+  return m->api_version;
+}
+long ll_model_epoch(const ll_model *m) {
+  return m->ep.epoch;
+}
+int ll_model_destructive(const ll_model *m) {
+  return m->ep.destructive;
+}
+ll_phase ll_model_phase(const ll_model *m) {
+  return m->ep.phase;
+}
+const char *ll_model_holder(const ll_model *m) {
+  return m->ep.holder;
+}
+int ll_model_doubts(const ll_model *m) {
+  return cJSON_GetArraySize(m->doubts);
+}
+long ll_model_unreconciled(const ll_model *m) {
+  return m->ep.unreconciled;
+}
+int ll_model_probe_done(const ll_model *m) {
+  return m->ep.probe_done;
+}
+long ll_model_break_sent(const ll_model *m) {
+  return m->ep.break_period;
+}
+const cJSON *ll_model_open_intents(const ll_model *m) {
+  return m->open_intents;
+}
+const char *ll_model_observed_state(const ll_model *m) {
+  return m->ep.obs_state;
+}
+const char *ll_model_observed_status(const ll_model *m) {
+  return m->ep.obs_status;
+}
+long ll_model_last_accepted(const ll_model *m) {
+  return m->ep.last_accepted;
+}
+
+const char *ll_model_declared(const ll_model *m, long revision,
+                              const char *writer) {
+  for (int i = 0; i < m->ndecl; i++)
+    if (m->decl[i].revision == revision &&
+        (!writer || strcmp(m->decl[i].writer, writer) == 0))
+      return m->decl[i].sha;
+  return NULL;
+}

@@ -1,0 +1,91 @@
+/* The run's state, derived only from ledger rows. The same fold serves the
+ * guard (what may be sent next), classification (what a response means
+ * against the documented baseline), recovery (state after a crash) and
+ * `leaselua verify` (recompute everything from the export alone). */
+#ifndef LL_MODEL_H
+#define LL_MODEL_H
+
+#include <cjson/cJSON.h>
+
+#include "blob.h"
+#include "ll.h"
+
+typedef enum {
+  LL_PH_NONE = 0,   /* no lease taken in this lifecycle */
+  LL_PH_LEASED,     /* an acquire (or renew) by holder was accepted */
+  LL_PH_BREAK_SENT, /* break accepted (202), state not yet observed */
+  LL_PH_BREAKING,   /* a fresh read observed breaking */
+  LL_PH_BROKEN,     /* a fresh read observed broken */
+  LL_PH_RELEASED,   /* holder released, or blob deleted */
+  LL_PH_UNKNOWN     /* a lease action's outcome is unknown */
+} ll_phase;
+
+typedef enum {
+  LL_DEC_ACCEPT = 0,
+  LL_DEC_WAIT = 1,
+  LL_DEC_HOLD = 2,
+  LL_DEC_RECONCILE = 3
+} ll_decision;
+
+const char *ll_decision_name(ll_decision d);
+const char *ll_phase_name(ll_phase p);
+
+typedef struct ll_model ll_model;
+
+ll_model *ll_model_new(void);
+void ll_model_free(ll_model *m);
+
+/* Applies one row. For outcome, reconcile and window-finding rows, the
+ * derived fields (result_classification, expectation, discrepancy,
+ * deviation, content_revision, lease_state_before...) are computed from the
+ * model: when fill is nonzero they are written into row; otherwise they are
+ * compared with what row holds and a difference is LL_E_TAMPER naming the
+ * field (this is how verify re-derives the run from the export). */
+ll_status ll_model_apply(ll_model *m, cJSON *row, int fill,
+                         ll_error *err) LL_WARN_UNUSED;
+
+/* --- queries for the guard and the run --- */
+int ll_model_has_manifest(const ll_model *m);
+const char *ll_model_endpoint_kind(const ll_model *m);
+const char *ll_model_api_version(const ll_model *m);
+long ll_model_epoch(const ll_model *m);
+int ll_model_destructive(const ll_model *m);
+ll_phase ll_model_phase(const ll_model *m);
+const char *ll_model_holder(const ll_model *m);
+/* Number of mutations whose outcome is in doubt and not yet reconciled. */
+int ll_model_doubts(const ll_model *m);
+/* Revision of an accepted Put not yet read back, or -1. */
+long ll_model_unreconciled(const ll_model *m);
+/* Declared payload sha for (revision, writer), or NULL. */
+const char *ll_model_declared(const ll_model *m, long revision,
+                              const char *writer);
+int ll_model_probe_done(const ll_model *m);
+long ll_model_break_sent(const ll_model *m); /* break period, -1 if none */
+/* Event ids of intents that have no outcome yet (for recovery). */
+const cJSON *ll_model_open_intents(const ll_model *m);
+/* Last fresh observation of this lifecycle: state and status ("" if none). */
+const char *ll_model_observed_state(const ll_model *m);
+const char *ll_model_observed_status(const ll_model *m);
+long ll_model_last_accepted(const ll_model *m);
+
+/* The decision fold: HOLD > RECONCILE > WAIT > ACCEPT. reasons gets an
+ * array of strings (caller deletes). window gets "REPRODUCED",
+ * "INCONCLUSIVE_WINDOW" or "NOT_ATTEMPTED". */
+ll_decision ll_model_decide(const ll_model *m, cJSON **reasons,
+                            const char **window);
+/* The seed's narrow ACCEPT statement, with the endpoint kind. malloc'd. */
+char *ll_model_statement(const ll_model *m, ll_decision d);
+
+/* Builds the reconcile row from the two most recent reads of this lifecycle
+ * (properties, then content). Caller appends it. */
+cJSON *ll_model_reconcile_row(const ll_model *m, ll_error *err);
+
+/* Known deviations (embedded core/known_deviations.json). Returns the id of
+ * the entry that explains a discrepancy, or NULL. kind is "status" or
+ * "version". */
+const char *ll_deviation_lookup(const char *kind, const char *judged_as,
+                                const char *server, const char *operation,
+                                long status, const char *code,
+                                const char *returned_version);
+
+#endif

@@ -1,0 +1,96 @@
+/* Internal layout of ll_model, shared by model.c (the fold), baseline.c
+ * (expectations and classification) and decide.c (the decision). */
+#ifndef LL_MODEL_IMPL_H
+#define LL_MODEL_IMPL_H
+
+#include "hash.h"
+#include "model.h"
+
+#define LL_MAX_DECL 256
+#define LL_ALIAS_MAX 16
+
+typedef struct {
+  long revision;
+  char writer[LL_ALIAS_MAX];
+  char sha[LL_SHA256_HEX];
+} ll_decl;
+
+/* What one lifecycle (fixture_epoch) has shown so far. */
+typedef struct {
+  long epoch;
+  int destructive;
+  ll_phase phase;
+  char holder[LL_ALIAS_MAX];     /* alias holding (or last holding) the lease */
+  char old_holder[LL_ALIAS_MAX]; /* alias whose lease was broken */
+  long break_period;             /* -1: no break accepted */
+  char obs_state[32], obs_status[32], obs_event[16];
+  int probe_done;
+  long last_accepted; /* revision, -1 none */
+  long unreconciled;  /* accepted Put awaiting read-back, -1 none */
+  long
+      content_revision; /* last read-back revision, -2 unknown, -1 undeclared */
+  int content_read_after_last_write;
+  long rejected[64];
+  int nrejected;
+  /* the ACCEPT chain, in the order the seed gives it */
+  int saw_breaking;
+  int saw_broken_after_breaking;
+  int stale_rejected_after_broken;
+  char new_holder[LL_ALIAS_MAX];
+  int new_acquired; /* 201 captured, or doubtful acquire proven */
+  int new_acquire_doubtful;
+  int new_write_readback; /* new holder's Put accepted and read back */
+  long new_write_rev;
+  int old_rejected_under_new;
+  int content_uncertain; /* a doubtful Put not settled by a later write */
+  int cleanup_confirmed;
+  int window_reproduced, window_inconclusive;
+} ll_epoch_state;
+
+struct ll_model {
+  int have_manifest;
+  char run_id[128];
+  char endpoint_kind[16]; /* azure | emulator | replay */
+  char judged_as[16];     /* azure | emulator | documented (replay label) */
+  char api_version[32];
+  long window_attempts;
+  ll_decl decl[LL_MAX_DECL];
+  int ndecl;
+  ll_epoch_state ep;
+  /* a pending read of this lifecycle, for the reconcile row */
+  char last_props_event[16], last_props_state[32], last_props_status[32];
+  int last_props_ok;
+  char last_read_event[16], last_read_sha[LL_SHA256_HEX];
+  long last_read_revision;
+  int last_read_ok;
+  /* outstanding doubts: event ids of mutations whose outcome is unknown */
+  cJSON *doubts;       /* array of {event_id, operation, revision, actor} */
+  cJSON *open_intents; /* object event_id -> intent row copy */
+  cJSON *events; /* event_id -> {operation, class, state, status, actor} */
+  cJSON *hold_reasons;
+  cJSON *reconcile_reasons;
+  int evidence_errors;
+  int poll_hold;
+  int window_reproduced_any, window_inconclusive_any;
+  long last_seq;
+};
+
+/* baseline.c */
+typedef struct {
+  long status;        /* documented status */
+  const char *family; /* NULL: success expected; else error family name */
+  char text[96];      /* "201", "412 blob-operation lease family", ... */
+} ll_expect;
+
+void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease_alias,
+                        ll_expect *out);
+int ll_baseline_in_family(const char *family, const char *code);
+/* Fills derived fields of an outcome row into derived (an object). */
+void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *derived);
+
+/* model.c helpers shared with decide.c */
+long ll_model_revision_of(const ll_model *m, const char *sha);
+int ll_model_was_rejected(const ll_model *m, long revision);
+void ll_model_add_reason(cJSON *list, const char *fmt, ...) LL_PRINTF(2, 3);
+
+#endif

@@ -1,0 +1,340 @@
+/* One evidence run: every request passes manifest, guard, durable intent,
+ * one attempt on the wire, and a classified outcome row, in that order. */
+#include "run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guard.h"
+#include "hash.h"
+#include "manifest.h"
+#include "payload.h"
+#include "run_impl.h"
+
+/* Appends row to the ledger, folding it into the model first so derived
+ * fields are filled. A failure makes the run dead: no more requests. */
+ll_status ll_run_append(ll_run *r, cJSON *row, ll_error *err) {
+  if (r->dead)
+    return ll_fail(err, LL_E_DURABILITY,
+                   "the evidence ledger failed earlier: nothing more is sent");
+  ll_status st = ll_model_apply(r->model, row, 1, err);
+  if (st != LL_OK)
+    return st;
+  long seq = 0;
+  st = ll_ledger_append(r->ledger, row, &seq, err);
+  if (st != LL_OK) {
+    r->dead = 1;
+    return st;
+  }
+  return LL_OK;
+}
+
+static cJSON *last_export(ll_run *r) {
+  const cJSON *rows = ll_ledger_export_rows(r->ledger);
+  int n = cJSON_GetArraySize(rows);
+  return n > 0 ? cJSON_Duplicate(cJSON_GetArrayItem(rows, n - 1), 1) : NULL;
+}
+
+static ll_writer *find_writer(ll_run *r, const char *alias) {
+  for (int i = 0; alias && i < r->nwriters; i++)
+    if (strcmp(r->writers[i].alias, alias) == 0)
+      return &r->writers[i];
+  return NULL;
+}
+
+int ll_run_is_bound(const ll_run *r, const char *alias) {
+  return find_writer((ll_run *)r, alias) != NULL;
+}
+
+static int alias_ok(const char *a) {
+  size_t n = a ? strlen(a) : 0;
+  if (n == 0 || n >= LL_ALIAS_MAX)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!((a[i] >= 'A' && a[i] <= 'Z') || (a[i] >= 'a' && a[i] <= 'z') ||
+          (a[i] >= '0' && a[i] <= '9') || a[i] == '_' || a[i] == '-'))
+      return 0;
+  return 1;
+}
+
+ll_status ll_run_bind(ll_run *r, const char *alias, ll_error *err) {
+  if (!alias_ok(alias))
+    return ll_fail(err, LL_E_USAGE,
+                   "writer alias must be 1-15 letters, digits, '-' or '_'");
+  if (find_writer(r, alias))
+    return LL_OK;
+  if (r->nwriters >= LL_MAX_WRITERS)
+    return ll_fail(err, LL_E_USAGE, "too many writers (max %d)",
+                   LL_MAX_WRITERS);
+  ll_writer *w = &r->writers[r->nwriters];
+  ll_strlcpy(w->alias, alias, sizeof w->alias);
+  ll_status st = ll_guid_v4(w->lease_id);
+  if (st != LL_OK)
+    return ll_fail(err, st, "could not generate a lease ID");
+  cJSON *row = cJSON_CreateObject();
+  cJSON_AddStringToObject(row, "record", "lease_bind");
+  cJSON_AddStringToObject(row, "alias", alias);
+  cJSON_AddStringToObject(row, "lease_real_id", w->lease_id);
+  st = ll_ledger_bind_alias(r->ledger, alias, w->lease_id, err);
+  if (st == LL_OK)
+    st = ll_run_append(r, row, err);
+  cJSON_Delete(row);
+  if (st == LL_OK)
+    r->nwriters++;
+  return st;
+}
+
+ll_status ll_run_declare(ll_run *r, long revision, const char *writer,
+                         cJSON **out_row, ll_error *err) {
+  ll_payload p;
+  ll_status st = ll_payload_build(revision, writer, &p, err);
+  if (st != LL_OK)
+    return st;
+  if (out_row)
+    *out_row = NULL;
+  if (!ll_model_declared(r->model, revision, writer)) {
+    if (ll_model_declared(r->model, revision, NULL))
+      return ll_fail(err, LL_E_USAGE,
+                     "revision %ld is already declared for another writer",
+                     revision);
+    cJSON *row = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "record", "declare");
+    cJSON_AddNumberToObject(row, "revision", revision);
+    cJSON_AddStringToObject(row, "writer", writer);
+    cJSON_AddStringToObject(row, "payload", p.bytes);
+    cJSON_AddStringToObject(row, "payload_sha256", p.sha256);
+    st = ll_run_append(r, row, err);
+    cJSON_Delete(row);
+    if (st != LL_OK)
+      return st;
+    r->expected_dirty = 1;
+  }
+  if (out_row) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "revision", revision);
+    cJSON_AddStringToObject(o, "writer", writer);
+    cJSON_AddStringToObject(o, "payload", p.bytes);
+    cJSON_AddStringToObject(o, "payload_sha256", p.sha256);
+    *out_row = o;
+  }
+  return LL_OK;
+}
+
+ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
+                           ll_error *err) {
+  cJSON *row = cJSON_CreateObject();
+  cJSON_AddStringToObject(row, "record", "lifecycle");
+  cJSON_AddNumberToObject(row, "fixture_epoch", ll_model_epoch(r->model) + 1);
+  cJSON_AddBoolToObject(row, "destructive", destructive);
+  cJSON_AddStringToObject(row, "reason", reason ? reason : "");
+  ll_status st = ll_run_append(r, row, err);
+  cJSON_Delete(row);
+  return st;
+}
+
+ll_status ll_run_note(ll_run *r, const char *step, const char *text,
+                      ll_error *err) {
+  cJSON *row = cJSON_CreateObject();
+  cJSON_AddStringToObject(row, "record", "note");
+  cJSON_AddStringToObject(row, "step", step ? step : "");
+  cJSON_AddStringToObject(row, "text", text ? text : "");
+  ll_status st = ll_run_append(r, row, err);
+  cJSON_Delete(row);
+  return st;
+}
+
+static ll_status refuse(ll_run *r, const ll_req_spec *s, ll_status code,
+                        ll_error *err) {
+  ll_error keep = *err;
+  cJSON *row = cJSON_CreateObject();
+  cJSON_AddStringToObject(row, "record", "refusal");
+  cJSON_AddNumberToObject(row, "fixture_epoch", ll_model_epoch(r->model));
+  cJSON_AddStringToObject(row, "step", s->step ? s->step : "");
+  cJSON_AddStringToObject(row, "operation", ll_op_name(s->op));
+  cJSON_AddStringToObject(row, "actor_alias", s->actor ? s->actor : "");
+  cJSON_AddStringToObject(row, "code", ll_code_name(code));
+  cJSON_AddNumberToObject(row, "invariant", ll_guard_invariant(code));
+  cJSON_AddStringToObject(row, "message", keep.message);
+  ll_status st = ll_run_append(r, row, err);
+  cJSON_Delete(row);
+  if (st != LL_OK)
+    return st;
+  *err = keep;
+  return code;
+}
+
+static void shape(const ll_http_request *q, const char *url, char *buf,
+                  size_t cap) {
+  const char *query = strchr(url, '?');
+  const char *bt = ll_headers_get(&q->headers, "x-ms-blob-type");
+  const char *act = ll_headers_get(&q->headers, "x-ms-lease-action");
+  char qs[64] = "";
+  if (query) {
+    /* only the operation selector, never a SAS */
+    if (strstr(query, "comp=lease"))
+      ll_strlcpy(qs, "?comp=lease", sizeof qs);
+    else if (strstr(query, "restype=container"))
+      ll_strlcpy(qs, "?restype=container", sizeof qs);
+  }
+  snprintf(buf, cap, "%s %s%s%s%s%s%s body=%zu lease_header=%s", q->method,
+           "<blob>", qs, bt ? " x-ms-blob-type=" : "", bt ? bt : "",
+           act ? " x-ms-lease-action=" : "", act ? act : "", q->body_len,
+           ll_headers_get(&q->headers, "x-ms-lease-id") ? "present" : "absent");
+}
+
+static void add_str_or_null(cJSON *o, const char *k, const char *v) {
+  if (v && *v)
+    cJSON_AddStringToObject(o, k, v);
+  else
+    cJSON_AddNullToObject(o, k);
+}
+
+ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
+                         ll_error *err) {
+  *out_row = NULL;
+  if (r->dead)
+    return ll_fail(err, LL_E_DURABILITY,
+                   "the evidence ledger failed earlier: nothing more is sent");
+  ll_writer *lw = find_writer(r, s->lease);
+  ll_writer *pw = find_writer(r, s->proposed);
+  if ((s->lease && !lw) || (s->proposed && !pw))
+    return ll_fail(err, LL_E_USAGE, "lease alias %s is not bound to a writer",
+                   s->lease ? s->lease : s->proposed);
+  const char *lease_alias =
+      s->op == LL_OP_LEASE_ACQUIRE ? s->proposed : s->lease;
+  ll_guard_req g = {s->op,    s->actor,    lease_alias,
+                    s->bound, s->revision, s->control};
+  if (s->op == LL_OP_LEASE_ACQUIRE)
+    g.lease = s->proposed;
+  ll_status st = ll_guard_check(r->model, &g, err);
+  if (st != LL_OK)
+    return refuse(r, s, st, err);
+
+  ll_payload p;
+  memset(&p, 0, sizeof p);
+  if (s->op == LL_OP_PUT_BLOB) {
+    st = ll_payload_build(s->revision, s->actor, &p, err);
+    if (st != LL_OK)
+      return refuse(r, s, st, err);
+    const char *want = ll_model_declared(r->model, s->revision, s->actor);
+    if (!want || strcmp(want, p.sha256) != 0)
+      return refuse(r, s,
+                    ll_fail(err, LL_E_UNDECLARED,
+                            "payload of revision %ld differs from its "
+                            "declaration",
+                            s->revision),
+                    err);
+  }
+  char client_id[LL_GUID_LEN];
+  if (ll_guid_v4(client_id) != LL_OK)
+    return ll_fail(err, LL_E_INTERNAL, "no randomness for a request ID");
+  ll_op_params op = {0};
+  op.lease_id = lw ? lw->lease_id : NULL;
+  op.proposed_id = pw ? pw->lease_id : NULL;
+  op.lease_duration = s->lease_duration;
+  op.break_period = s->break_period;
+  if (s->op == LL_OP_PUT_BLOB) {
+    op.body = (const unsigned char *)p.bytes;
+    op.body_len = p.len;
+  }
+  op.max_single_put = r->max_single_put;
+  op.api_version = ll_model_api_version(r->model);
+  op.client_request_id = client_id;
+  if (r->oversize_for_test && s->op == LL_OP_PUT_BLOB)
+    op.body_len = r->oversize_for_test;
+
+  ll_http_request q;
+  memset(&q, 0, sizeof q);
+  ll_headers_init(&q.headers);
+  char *url = NULL, *authed = NULL;
+  st = ll_blob_build(&r->target, s->op, &op, &q, &url, err);
+  if (st == LL_OK && r->auth)
+    st = ll_auth_apply(r->auth, url, &authed, &q.headers, err);
+  if (st != LL_OK) {
+    ll_headers_cleanup(&q.headers);
+    free(url);
+    free(authed);
+    return refuse(r, s, st, err);
+  }
+  q.url = authed ? authed : url;
+
+  char event[16], started[40], path[512], shp[256];
+  snprintf(event, sizeof event, "e%04ld", ++r->events);
+  ll_clock_utc_str(r->clock, started, sizeof started);
+  ll_target_blob_path(&r->target, path, sizeof path);
+  shape(&q, url, shp, sizeof shp);
+  long rev = s->op == LL_OP_PUT_BLOB ? s->revision : -1;
+
+  cJSON *in = cJSON_CreateObject();
+  cJSON_AddStringToObject(in, "record", "intent");
+  cJSON_AddStringToObject(in, "run_id", r->run_id);
+  cJSON_AddStringToObject(in, "event_id", event);
+  cJSON_AddNumberToObject(in, "fixture_epoch", ll_model_epoch(r->model));
+  cJSON_AddStringToObject(in, "step", s->step ? s->step : "");
+  cJSON_AddStringToObject(in, "operation", ll_op_name(s->op));
+  cJSON_AddStringToObject(in, "actor_alias", s->actor ? s->actor : "");
+  cJSON_AddStringToObject(in, "request_started_utc", started);
+  cJSON_AddStringToObject(in, "http_method", q.method);
+  cJSON_AddStringToObject(in, "blob_path", path);
+  cJSON_AddStringToObject(in, "requested_api_version", op.api_version);
+  cJSON_AddStringToObject(in, "lease_alias_supplied",
+                          lease_alias ? lease_alias : "omitted");
+  add_str_or_null(in, "lease_real_id",
+                  lw ? lw->lease_id : (pw ? pw->lease_id : NULL));
+  if (rev >= 0) {
+    cJSON_AddNumberToObject(in, "payload_revision", rev);
+    cJSON_AddStringToObject(in, "payload_sha256", p.sha256);
+  } else {
+    cJSON_AddNullToObject(in, "payload_revision");
+    cJSON_AddNullToObject(in, "payload_sha256");
+  }
+  cJSON_AddStringToObject(in, "request_shape", shp);
+  cJSON_AddStringToObject(in, "client_request_id", client_id);
+  st = ll_run_append(r, in, err);
+  if (st != LL_OK) {
+    cJSON_Delete(in);
+    ll_headers_cleanup(&q.headers);
+    free(url);
+    free(authed);
+    return st; /* nothing was sent: the intent is not durable */
+  }
+
+  ll_http_response resp;
+  ll_http_response_init(&resp);
+  st = r->transport->exchange(r->transport, &q, &resp, err);
+  ll_headers_cleanup(&q.headers);
+  free(url);
+  free(authed);
+  if (st != LL_OK) {
+    resp.outcome = LL_OUTCOME_NOT_SENT;
+    snprintf(resp.transport_error, sizeof resp.transport_error, "%s",
+             err->message);
+  }
+  cJSON *row = ll_run_outcome_row(r, in, s, &resp, pw);
+  cJSON_Delete(in);
+  ll_outcome oc = resp.outcome;
+  ll_http_response_cleanup(&resp);
+  st = ll_run_append(r, row, err);
+  cJSON_Delete(row);
+  if (st != LL_OK)
+    return st;
+  *out_row = last_export(r);
+  if (oc != LL_OUTCOME_RESPONSE)
+    return ll_fail(err, LL_E_TRANSPORT, "%s: outcome %s", ll_op_name(s->op),
+                   ll_outcome_name(oc));
+  return LL_OK;
+}
+
+const ll_model *ll_run_model(const ll_run *r) {
+  return r->model;
+}
+ll_ledger *ll_run_ledger(ll_run *r) {
+  return r->ledger;
+}
+ll_clock *ll_run_clock(ll_run *r) {
+  return r->clock;
+}
+const char *ll_run_id(const ll_run *r) {
+  return r->run_id;
+}

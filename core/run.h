@@ -1,0 +1,106 @@
+/* One evidence run: the ledger, the model, the guard and the transport tied
+ * together so that no request can leave without its manifest, its guard
+ * check and its durable intent row, and no response can be seen without
+ * its outcome row. Lua only ever receives export (sanitized) rows. */
+#ifndef LL_RUN_H
+#define LL_RUN_H
+
+#include <cjson/cJSON.h>
+
+#include "auth.h"
+#include "blob.h"
+#include "clock.h"
+#include "http.h"
+#include "ledger.h"
+#include "model.h"
+
+typedef struct ll_run ll_run;
+
+typedef struct {
+  const char *evidence_dir;
+  int recover;             /* reopen an existing directory, append only */
+  const cJSON *manifest;   /* user manifest (see manifest.h), borrowed */
+  const char *account_url; /* target */
+  const char *container;
+  const char *blob;
+  const char *lua_version;   /* for environment.json */
+  ll_transport *transport;   /* ownership moves to the run (even on failure) */
+  ll_clock *clock;           /* ownership moves to the run */
+  ll_auth *auth;             /* ownership moves to the run; NULL in replay */
+  size_t max_single_put;     /* 0: LL_MAX_SINGLE_PUT */
+  const char *fixture_label; /* replay: the fixture's endpoint kind */
+} ll_run_config;
+
+ll_run *ll_run_open(ll_run_config *cfg, ll_error *err);
+void ll_run_close(ll_run *r);
+
+typedef struct {
+  ll_op op;
+  const char *step;     /* label written into the row */
+  const char *actor;    /* writer alias, "operator" or "observer" */
+  const char *lease;    /* alias whose lease ID is sent, NULL: omitted */
+  int bound;            /* the actor is a lease-bound writer */
+  const char *proposed; /* acquire: alias whose ID is proposed */
+  long revision;        /* Put Blob: declared revision, else -1 */
+  long lease_duration;  /* acquire: -1 or 15..60 */
+  long break_period;    /* break: 0..60, or -1 to omit */
+  int control;          /* unconditioned write expecting rejection */
+} ll_req_spec;
+
+/* Sends one request under every rule. Returns LL_OK with *out_row (export
+ * row, caller deletes) for any response; LL_E_TRANSPORT with *out_row for a
+ * request whose outcome is NOT_SENT or UNKNOWN; a refusal code (recorded as
+ * a refusal row) when the guard refused; LL_E_DURABILITY when the intent
+ * could not be made durable (nothing was sent; the run is then dead). */
+ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
+                         ll_error *err) LL_WARN_UNUSED;
+
+/* Declares (revision, writer) before execution (invariant 6). */
+ll_status ll_run_declare(ll_run *r, long revision, const char *writer,
+                         cJSON **out_row, ll_error *err) LL_WARN_UNUSED;
+/* Binds alias to a fresh client-generated lease ID (or the one recorded,
+ * on recovery). */
+ll_status ll_run_bind(ll_run *r, const char *alias,
+                      ll_error *err) LL_WARN_UNUSED;
+int ll_run_is_bound(const ll_run *r, const char *alias);
+/* Starts a fresh object lifecycle (fixture_epoch + 1). */
+ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
+                           ll_error *err) LL_WARN_UNUSED;
+/* Appends a free-form note row (a step's label, an operator message). */
+ll_status ll_run_note(ll_run *r, const char *step, const char *text,
+                      ll_error *err) LL_WARN_UNUSED;
+
+/* Properties then content read, then the reconcile row. */
+ll_status ll_run_reconcile(ll_run *r, const char *step, cJSON **out_row,
+                           ll_error *err) LL_WARN_UNUSED;
+
+/* properties -> Put with the writer's lease -> properties, then the window
+ * finding. The Put is skipped when the first read is not breaking/locked
+ * (a late probe proves nothing about breaking). */
+ll_status ll_run_probe(ll_run *r, const char *writer, long revision,
+                       cJSON **out_finding, ll_error *err) LL_WARN_UNUSED;
+
+typedef struct {
+  long deadline_ms; /* from now; default hint + 60 s, or 120 s */
+  long floor_ms;    /* minimum spacing, default 50 */
+  long budget;      /* maximum properties requests, default 30 */
+  long fixed_ms;    /* > 0: fixed cadence (for comparison benches) */
+  void (*progress)(void *ctx, const char *state, long elapsed_ms, long hint_s,
+                   long polls);
+  void *progress_ctx;
+} ll_poll_options;
+
+/* Polls until broken/unlocked; records a poll finding (BROKEN or HOLD). */
+ll_status ll_run_wait_broken(ll_run *r, const ll_poll_options *o,
+                             cJSON **out_finding, ll_error *err) LL_WARN_UNUSED;
+
+/* Folds the decision; with record, appends the decision row. */
+ll_status ll_run_decide(ll_run *r, int record, cJSON **out_row,
+                        ll_error *err) LL_WARN_UNUSED;
+
+const ll_model *ll_run_model(const ll_run *r);
+ll_ledger *ll_run_ledger(ll_run *r);
+ll_clock *ll_run_clock(ll_run *r);
+const char *ll_run_id(const ll_run *r);
+
+#endif

@@ -1,0 +1,41 @@
+/* Internal layout of ll_run, shared by run.c (requests), run_open.c
+ * (opening, recovery, outcome rows) and flow.c (probe, poller, reconcile). */
+#ifndef LL_RUN_IMPL_H
+#define LL_RUN_IMPL_H
+
+#include "hash.h"
+#include "run.h"
+
+#define LL_MAX_WRITERS 8
+#define LL_ALIAS_MAX 16
+
+typedef struct {
+  char alias[LL_ALIAS_MAX];
+  char lease_id[LL_GUID_LEN]; /* secret: process memory and protected only */
+} ll_writer;
+
+struct ll_run {
+  ll_ledger *ledger;
+  ll_model *model;
+  ll_transport *transport;
+  ll_clock *clock;
+  ll_auth *auth;
+  ll_target target;
+  char run_id[160];
+  size_t max_single_put;
+  size_t oversize_for_test; /* tests only: pretend the body is this long */
+  ll_writer writers[LL_MAX_WRITERS];
+  int nwriters;
+  long events;
+  int dead; /* the ledger failed: nothing more may be sent */
+  int expected_dirty;
+};
+
+ll_status ll_run_append(ll_run *r, cJSON *row, ll_error *err) LL_WARN_UNUSED;
+cJSON *ll_run_outcome_row(ll_run *r, const cJSON *intent, const ll_req_spec *s,
+                          const ll_http_response *resp,
+                          const ll_writer *proposed);
+/* Rewrites expected.json from the declare rows. */
+ll_status ll_run_write_expected(ll_run *r, ll_error *err) LL_WARN_UNUSED;
+
+#endif

@@ -1,0 +1,308 @@
+/* Opening a run (fresh or for recovery) and turning a response into the
+ * evidence row. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "manifest.h"
+#include "run_impl.h"
+
+static const char *str(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void add_str_or_null(cJSON *o, const char *k, const char *v) {
+  if (v && *v)
+    cJSON_AddStringToObject(o, k, v);
+  else
+    cJSON_AddNullToObject(o, k);
+}
+
+static void copy_key(cJSON *dst, const cJSON *src, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, k);
+  cJSON_AddItemToObject(dst, k, v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
+}
+
+/* The evidence row, in the seed's field order, then the additions of
+ * DESIGN.md section 3. Derived fields start as null and are filled by the
+ * model when the row is appended. */
+cJSON *ll_run_outcome_row(ll_run *r, const cJSON *in, const ll_req_spec *s,
+                          const ll_http_response *resp,
+                          const ll_writer *proposed) {
+  ll_blob_result b;
+  memset(&b, 0, sizeof b);
+  int got =
+      resp->outcome == LL_OUTCOME_RESPONSE && ll_blob_parse(resp, &b) == LL_OK;
+  char received[40];
+  ll_clock_format_utc(resp->utc_end_ms ? resp->utc_end_ms
+                                       : ll_clock_utc_ms(r->clock),
+                      received, sizeof received);
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "record", "outcome");
+  copy_key(o, in, "run_id");
+  copy_key(o, in, "event_id");
+  copy_key(o, in, "fixture_epoch");
+  copy_key(o, in, "step");
+  copy_key(o, in, "operation");
+  copy_key(o, in, "actor_alias");
+  copy_key(o, in, "request_started_utc");
+  cJSON_AddStringToObject(o, "response_received_utc", received);
+  copy_key(o, in, "http_method");
+  copy_key(o, in, "blob_path");
+  copy_key(o, in, "requested_api_version");
+  add_str_or_null(o, "returned_api_version", got ? b.returned_version : NULL);
+  copy_key(o, in, "lease_alias_supplied");
+  copy_key(o, in, "lease_real_id");
+  copy_key(o, in, "payload_revision");
+  copy_key(o, in, "payload_sha256");
+  if (got)
+    cJSON_AddNumberToObject(o, "http_status", b.status);
+  else
+    cJSON_AddNullToObject(o, "http_status");
+  add_str_or_null(o, "azure_error_code", got ? b.error_code : NULL);
+  add_str_or_null(o, "x_ms_request_id", got ? b.request_id : NULL);
+  cJSON_AddNullToObject(o, "lease_state_before");
+  cJSON_AddNullToObject(o, "lease_status_before");
+  int props = s && s->op == LL_OP_GET_PROPERTIES && got;
+  add_str_or_null(o, "lease_state_after", props ? b.lease_state : NULL);
+  add_str_or_null(o, "lease_status_after", props ? b.lease_status : NULL);
+  add_str_or_null(o, "etag", got ? b.etag : NULL);
+  copy_key(o, in, "request_shape");
+  cJSON_AddNullToObject(o, "result_classification");
+  add_str_or_null(o, "notes", NULL);
+  cJSON_AddStringToObject(o, "endpoint_kind", ll_model_endpoint_kind(r->model));
+  cJSON_AddNumberToObject(o, "emitted_requests", resp->emitted_requests);
+  cJSON_AddNumberToObject(o, "mono_start_ns", (double)resp->mono_start_ns);
+  cJSON_AddNumberToObject(o, "mono_end_ns", (double)resp->mono_end_ns);
+  add_str_or_null(o, "x_ms_lease_time", got ? b.lease_time : NULL);
+  cJSON_AddNullToObject(o, "expectation");
+  cJSON_AddNullToObject(o, "discrepancy");
+  cJSON_AddStringToObject(o, "outcome", ll_outcome_name(resp->outcome));
+  add_str_or_null(o, "transport_error", resp->transport_error);
+  add_str_or_null(o, "error_message", got ? b.error_message : NULL);
+  add_str_or_null(o, "server",
+                  got ? ll_headers_get(&resp->headers, "Server") : NULL);
+  add_str_or_null(o, "observed_lease_state", props ? b.lease_state : NULL);
+  add_str_or_null(o, "observed_lease_status", props ? b.lease_status : NULL);
+  add_str_or_null(o, "observed_lease_duration",
+                  props ? b.lease_duration : NULL);
+  if (s && s->op == LL_OP_GET_BLOB && got && b.status == 200) {
+    char sha[LL_SHA256_HEX];
+    if (ll_sha256_hex(resp->body ? (const void *)resp->body : "",
+                      resp->body_len, sha) == LL_OK)
+      cJSON_AddStringToObject(o, "content_sha256", sha);
+  }
+  copy_key(o, in, "client_request_id");
+  if (s && s->op == LL_OP_LEASE_BREAK)
+    cJSON_AddNumberToObject(o, "break_period", s->break_period);
+  if (s && s->op == LL_OP_LEASE_ACQUIRE)
+    cJSON_AddBoolToObject(
+        o, "returned_lease_matches_proposed",
+        got && proposed && ll_lease_id_equal(b.lease_id, proposed->lease_id));
+  return o;
+}
+
+ll_status ll_run_write_expected(ll_run *r, ll_error *err) {
+  cJSON *arr = cJSON_CreateArray();
+  const cJSON *row;
+  cJSON_ArrayForEach(row, ll_ledger_export_rows(r->ledger)) {
+    const char *rec = str(row, "record");
+    if (!rec || strcmp(rec, "declare") != 0)
+      continue;
+    cJSON *d = cJSON_CreateObject();
+    copy_key(d, row, "revision");
+    copy_key(d, row, "writer");
+    copy_key(d, row, "payload");
+    copy_key(d, row, "payload_sha256");
+    cJSON_AddItemToArray(arr, d);
+  }
+  ll_status st = ll_ledger_write_json(r->ledger, "expected.json", arr, err);
+  cJSON_Delete(arr);
+  if (st == LL_OK)
+    r->expected_dirty = 0;
+  return st;
+}
+
+static ll_status write_environment(ll_run *r, const cJSON *manifest,
+                                   ll_error *err) {
+  cJSON *env = cJSON_CreateObject();
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(manifest, "versions");
+  cJSON *vv = cJSON_Duplicate(v, 1);
+  const char *az = getenv("AZURITE_VERSION");
+  if (az && strcmp(ll_model_endpoint_kind(r->model), "emulator") == 0)
+    cJSON_AddStringToObject(vv, "azurite", az);
+  cJSON_AddItemToObject(env, "versions", vv);
+  cJSON_AddStringToObject(env, "requested_api_version",
+                          ll_model_api_version(r->model));
+  cJSON *retry = cJSON_AddObjectToObject(env, "retry");
+  cJSON_AddNumberToObject(retry, "storage_operation_retries", 0);
+  cJSON_AddBoolToObject(retry, "mutations_on_fresh_connection", 1);
+  cJSON_AddStringToObject(retry, "request_heads_counted",
+                          "CURLOPT_DEBUGFUNCTION/CURLINFO_HEADER_OUT");
+  cJSON_AddNumberToObject(
+      env, "max_single_put_size",
+      (double)(r->max_single_put ? r->max_single_put : LL_MAX_SINGLE_PUT));
+  cJSON_AddStringToObject(env, "endpoint_kind",
+                          ll_model_endpoint_kind(r->model));
+  ll_status st = ll_ledger_write_json(r->ledger, "environment.json", env, err);
+  cJSON_Delete(env);
+  return st;
+}
+
+static ll_status open_fresh(ll_run *r, ll_run_config *cfg, ll_error *err) {
+  cJSON *row = NULL;
+  ll_status st = ll_manifest_build(cfg->manifest, &r->target, cfg->lua_version,
+                                   cfg->fixture_label, &row, err);
+  if (st != LL_OK)
+    return st;
+  ll_strlcpy(r->run_id, str(row, "run_id"), sizeof r->run_id);
+  r->ledger = ll_ledger_open(cfg->evidence_dir, LL_LEDGER_CREATE, err);
+  if (!r->ledger) {
+    cJSON_Delete(row);
+    return err ? err->code : LL_E_IO;
+  }
+  st = ll_run_append(r, row, err);
+  if (st == LL_OK) {
+    cJSON *m = cJSON_Duplicate(row, 1);
+    cJSON_DeleteItemFromObjectCaseSensitive(m, "record");
+    st = ll_ledger_write_json(r->ledger, "manifest.json", m, err);
+    cJSON_Delete(m);
+  }
+  if (st == LL_OK)
+    st = write_environment(r, row, err);
+  cJSON_Delete(row);
+  return st;
+}
+
+/* Reopen: fold every protected row again (comparing, not filling), restore
+ * the writers' lease IDs, and turn dangling intents into UNKNOWN_OUTCOME. */
+static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
+  r->ledger = ll_ledger_open(cfg->evidence_dir, LL_LEDGER_RECOVER, err);
+  if (!r->ledger)
+    return err ? err->code : LL_E_IO;
+  const cJSON *row;
+  cJSON_ArrayForEach(row, ll_ledger_rows(r->ledger)) {
+    cJSON *copy = cJSON_Duplicate(row, 1);
+    ll_status st = ll_model_apply(r->model, copy, 0, err);
+    cJSON_Delete(copy);
+    if (st != LL_OK)
+      return st;
+    const char *rec = str(row, "record");
+    if (rec && strcmp(rec, "manifest") == 0) {
+      char path[512];
+      ll_target_blob_path(&r->target, path, sizeof path);
+      const char *host = strstr(r->target.account_url, "://");
+      host = host ? host + 3 : r->target.account_url;
+      const char *rh = str(row, "account_host"), *rp = str(row, "blob_path");
+      if (!rh || !rp || strncmp(host, rh, strlen(rh)) != 0 ||
+          strcmp(path, rp) != 0)
+        return ll_fail(err, LL_E_MANIFEST,
+                       "recovery target %s%s differs from the recorded run's "
+                       "%s%s: point AZURE_STORAGE_* at the same blob",
+                       host, path, rh ? rh : "?", rp ? rp : "?");
+      ll_strlcpy(r->run_id, str(row, "run_id"), sizeof r->run_id);
+    }
+    if (rec && strcmp(rec, "lease_bind") == 0 && r->nwriters < LL_MAX_WRITERS) {
+      ll_writer *w = &r->writers[r->nwriters++];
+      ll_strlcpy(w->alias, str(row, "alias"), sizeof w->alias);
+      ll_strlcpy(w->lease_id, str(row, "lease_real_id"), sizeof w->lease_id);
+    }
+    const char *ev = str(row, "event_id");
+    if (ev && ev[0] == 'e' && atol(ev + 1) > r->events)
+      r->events = atol(ev + 1);
+  }
+  cJSON *note = cJSON_CreateObject();
+  cJSON_AddStringToObject(note, "record", "recovery");
+  char now[40];
+  ll_clock_utc_str(r->clock, now, sizeof now);
+  cJSON_AddStringToObject(note, "reopened_utc", now);
+  cJSON_AddNumberToObject(note, "open_intents",
+                          cJSON_GetArraySize(ll_model_open_intents(r->model)));
+  ll_status st = ll_run_append(r, note, err);
+  cJSON_Delete(note);
+  if (st != LL_OK)
+    return st;
+  /* Intents without an outcome: the process died with a request in flight. */
+  cJSON *open = cJSON_Duplicate(ll_model_open_intents(r->model), 1);
+  cJSON *in;
+  cJSON_ArrayForEach(in, open) {
+    ll_http_response resp;
+    ll_http_response_init(&resp);
+    resp.outcome = LL_OUTCOME_UNKNOWN;
+    snprintf(resp.transport_error, sizeof resp.transport_error,
+             "intent without outcome found on reopen: the process ended with "
+             "the request in flight");
+    int op = ll_op_from_name(str(in, "operation"));
+    ll_req_spec s = {.op = op < 0 ? LL_OP_GET_PROPERTIES : (ll_op)op};
+    cJSON *o = ll_run_outcome_row(r, in, &s, &resp, NULL);
+    cJSON_DeleteItemFromObjectCaseSensitive(o,
+                                            "returned_lease_matches_proposed");
+    ll_http_response_cleanup(&resp);
+    st = ll_run_append(r, o, err);
+    cJSON_Delete(o);
+    if (st != LL_OK)
+      break;
+  }
+  cJSON_Delete(open);
+  return st;
+}
+
+ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
+  ll_run *r = calloc(1, sizeof *r);
+  ll_status st = LL_OK;
+  if (!r) {
+    ll_transport_free(cfg->transport);
+    ll_clock_free(cfg->clock);
+    ll_auth_free(cfg->auth);
+    ll_fail(err, LL_E_NOMEM, "out of memory");
+    return NULL;
+  }
+  r->transport = cfg->transport;
+  r->clock = cfg->clock;
+  r->auth = cfg->auth;
+  r->max_single_put = cfg->max_single_put;
+  r->model = ll_model_new();
+  if (!r->model || !r->clock || !r->transport)
+    st = ll_fail(err, LL_E_USAGE, "run needs a transport and a clock");
+  if (st == LL_OK)
+    st = ll_target_init(&r->target, cfg->account_url, cfg->container, cfg->blob,
+                        err);
+  if (st == LL_OK && !cfg->evidence_dir)
+    st = ll_fail(err, LL_E_USAGE, "no evidence directory: pass --evidence DIR");
+  if (st == LL_OK)
+    st = cfg->recover ? open_recover(r, cfg, err) : open_fresh(r, cfg, err);
+  if (st == LL_OK && r->auth) {
+    for (int which = 0; which < 2 && st == LL_OK; which++) {
+      const char *secret = ll_auth_secret(r->auth, which);
+      if (secret && *secret)
+        st = ll_ledger_add_secret(r->ledger, secret, err);
+    }
+  }
+  if (st == LL_OK && r->nwriters > 0)
+    for (int i = 0; i < r->nwriters && st == LL_OK; i++)
+      st = ll_ledger_bind_alias(r->ledger, r->writers[i].alias,
+                                r->writers[i].lease_id, err);
+  if (st != LL_OK) {
+    ll_run_close(r);
+    return NULL;
+  }
+  return r;
+}
+
+void ll_run_close(ll_run *r) {
+  if (!r)
+    return;
+  if (r->ledger && !r->dead && r->expected_dirty) {
+    ll_error e;
+    if (ll_run_write_expected(r, &e) != LL_OK)
+      r->dead = 1; /* best effort at close: the ledger holds the truth */
+  }
+  ll_ledger_close(r->ledger);
+  ll_model_free(r->model);
+  ll_transport_free(r->transport);
+  ll_clock_free(r->clock);
+  ll_auth_free(r->auth);
+  memset(r->writers, 0, sizeof r->writers);
+  free(r);
+}
