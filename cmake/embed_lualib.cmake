@@ -1,5 +1,6 @@
 # Embeds scripts/lib/*.lua as a table of {module name, source} for the
 # package searcher of the sandbox (require "lib.<name>").
+string(REPLACE "|" ";" FILES "${FILES}")
 set(out "/* generated: scripts/lib */\n#include <stddef.h>\n")
 set(table "")
 set(i 0)

@@ -1,0 +1,31 @@
+/* Shared by l_run.c (open, requests, writers) and l_run_flow.c (composite
+ * steps, decisions, rows, time). */
+#ifndef LL_L_RUN_H
+#define LL_L_RUN_H
+
+#include <cjson/cJSON.h>
+#include <lua.h>
+
+#include "run.h"
+
+typedef struct {
+  ll_run *run; /* NULL once closed */
+} l_run;
+
+typedef struct {
+  char alias[16];
+  int bound;
+} l_writer;
+
+l_run *ll_lua_check_run(lua_State *L, int idx);
+/* Pushes row (and deletes it) for LL_OK; nil, err (err.row = row) for
+ * LL_E_TRANSPORT; raises for anything else. */
+int ll_lua_finish(lua_State *L, ll_status st, cJSON *row, ll_error *err);
+/* Adds the flow methods to the table on top of the stack. */
+void ll_lua_run_flow_methods(lua_State *L);
+/* Sets __gc, __close and __tostring on the Run metatable on top. */
+void ll_lua_run_meta(lua_State *L);
+/* Adds open to the module table on top of the stack. */
+void ll_lua_register_run(lua_State *L);
+
+#endif

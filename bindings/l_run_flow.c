@@ -1,0 +1,239 @@
+/* The Run's composite steps (reconcile, probe, poller, decision), its
+ * declarations and lifecycles, read access to its rows, and its clock. */
+#include <lauxlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "l_common.h"
+#include "l_json.h"
+#include "l_run.h"
+#include "ledger.h"
+
+/* run:declare(revision, writer) -> {revision, writer, payload,
+ * payload_sha256}. Raises on a bad writer or a conflicting declaration. */
+static int l_declare(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  lua_Integer rev = luaL_checkinteger(L, 2);
+  const char *writer = luaL_checkstring(L, 3);
+  ll_error err = {0};
+  cJSON *row = NULL;
+  ll_status st = ll_run_declare(h->run, (long)rev, writer, &row, &err);
+  return ll_lua_finish(L, st, row, &err);
+}
+
+/* run:lifecycle{destructive=false, reason=""} -> epoch */
+static int l_lifecycle(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  int destructive = ll_lua_optfield_bool(L, 2, "destructive", 0);
+  const char *reason = ll_lua_optfield_str(L, 2, "reason", "");
+  ll_error err = {0};
+  ll_status st = ll_run_lifecycle(h->run, destructive, reason, &err);
+  if (st != LL_OK)
+    return ll_lua_raise(L, st, err.message);
+  lua_pushinteger(L, ll_model_epoch(ll_run_model(h->run)));
+  return 1;
+}
+
+/* run:note(step, text) */
+static int l_note(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  const char *step = luaL_checkstring(L, 2);
+  const char *text = luaL_checkstring(L, 3);
+  ll_error err = {0};
+  ll_status st = ll_run_note(h->run, step, text, &err);
+  if (st != LL_OK)
+    return ll_lua_raise(L, st, err.message);
+  return 0;
+}
+
+/* run:reconcile([step]) -> reconcile row */
+static int l_reconcile(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  const char *step = luaL_optstring(L, 2, "reconcile");
+  ll_error err = {0};
+  cJSON *row = NULL;
+  ll_status st = ll_run_reconcile(h->run, step, &row, &err);
+  return ll_lua_finish(L, st, row, &err);
+}
+
+/* run:probe(writer, revision) -> window finding row */
+static int l_probe(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  l_writer *w = luaL_checkudata(L, 2, LL_WRITER_MT);
+  lua_Integer rev = luaL_checkinteger(L, 3);
+  if (!w->bound)
+    return luaL_argerror(L, 2, "the probe needs a lease-bound writer");
+  ll_error err = {0};
+  cJSON *row = NULL;
+  ll_status st = ll_run_probe(h->run, w->alias, (long)rev, &row, &err);
+  return ll_lua_finish(L, st, row, &err);
+}
+
+static void progress(void *ctx, const char *state, long elapsed_ms, long hint_s,
+                     long polls) {
+  (void)ctx;
+  fprintf(stderr,
+          "\r  waiting: %s, %.1f s elapsed, x-ms-lease-time hint %ld s, "
+          "%ld polls   ",
+          state, (double)elapsed_ms / 1000.0, hint_s, polls);
+  fflush(stderr);
+}
+
+/* run:wait_for_broken{deadline_ms, floor_ms=50, budget=30, fixed_ms,
+ * progress=bool} -> poll finding row (result BROKEN or HOLD) */
+static int l_wait(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  ll_poll_options o = {0};
+  o.deadline_ms = (long)ll_lua_optfield_int(L, 2, "deadline_ms", 0);
+  o.floor_ms = (long)ll_lua_optfield_int(L, 2, "floor_ms", 50);
+  o.budget = (long)ll_lua_optfield_int(L, 2, "budget", 30);
+  o.fixed_ms = (long)ll_lua_optfield_int(L, 2, "fixed_ms", 0);
+  if (o.floor_ms < 1 || o.budget < 1 || o.deadline_ms < 0 || o.fixed_ms < 0)
+    return luaL_argerror(L, 2, "floor_ms and budget must be positive");
+  int tty = ll_lua_optfield_bool(L, 2, "progress", 0) && isatty(2);
+  if (tty)
+    o.progress = progress;
+  ll_error err = {0};
+  cJSON *row = NULL;
+  ll_status st = ll_run_wait_broken(h->run, &o, &row, &err);
+  if (tty)
+    fprintf(stderr, "\r%60s\r", "");
+  return ll_lua_finish(L, st, row, &err);
+}
+
+/* run:decide() -> decision table, not recorded (a preview) */
+static int l_decide(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  ll_error err = {0};
+  cJSON *row = NULL;
+  ll_status st = ll_run_decide(h->run, 0, &row, &err);
+  return ll_lua_finish(L, st, row, &err);
+}
+
+/* run:finish() -> decision row (recorded), exit code */
+static int l_finish(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  ll_error err = {0};
+  cJSON *row = NULL;
+  ll_status st = ll_run_decide(h->run, 1, &row, &err);
+  if (st != LL_OK)
+    return ll_lua_raise(L, st, err.message);
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(row, "decision");
+  const char *name = cJSON_IsString(d) ? d->valuestring : "HOLD";
+  int code = strcmp(name, "ACCEPT") == 0      ? 0
+             : strcmp(name, "WAIT") == 0      ? 1
+             : strcmp(name, "RECONCILE") == 0 ? 3
+                                              : 2;
+  ll_lua_finish(L, LL_OK, row, &err);
+  lua_pushinteger(L, code);
+  return 2;
+}
+
+/* run:rows() -> array of export rows so far */
+static int l_rows(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  ll_lua_push_json(L, ll_ledger_export_rows(ll_run_ledger(h->run)));
+  return 1;
+}
+
+/* run:state() -> {epoch, phase, holder, doubts, unreconciled,
+ * observed_state, observed_status, last_accepted, endpoint_kind} */
+static int l_state(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  const ll_model *m = ll_run_model(h->run);
+  lua_createtable(L, 0, 10);
+  lua_pushinteger(L, ll_model_epoch(m));
+  lua_setfield(L, -2, "epoch");
+  lua_pushstring(L, ll_phase_name(ll_model_phase(m)));
+  lua_setfield(L, -2, "phase");
+  lua_pushstring(L, ll_model_holder(m));
+  lua_setfield(L, -2, "holder");
+  lua_pushinteger(L, ll_model_doubts(m));
+  lua_setfield(L, -2, "doubts");
+  lua_pushinteger(L, ll_model_unreconciled(m));
+  lua_setfield(L, -2, "unreconciled");
+  lua_pushstring(L, ll_model_observed_state(m));
+  lua_setfield(L, -2, "observed_state");
+  lua_pushstring(L, ll_model_observed_status(m));
+  lua_setfield(L, -2, "observed_status");
+  lua_pushinteger(L, ll_model_last_accepted(m));
+  lua_setfield(L, -2, "last_accepted");
+  lua_pushstring(L, ll_model_endpoint_kind(m));
+  lua_setfield(L, -2, "endpoint_kind");
+  lua_pushstring(L, ll_ledger_dir(ll_run_ledger(h->run)));
+  lua_setfield(L, -2, "evidence");
+  lua_pushstring(L, ll_run_id(h->run));
+  lua_setfield(L, -2, "run_id");
+  return 1;
+}
+
+/* run:now_ms() / run:utc() / run:sleep(ms): the run's clock (virtual during
+ * replay). */
+static int l_now_ms(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  lua_pushinteger(L, ll_clock_mono_ns(ll_run_clock(h->run)) / 1000000);
+  return 1;
+}
+
+static int l_utc(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  char buf[40];
+  ll_clock_utc_str(ll_run_clock(h->run), buf, sizeof buf);
+  lua_pushstring(L, buf);
+  return 1;
+}
+
+static int l_sleep(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  lua_Integer ms = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, ms >= 0 && ms <= 600000, 2, "0..600000 ms");
+  ll_clock_sleep_ms(ll_run_clock(h->run), ms);
+  return 0;
+}
+
+/* run:close(): safe to call twice; also __gc and __close. */
+static int l_close(lua_State *L) {
+  l_run *h = luaL_checkudata(L, 1, LL_RUN_MT);
+  ll_run_close(h->run);
+  h->run = NULL;
+  return 0;
+}
+
+static int l_tostring(lua_State *L) {
+  l_run *h = luaL_checkudata(L, 1, LL_RUN_MT);
+  if (h->run)
+    lua_pushfstring(L, "leaselua.Run(%s)", ll_run_id(h->run));
+  else
+    lua_pushliteral(L, "leaselua.Run(closed)");
+  return 1;
+}
+
+static const luaL_Reg flow[] = {{"declare", l_declare},
+                                {"lifecycle", l_lifecycle},
+                                {"note", l_note},
+                                {"reconcile", l_reconcile},
+                                {"probe", l_probe},
+                                {"wait_for_broken", l_wait},
+                                {"decide", l_decide},
+                                {"finish", l_finish},
+                                {"rows", l_rows},
+                                {"state", l_state},
+                                {"now_ms", l_now_ms},
+                                {"utc", l_utc},
+                                {"sleep", l_sleep},
+                                {"close", l_close},
+                                {NULL, NULL}};
+
+void ll_lua_run_flow_methods(lua_State *L) {
+  luaL_setfuncs(L, flow, 0);
+}
+
+void ll_lua_run_meta(lua_State *L) {
+  lua_pushcfunction(L, l_close);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, l_close);
+  lua_setfield(L, -2, "__close");
+  lua_pushcfunction(L, l_tostring);
+  lua_setfield(L, -2, "__tostring");
+}

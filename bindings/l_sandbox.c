@@ -1,0 +1,109 @@
+/* The sandbox: what a script can reach is decided here, by allow list. */
+#include "l_sandbox.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+#include <string.h>
+
+#include "l_common.h"
+
+struct ll_lualib {
+  const char *name;
+  const char *src;
+  size_t len;
+};
+extern const struct ll_lualib ll_lualibs[];
+
+static int load_lualib(lua_State *L, const struct ll_lualib *m) {
+  if (luaL_loadbufferx(L, m->src, m->len, m->name, "t") != LUA_OK)
+    return lua_error(L);
+  lua_pushstring(L, m->name);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+/* require(name): "leaselua" or "lib.<name>", cached in the registry. */
+static int l_require(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, "leaselua.loaded");
+  lua_getfield(L, -1, name);
+  if (!lua_isnil(L, -1))
+    return 1;
+  lua_pop(L, 1);
+  if (strcmp(name, "leaselua") == 0) {
+    ll_lua_open_module(L);
+  } else {
+    const struct ll_lualib *m = ll_lualibs;
+    while (m->name && strcmp(m->name, name) != 0)
+      m++;
+    if (!m->name)
+      return luaL_error(L,
+                        "module '%s' is not available in the sandbox "
+                        "(only leaselua and lib.*)",
+                        name);
+    load_lualib(L, m);
+  }
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_pushboolean(L, 1);
+  }
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, name);
+  return 1;
+}
+
+/* load(chunk [, name [, mode [, env]]]) restricted to text chunks. */
+static int l_load_text(lua_State *L) {
+  size_t len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  const char *name = luaL_optstring(L, 2, "=(load)");
+  int has_env = !lua_isnone(L, 4);
+  if (luaL_loadbufferx(L, s, len, name, "t") != LUA_OK) {
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  if (has_env) {
+    lua_pushvalue(L, 4);
+    if (!lua_setupvalue(L, -2, 1))
+      lua_pop(L, 1);
+  }
+  return 1;
+}
+
+void ll_sandbox_open(lua_State *L) {
+  static const luaL_Reg libs[] = {
+      {LUA_GNAME, luaopen_base},       {LUA_STRLIBNAME, luaopen_string},
+      {LUA_TABLIBNAME, luaopen_table}, {LUA_MATHLIBNAME, luaopen_math},
+      {LUA_UTF8LIBNAME, luaopen_utf8}, {NULL, NULL}};
+  for (const luaL_Reg *l = libs; l->func; l++) {
+    luaL_requiref(L, l->name, l->func, 1);
+    lua_pop(L, 1);
+  }
+  static const char *const removed[] = {"dofile", "loadfile", NULL};
+  for (const char *const *n = removed; *n; n++) {
+    lua_pushnil(L);
+    lua_setglobal(L, *n);
+  }
+  lua_pushcfunction(L, l_load_text);
+  lua_setglobal(L, "load");
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, "leaselua.loaded");
+  lua_pushcfunction(L, l_require);
+  lua_setglobal(L, "require");
+}
+
+static int preload_loader(lua_State *L) {
+  const struct ll_lualib *m = lua_touserdata(L, lua_upvalueindex(1));
+  return load_lualib(L, m);
+}
+
+void ll_lualib_preload(lua_State *L) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  for (const struct ll_lualib *m = ll_lualibs; m->name; m++) {
+    lua_pushlightuserdata(L, (void *)m);
+    lua_pushcclosure(L, preload_loader, 1);
+    lua_setfield(L, -2, m->name);
+  }
+  lua_pop(L, 1);
+}

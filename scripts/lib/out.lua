@@ -1,0 +1,56 @@
+-- One printed line per step (step, status, error code, class), and the
+-- closing decision. Honours NO_COLOR; colour only on a terminal.
+local ll = require "leaselua"
+
+local M = {}
+
+local colour = ll.isatty() and not ll.getenv("NO_COLOR")
+local paint = {
+  ACCEPT = "32", WAIT = "33", HOLD = "31", RECONCILE = "35",
+}
+
+local function c(code, s)
+  if colour and code then return "\27[" .. code .. "m" .. s .. "\27[0m" end
+  return s
+end
+
+local STOP = setmetatable({}, { __tostring = function() return "stopped by --stop-after" end })
+M.STOP = STOP
+
+-- stepper(stop_after) -> step(label, row, err): prints the line, returns
+-- row. A transport failure prints and stops the flow (raises STOP-like
+-- error object) so that the decision is still recorded.
+function M.stepper(stop_after)
+  return function(label, row, err)
+    local r = row or (err and err.row) or {}
+    local status = r.http_status or r.result or (err and "no-response") or "-"
+    local code = r.azure_error_code or "-"
+    local class = r.result_classification or r.record or "-"
+    print(string.format("%-34s %-8s %-36s %s", label, tostring(status), code, class))
+    if err then error(err, 0) end
+    local n = tonumber(label:match("^(%d+)"))
+    if stop_after and n and n >= stop_after then error(STOP, 0) end
+    return r
+  end
+end
+
+-- decision(row, dir): prints the decision block and returns nothing.
+function M.decision(row, dir)
+  print("")
+  print("DECISION: " .. c(paint[row.decision], row.decision) ..
+        " (endpoint kind: " .. tostring(row.endpoint_kind) .. ")")
+  print(row.statement)
+  for _, why in ipairs(row.reasons or {}) do print("  - " .. why) end
+  print("breaking-window finding: " .. tostring(row.window_finding))
+  print("evidence: " .. dir)
+end
+
+-- guarded(fn, run): runs fn, turning a stop or a refusal into a printed
+-- line; the caller then records the decision.
+function M.guarded(fn)
+  local ok, e = pcall(fn)
+  if not ok then print("stopped: " .. tostring(e)) end
+  return ok
+end
+
+return M
