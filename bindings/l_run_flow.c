@@ -35,6 +35,13 @@ static int l_lifecycle(lua_State *L) {
   return 1;
 }
 
+/* run:step(label): labels the rows of the following requests */
+static int l_step(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  ll_run_set_step(h->run, luaL_optstring(L, 2, ""));
+  return 0;
+}
+
 /* run:note(step, text) */
 static int l_note(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
@@ -212,6 +219,7 @@ static int l_tostring(lua_State *L) {
 static const luaL_Reg flow[] = {{"declare", l_declare},
                                 {"lifecycle", l_lifecycle},
                                 {"note", l_note},
+                                {"step", l_step},
                                 {"reconcile", l_reconcile},
                                 {"probe", l_probe},
                                 {"wait_for_broken", l_wait},

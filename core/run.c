@@ -150,7 +150,8 @@ static ll_status refuse(ll_run *r, const ll_req_spec *s, ll_status code,
   cJSON *row = cJSON_CreateObject();
   cJSON_AddStringToObject(row, "record", "refusal");
   cJSON_AddNumberToObject(row, "fixture_epoch", ll_model_epoch(r->model));
-  cJSON_AddStringToObject(row, "step", s->step ? s->step : "");
+  cJSON_AddStringToObject(row, "step",
+                          r->step[0] ? r->step : (s->step ? s->step : ""));
   cJSON_AddStringToObject(row, "operation", ll_op_name(s->op));
   cJSON_AddStringToObject(row, "actor_alias", s->actor ? s->actor : "");
   cJSON_AddStringToObject(row, "code", ll_code_name(code));
@@ -271,7 +272,8 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
   cJSON_AddStringToObject(in, "run_id", r->run_id);
   cJSON_AddStringToObject(in, "event_id", event);
   cJSON_AddNumberToObject(in, "fixture_epoch", ll_model_epoch(r->model));
-  cJSON_AddStringToObject(in, "step", s->step ? s->step : "");
+  cJSON_AddStringToObject(in, "step",
+                          r->step[0] ? r->step : (s->step ? s->step : ""));
   cJSON_AddStringToObject(in, "operation", ll_op_name(s->op));
   cJSON_AddStringToObject(in, "actor_alias", s->actor ? s->actor : "");
   cJSON_AddStringToObject(in, "request_started_utc", started);
@@ -324,6 +326,10 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
     return ll_fail(err, LL_E_TRANSPORT, "%s: outcome %s", ll_op_name(s->op),
                    ll_outcome_name(oc));
   return LL_OK;
+}
+
+void ll_run_set_step(ll_run *r, const char *label) {
+  ll_strlcpy(r->step, label ? label : "", sizeof r->step);
 }
 
 const ll_model *ll_run_model(const ll_run *r) {

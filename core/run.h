@@ -98,6 +98,10 @@ ll_status ll_run_wait_broken(ll_run *r, const ll_poll_options *o,
 ll_status ll_run_decide(ll_run *r, int record, cJSON **out_row,
                         ll_error *err) LL_WARN_UNUSED;
 
+/* Labels the rows of the requests that follow with the script's step
+ * (the seed's step names); NULL or "" clears it. */
+void ll_run_set_step(ll_run *r, const char *label);
+
 const ll_model *ll_run_model(const ll_run *r);
 ll_ledger *ll_run_ledger(ll_run *r);
 ll_clock *ll_run_clock(ll_run *r);

@@ -29,6 +29,7 @@ struct ll_run {
   long events;
   int dead; /* the ledger failed: nothing more may be sent */
   int expected_dirty;
+  char step[96]; /* the script's current step label */
 };
 
 ll_status ll_run_append(ll_run *r, cJSON *row, ll_error *err) LL_WARN_UNUSED;

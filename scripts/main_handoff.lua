@@ -10,58 +10,53 @@ local opts = cli.parse(arg, cli.spec {
   defaults = { break_period = 30, window_attempts = 3 },
 })
 local run <close> = ll.open(cli.open_config(opts, { name = "main-handoff" }))
-local step = out.stepper(opts.stop_after)
+local step = out.stepper(run, opts.stop_after)
 for _, d in ipairs { { 0, "A" }, { 1, "A" }, { 2, "A" }, { 3, "A" }, { 4, "A" }, { 5, "B" }, { 6, "A" } } do
   run:declare(d[1], d[2])
 end
 local A, B, A_unleased = run:writer("A"), run:writer("B"), run:unbound("A")
 
-local function cleanup_lifecycle()
-  step("   finish lifecycle: wait broken", run:wait_for_broken { progress = true })
-  step("   finish lifecycle: delete", A_unleased:delete())
-end
-
 out.guarded(function()
-  step("0 create container", run:create_container())
+  step("0 create container", run.create_container, run)
   for attempt = 1, opts.window_attempts do
     run:lifecycle { reason = "main handoff, window attempt " .. attempt }
-    step("1 create rev 0", A_unleased:put(0))
-    step("1 read back rev 0", run:read())
-    step("2 acquire A (infinite)", A:acquire { duration = -1 })
-    step("3 rev 1 with A", A:put(1))
-    step("3 read back rev 1", run:read())
-    step("4 rev 2 without lease", A_unleased:put(2, { control = true }))
-    step("4 rev 1 still there", run:read())
-    step("5 unconditioned read", run:read())
-    step("6 properties before break", run:properties())
-    step("6 operator breaks, period " .. opts.break_period, run:break_lease { period = opts.break_period })
-    local window = step("7 probe rev 3 while breaking", run:probe(A, 3))
-    step("7 read back after probe", run:read())
+    step("1 create rev 0", A_unleased.put, A_unleased, 0)
+    step("1 read back rev 0", run.read, run)
+    step("2 acquire A (infinite)", A.acquire, A, { duration = -1 })
+    step("3 rev 1 with A", A.put, A, 1)
+    step("3 read back rev 1", run.read, run)
+    step("4 rev 2 without lease", A_unleased.put, A_unleased, 2, { control = true })
+    step("4 rev 1 still there", run.read, run)
+    step("5 unconditioned read", run.read, run)
+    step("6 properties before break", run.properties, run)
+    step("6 break, period " .. opts.break_period, run.break_lease, run, { period = opts.break_period })
+    local window = step("7 probe rev 3 while breaking", run.probe, run, A, 3)
+    step("7 read back after probe", run.read, run)
     if window.result == "REPRODUCED" or attempt == opts.window_attempts then break end
-    cleanup_lifecycle()
+    step("7 finish lifecycle: wait broken", run.wait_for_broken, run, { progress = true })
+    step("7 finish lifecycle: delete", A_unleased.delete, A_unleased)
   end
-  local fresh = step("8 fresh properties", run:properties())
-  if fresh.observed_lease_state == "breaking" then
-    step("8 B acquire while breaking", B:acquire { duration = -1 })
+  if step("8 fresh properties", run.properties, run).observed_lease_state == "breaking" then
+    step("8 B acquire while breaking", B.acquire, B, { duration = -1 })
   else
     run:note("8", "the lease left breaking before B's early acquire; not attempted")
   end
-  local polled = step("9 wait for broken", run:wait_for_broken { progress = true })
+  local polled = step("9 wait for broken", run.wait_for_broken, run, { progress = true })
   if polled.result ~= "BROKEN" then return end
-  step("10 rev 4 with stale A", A:put(4))
-  step("11 acquire B (infinite)", B:acquire { duration = -1 })
-  step("12 rev 5 with B", B:put(5))
-  step("12 read back rev 5", run:read())
-  step("13 rev 6 with A", A:put(6))
-  step("13 rev 5 still there", run:read())
+  step("10 rev 4 with stale A", A.put, A, 4)
+  step("11 acquire B (infinite)", B.acquire, B, { duration = -1 })
+  step("12 rev 5 with B", B.put, B, 5)
+  step("12 read back rev 5", run.read, run)
+  step("13 rev 6 with A", A.put, A, 6)
+  step("13 rev 5 still there", run.read, run)
   if run:decide().decision ~= "ACCEPT" then
     run:note("14", "ownership or content uncertain: blob left for the operator")
-    print("14 cleanup skipped: ownership or content uncertain; blob left for the operator")
+    print("14 cleanup skipped: ownership or content uncertain; the blob is left for the operator")
     return
   end
-  step("14 release B", B:release())
-  step("14 confirm release", run:properties())
-  step("14 delete", A_unleased:delete())
+  step("14 release B", B.release, B)
+  step("14 confirm release", run.properties, run)
+  step("14 delete", A_unleased.delete, A_unleased)
 end)
 
 local decision, code = run:finish()

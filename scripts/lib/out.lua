@@ -17,11 +17,16 @@ end
 local STOP = setmetatable({}, { __tostring = function() return "stopped by --stop-after" end })
 M.STOP = STOP
 
--- stepper(stop_after) -> step(label, row, err): prints the line, returns
--- row. A transport failure prints and stops the flow (raises STOP-like
--- error object) so that the decision is still recorded.
-function M.stepper(stop_after)
-  return function(label, row, err)
+-- stepper(run, stop_after) -> step(label, method, obj, ...): labels the
+-- rows with the seed's step, calls obj:method(...), prints one line and
+-- returns the row. A transport failure prints and raises its error so the
+-- flow stops and the decision is still recorded; so does --stop-after N
+-- once step N is done.
+function M.stepper(run, stop_after)
+  return function(label, method, obj, ...)
+    run:step(label)
+    local row, err = method(obj, ...)
+    run:step()
     local r = row or (err and err.row) or {}
     local status = r.http_status or r.result or (err and "no-response") or "-"
     local code = r.azure_error_code or "-"
