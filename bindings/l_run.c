@@ -118,6 +118,7 @@ static int l_open(lua_State *L) {
   cfg.container = container;
   cfg.blob = blob;
   cfg.lua_version = LUA_RELEASE;
+  cfg.max_single_put = (size_t)ll_lua_optfield_int(L, 1, "max_single_put", 0);
   h->run = ll_run_open(&cfg, &err);
   cJSON_Delete(manifest);
   ll_transport_config_cleanup(&tc);
