@@ -72,6 +72,9 @@ static int l_open(lua_State *L) {
   const char *blob = ll_lua_optfield_str(L, 1, "blob", NULL);
   int recover = ll_lua_optfield_bool(L, 1, "recover", 0);
   lua_Integer deadline_s = ll_lua_optfield_int(L, 1, "deadline_s", 900);
+  lua_Integer max_put = ll_lua_optfield_int(L, 1, "max_single_put", 0);
+  if (max_put < 0)
+    return luaL_argerror(L, 1, "max_single_put must be positive");
   if (!evidence)
     return ll_lua_raise(L, LL_E_USAGE,
                         "no evidence directory: pass --evidence DIR");
@@ -118,7 +121,7 @@ static int l_open(lua_State *L) {
   cfg.container = container;
   cfg.blob = blob;
   cfg.lua_version = LUA_RELEASE;
-  cfg.max_single_put = (size_t)ll_lua_optfield_int(L, 1, "max_single_put", 0);
+  cfg.max_single_put = (size_t)max_put;
   h->run = ll_run_open(&cfg, &err);
   cJSON_Delete(manifest);
   ll_transport_config_cleanup(&tc);
