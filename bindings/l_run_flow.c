@@ -22,13 +22,14 @@ static int l_declare(lua_State *L) {
   return ll_lua_finish(L, st, row, &err);
 }
 
-/* run:lifecycle{destructive=false, reason=""} -> epoch */
+/* run:lifecycle{destructive=false, reason="", after=DIR} -> epoch */
 static int l_lifecycle(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
   int destructive = ll_lua_optfield_bool(L, 2, "destructive", 0);
   const char *reason = ll_lua_optfield_str(L, 2, "reason", "");
+  const char *after = ll_lua_optfield_str(L, 2, "after", NULL);
   ll_error err = {0};
-  ll_status st = ll_run_lifecycle(h->run, destructive, reason, &err);
+  ll_status st = ll_run_lifecycle(h->run, destructive, reason, after, &err);
   if (st != LL_OK)
     return ll_lua_raise(L, st, err.message);
   lua_pushinteger(L, ll_model_epoch(ll_run_model(h->run)));

@@ -173,7 +173,9 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
   if (!outcome || strcmp(outcome, "NOT_SENT") == 0) {
     cls = "EVIDENCE_ERROR"; /* the step's evidence was not obtained */
   } else if (strcmp(outcome, "UNKNOWN") == 0) {
-    cls = mutation ? "UNKNOWN_OUTCOME" : "EVIDENCE_ERROR";
+    /* A lost response: for a mutation the service may have applied it;
+     * for a read the state it saw is unknown. Both wait for reconcile. */
+    cls = "UNKNOWN_OUTCOME";
   } else if (num(row, "emitted_requests", 0) != 1) {
     snprintf(text, sizeof text, "%ld request heads emitted for one attempt",
              num(row, "emitted_requests", 0));
@@ -181,8 +183,9 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
     discrepancy(m, row, d, "emission", text);
     cls = "EVIDENCE_ERROR";
   } else if (status >= 500) {
-    /* A server error does not say whether a mutation was applied. */
-    cls = mutation ? "UNKNOWN_OUTCOME" : "EVIDENCE_ERROR";
+    /* A server error does not say whether a mutation was applied, and a
+     * read that failed observed nothing: both wait for reconcile. */
+    cls = "UNKNOWN_OUTCOME";
   } else {
     int ok = status >= 200 && status < 300;
     const char *req = str(row, "requested_api_version");

@@ -128,6 +128,8 @@ ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
                         "ownership not proven: %s's acquire outcome is "
                         "unknown and no conditioned renew proved it",
                         ep->new_holder);
+  if (ep->poll_hold[0])
+    ll_model_add_reason(hold, "%s", ep->poll_hold);
   *window = m->window_reproduced_any     ? "REPRODUCED"
             : m->window_inconclusive_any ? "INCONCLUSIVE_WINDOW"
                                          : "NOT_ATTEMPTED";
@@ -152,6 +154,13 @@ ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
                           "latest fresh observation (event %s) is "
                           "breaking/locked; the flow needs broken",
                           ep->obs_event);
+    } else if (ep->destructive) {
+      /* the unlocked-gap control has its own, equally narrow chain */
+      missing(reasons, ep->saw_broken, "fresh broken/unlocked observation");
+      missing(reasons, ep->gap_write_rev >= 0,
+              "unconditioned write accepted in the gap");
+      missing(reasons, ep->gap_readback, "read-back of the gap write");
+      dec = cJSON_GetArraySize(reasons) > 0 ? LL_DEC_HOLD : LL_DEC_ACCEPT;
     } else {
       int content_ok = ep->content_read_after_last_write &&
                        ep->content_revision == ep->last_accepted &&
@@ -193,6 +202,15 @@ char *ll_model_statement(const ll_model *m, ll_decision d) {
              kind);
   const char *body;
   char buf[1024];
+  if (d == LL_DEC_ACCEPT && m->ep.destructive) {
+    snprintf(buf, sizeof buf,
+             "Unlocked-gap control accepted: after the lease on this blob was "
+             "observed broken/unlocked, an UNCONDITIONED writer (no lease ID) "
+             "entered the gap and its Put Blob of revision %ld was accepted "
+             "and read back. A lease break alone does not fence writers. %s",
+             m->ep.gap_write_rev, tail);
+    return strdup(buf);
+  }
   if (d == LL_DEC_ACCEPT) {
     const ll_epoch_state *ep = &m->ep;
     snprintf(buf, sizeof buf,

@@ -37,6 +37,13 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
     return ll_fail(err, LL_E_MANIFEST,
                    "no request before the run manifest is recorded "
                    "(invariant 11): record the manifest first");
+  if (!ll_model_actor_permitted(m, actor) ||
+      (r->lease && !ll_model_actor_permitted(m, r->lease)))
+    return ll_fail(err, LL_E_MANIFEST,
+                   "actor %s is not among the manifest's permitted_actors "
+                   "(invariant 11): add it to the manifest or use another",
+                   r->lease && ll_model_actor_permitted(m, actor) ? r->lease
+                                                                  : actor);
   if (!mutation)
     return LL_OK; /* reads never change state and are always allowed */
   if (ll_model_doubts(m) > 0)

@@ -39,6 +39,7 @@ static void epoch_reset(ll_epoch_state *ep, long epoch, int destructive) {
   ep->unreconciled = -1;
   ep->content_revision = -2;
   ep->new_write_rev = -1;
+  ep->gap_write_rev = -1;
 }
 
 ll_model *ll_model_new(void) {
@@ -64,6 +65,7 @@ ll_model *ll_model_new(void) {
 void ll_model_free(ll_model *m) {
   if (!m)
     return;
+  cJSON_Delete(m->actors);
   cJSON_Delete(m->doubts);
   cJSON_Delete(m->open_intents);
   cJSON_Delete(m->events);
@@ -190,6 +192,8 @@ static void content_read(ll_model *m, const cJSON *row, long rev) {
         "event %s: content is %s%ld, the accepted-write ledger says %ld",
         str(row, "event_id"), rev < 0 ? "undeclared bytes " : "revision ", rev,
         ep->last_accepted);
+  if (rev >= 0 && rev == ep->gap_write_rev)
+    ep->gap_readback = 1;
   if (ep->unreconciled >= 0 && rev == ep->unreconciled) {
     if (ep->new_acquired && ep->new_write_rev == rev)
       ep->new_write_readback = 1;
@@ -215,7 +219,9 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
   if (strcmp(cls, "UNKNOWN_OUTCOME") == 0 ||
       (strcmp(cls, "EVIDENCE_ERROR") == 0 && ll_op_is_mutation(op))) {
     add_doubt(m, row, op);
-    if (op == LL_OP_PUT_BLOB) {
+    if (!ll_op_is_mutation(op)) {
+      /* a lost read changes nothing on the service */
+    } else if (op == LL_OP_PUT_BLOB) {
       ep->content_uncertain = 1;
     } else if (op == LL_OP_LEASE_ACQUIRE && ep->saw_broken_after_breaking &&
                lease && !is_alias(lease, ep->old_holder)) {
@@ -235,6 +241,8 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
   }
   if (op == LL_OP_GET_PROPERTIES && ok) {
     observe(m, row);
+    if (is_alias(str(row, "observed_lease_state"), "broken"))
+      ep->saw_broken = 1;
   } else if (op == LL_OP_GET_PROPERTIES) {
     m->last_props_ok = 0;
   } else if (op == LL_OP_GET_BLOB && ok) {
@@ -242,6 +250,9 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
   } else if (op == LL_OP_GET_BLOB) {
     m->last_read_ok = 0;
   } else if (op == LL_OP_PUT_BLOB && ok) {
+    if ((!lease || strcmp(lease, "omitted") == 0) && ep->destructive &&
+        ep->saw_broken)
+      ep->gap_write_rev = rev;
     ep->last_accepted = rev;
     ep->unreconciled = rev;
     ep->content_read_after_last_write = 0;
@@ -408,8 +419,11 @@ static ll_status apply_finding(ll_model *m, cJSON *row, int fill,
   }
   if (kind && strcmp(kind, "poll") == 0 && res && strcmp(res, "HOLD") == 0) {
     m->poll_hold = 1;
-    ll_model_add_reason(m->hold_reasons, "poll: %s",
-                        str(row, "reason") ? str(row, "reason") : "HOLD");
+    snprintf(m->ep.poll_hold, sizeof m->ep.poll_hold, "poll: %s",
+             str(row, "reason") ? str(row, "reason") : "HOLD");
+  } else if (kind && strcmp(kind, "poll") == 0 && res &&
+             strcmp(res, "BROKEN") == 0) {
+    m->ep.poll_hold[0] = '\0'; /* a later observation supersedes it */
   }
   return LL_OK;
 }
@@ -434,6 +448,9 @@ ll_status ll_model_apply(ll_model *m, cJSON *row, int fill, ll_error *err) {
                                                          : m->endpoint_kind);
     if (str(row, "api_version"))
       cpy(m->api_version, sizeof m->api_version, str(row, "api_version"));
+    cJSON_Delete(m->actors);
+    m->actors = cJSON_Duplicate(
+        cJSON_GetObjectItemCaseSensitive(row, "permitted_actors"), 1);
   } else if (strcmp(rec, "declare") == 0) {
     if (m->ndecl >= LL_MAX_DECL)
       return ll_fail(err, LL_E_USAGE, "too many declared payloads");
@@ -521,6 +538,19 @@ const char *ll_model_observed_status(const ll_model *m) {
 }
 long ll_model_last_accepted(const ll_model *m) {
   return m->ep.last_accepted;
+}
+
+int ll_model_actor_permitted(const ll_model *m, const char *actor) {
+  const cJSON *a;
+  cJSON_ArrayForEach(a, m->actors) {
+    if (cJSON_IsString(a) && actor && strcmp(a->valuestring, actor) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+int ll_model_cleanup_confirmed(const ll_model *m) {
+  return m->ep.cleanup_confirmed;
 }
 
 const char *ll_model_declared(const ll_model *m, long revision,

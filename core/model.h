@@ -67,6 +67,10 @@ const cJSON *ll_model_open_intents(const ll_model *m);
 const char *ll_model_observed_state(const ll_model *m);
 const char *ll_model_observed_status(const ll_model *m);
 long ll_model_last_accepted(const ll_model *m);
+/* actor is listed in the manifest's permitted_actors. */
+int ll_model_actor_permitted(const ll_model *m, const char *actor);
+/* The lifecycle's blob was deleted after its lease was given up. */
+int ll_model_cleanup_confirmed(const ll_model *m);
 
 /* The decision fold: HOLD > RECONCILE > WAIT > ACCEPT. reasons gets an
  * array of strings (caller deletes). window gets "REPRODUCED",

@@ -45,6 +45,10 @@ typedef struct {
   int content_uncertain; /* a doubtful Put not settled by a later write */
   int cleanup_confirmed;
   int window_reproduced, window_inconclusive;
+  char poll_hold[200]; /* a poll HOLD not superseded by a later BROKEN */
+  long gap_write_rev;  /* unconditioned Put accepted while broken */
+  int gap_readback;
+  int saw_broken;
 } ll_epoch_state;
 
 struct ll_model {
@@ -64,6 +68,7 @@ struct ll_model {
   long last_read_revision;
   int last_read_ok;
   /* outstanding doubts: event ids of mutations whose outcome is unknown */
+  cJSON *actors;       /* manifest permitted_actors */
   cJSON *doubts;       /* array of {event_id, operation, revision, actor} */
   cJSON *open_intents; /* object event_id -> intent row copy */
   cJSON *events; /* event_id -> {operation, class, state, status, actor} */

@@ -11,6 +11,7 @@
 #include "manifest.h"
 #include "payload.h"
 #include "run_impl.h"
+#include "verify.h"
 
 /* Appends row to the ledger, folding it into the model first so derived
  * fields are filled. A failure makes the run dead: no more requests. */
@@ -121,13 +122,51 @@ ll_status ll_run_declare(ll_run *r, long revision, const char *writer,
   return LL_OK;
 }
 
+static ll_status check_after(ll_run *r, const char *after, ll_error *err) {
+  ll_verify_report rep;
+  char path[512];
+  if (!after || !*after)
+    return ll_fail(err, LL_E_USAGE,
+                   "a destructive lifecycle needs --after DIR naming the "
+                   "evidence of an accepted main handoff on this blob");
+  if (ll_verify_dir(after, &rep, err) != LL_OK)
+    return ll_fail(err, LL_E_USAGE,
+                   "--after %s does not verify (%s): run the main handoff "
+                   "first",
+                   after, rep.problem[0] ? rep.problem : err->message);
+  ll_target_blob_path(&r->target, path, sizeof path);
+  if (strcmp(rep.decision, "ACCEPT") != 0 || rep.destructive)
+    return ll_fail(err, LL_E_USAGE,
+                   "--after %s is not an accepted main handoff (decision "
+                   "%s): the gap control runs only after one",
+                   after, rep.decision[0] ? rep.decision : "none");
+  if (!rep.cleanup_confirmed)
+    return ll_fail(err, LL_E_USAGE,
+                   "--after %s did not confirm its cleanup: finish and clean "
+                   "up the main fixture first",
+                   after);
+  if (strcmp(rep.blob_path, path) != 0)
+    return ll_fail(err, LL_E_USAGE,
+                   "--after %s concerns %s, not %s: use the same owned blob "
+                   "path",
+                   after, rep.blob_path, path);
+  return LL_OK;
+}
+
 ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
-                           ll_error *err) {
+                           const char *after_dir, ll_error *err) {
+  if (destructive) {
+    ll_status st = check_after(r, after_dir, err);
+    if (st != LL_OK)
+      return st;
+  }
   cJSON *row = cJSON_CreateObject();
   cJSON_AddStringToObject(row, "record", "lifecycle");
   cJSON_AddNumberToObject(row, "fixture_epoch", ll_model_epoch(r->model) + 1);
   cJSON_AddBoolToObject(row, "destructive", destructive);
   cJSON_AddStringToObject(row, "reason", reason ? reason : "");
+  if (destructive)
+    cJSON_AddStringToObject(row, "after_run", after_dir);
   ll_status st = ll_run_append(r, row, err);
   cJSON_Delete(row);
   return st;

@@ -63,9 +63,12 @@ ll_status ll_run_declare(ll_run *r, long revision, const char *writer,
 ll_status ll_run_bind(ll_run *r, const char *alias,
                       ll_error *err) LL_WARN_UNUSED;
 int ll_run_is_bound(const ll_run *r, const char *alias);
-/* Starts a fresh object lifecycle (fixture_epoch + 1). */
+/* Starts a fresh object lifecycle (fixture_epoch + 1). A destructive one
+ * (the unlocked-gap control) is allowed only after an accepted main run on
+ * the same blob whose cleanup was confirmed: after_dir names that run's
+ * evidence, which must verify. */
 ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
-                           ll_error *err) LL_WARN_UNUSED;
+                           const char *after_dir, ll_error *err) LL_WARN_UNUSED;
 /* Appends a free-form note row (a step's label, an operator message). */
 ll_status ll_run_note(ll_run *r, const char *step, const char *text,
                       ll_error *err) LL_WARN_UNUSED;

@@ -158,11 +158,15 @@ ll_status ll_verify_dir(const char *dir, ll_verify_report *rep, ll_error *err) {
       break;
     }
     const char *rec = str(row, "record");
+    if (rec && strcmp(rec, "manifest") == 0 && str(row, "blob_path"))
+      ll_strlcpy(rep->blob_path, str(row, "blob_path"), sizeof rep->blob_path);
     if (rec && strcmp(rec, "decision") == 0) {
       ll_strlcpy(rep->decision, str(row, "decision"), sizeof rep->decision);
       ll_strlcpy(rep->window, str(row, "window_finding"), sizeof rep->window);
     }
   }
+  rep->cleanup_confirmed = ll_model_cleanup_confirmed(m);
+  rep->destructive = ll_model_destructive(m);
   ll_model_free(m);
   if (st == LL_OK && rep->rows == 0)
     st = problem(rep, err, 1, "%s", "the export ledger is empty");

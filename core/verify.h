@@ -14,6 +14,9 @@ typedef struct {
   char problem[512];  /* first problem, empty when consistent */
   char decision[16];  /* recomputed decision of the last decision row */
   char window[32];
+  char blob_path[512];   /* from the manifest row */
+  int cleanup_confirmed; /* last lifecycle released and deleted the blob */
+  int destructive;       /* last lifecycle was declared destructive */
 } ll_verify_report;
 
 /* LL_OK when consistent, LL_E_TAMPER (or LL_E_IO) otherwise, with the

@@ -4,6 +4,7 @@
 local ll = require "leaselua"
 local cli = require "lib.cli"
 local out = require "lib.out"
+local handoff = require "lib.handoff"
 
 local opts = cli.parse(arg, cli.spec {
   ["break-period"] = "number", ["window-attempts"] = "number", ["stop-after"] = "number",
@@ -43,20 +44,7 @@ out.guarded(function()
   end
   local polled = step("9 wait for broken", run.wait_for_broken, run, { progress = true })
   if polled.result ~= "BROKEN" then return end
-  step("10 rev 4 with stale A", A.put, A, 4)
-  step("11 acquire B (infinite)", B.acquire, B, { duration = -1 })
-  step("12 rev 5 with B", B.put, B, 5)
-  step("12 read back rev 5", run.read, run)
-  step("13 rev 6 with A", A.put, A, 6)
-  step("13 rev 5 still there", run.read, run)
-  if run:decide().decision ~= "ACCEPT" then
-    run:note("14", "ownership or content uncertain: blob left for the operator")
-    print("14 cleanup skipped: ownership or content uncertain; the blob is left for the operator")
-    return
-  end
-  step("14 release B", B.release, B)
-  step("14 confirm release", run.properties, run)
-  step("14 delete", A_unleased.delete, A_unleased)
+  handoff.after_broken(run, step, { A = A, B = B, A_unleased = A_unleased })
 end)
 
 local decision, code = run:finish()

@@ -1,0 +1,30 @@
+-- The end of the handoff, shared by the main flow and recovery: from a
+-- fresh broken observation to cleanup (the seed's steps 10 to 14).
+local M = {}
+
+-- after_broken(run, step, w): w holds A, B, A_unleased; opts.skip_rev5
+-- when revision 5 is already committed (recovery never rewrites it);
+-- opts.have_b when B already owns the lease.
+function M.after_broken(run, step, w, opts)
+  opts = opts or {}
+  if not opts.have_b then
+    step("10 rev 4 with stale A", w.A.put, w.A, 4)
+    step("11 acquire B (infinite)", w.B.acquire, w.B, { duration = -1 })
+  end
+  if not opts.skip_rev5 then
+    step("12 rev 5 with B", w.B.put, w.B, 5)
+    step("12 read back rev 5", run.read, run)
+  end
+  step("13 rev 6 with A", w.A.put, w.A, 6)
+  step("13 rev 5 still there", run.read, run)
+  if run:decide().decision ~= "ACCEPT" then
+    run:note("14", "ownership or content uncertain: blob left for the operator")
+    print("14 cleanup skipped: ownership or content uncertain; the blob is left for the operator")
+    return
+  end
+  step("14 release B", w.B.release, w.B)
+  step("14 confirm release", run.properties, run)
+  step("14 delete", w.A_unleased.delete, w.A_unleased)
+end
+
+return M
