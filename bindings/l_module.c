@@ -64,6 +64,7 @@ static const char *const env_allowed[] = {"AZURE_STORAGE_ACCOUNT_URL",
                                           "NO_COLOR",
                                           "TERM",
                                           "AZURITE_VERSION",
+                                          "LEASELUA_PAUSE_AFTER",
                                           NULL};
 
 /* leaselua.getenv(name) -> value | nil; raises for names outside the

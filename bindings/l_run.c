@@ -317,6 +317,8 @@ void ll_lua_register_run(lua_State *L) {
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, l_w_tostring);
     lua_setfield(L, -2, "__tostring");
+    lua_pushliteral(L, LL_WRITER_MT);
+    lua_setfield(L, -2, "__metatable"); /* scripts cannot swap methods */
   }
   lua_pop(L, 1);
   if (luaL_newmetatable(L, LL_RUN_MT)) {
@@ -325,6 +327,8 @@ void ll_lua_register_run(lua_State *L) {
     ll_lua_run_flow_methods(L);
     lua_setfield(L, -2, "__index");
     ll_lua_run_meta(L);
+    lua_pushliteral(L, LL_RUN_MT);
+    lua_setfield(L, -2, "__metatable");
   }
   lua_pop(L, 1);
   lua_pushcfunction(L, l_open);

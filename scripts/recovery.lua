@@ -41,7 +41,8 @@ out.guarded(function()
     print("5 no owner yet: the handoff resumes after broken")
     handoff.after_broken(run, step, w, {})
   else
-    print("5 lease state " .. tostring(r.observed_lease_state) .. ": no owner to prove; the blob is left for the operator")
+    print("5 lease state " .. tostring(r.observed_lease_state) ..
+      ": no owner to prove; the blob is left for the operator")
   end
 end)
 

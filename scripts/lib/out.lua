@@ -14,6 +14,9 @@ local function c(code, s)
   return s
 end
 
+-- Crash drills pause the flow after a step so a test can kill the host.
+local pause_after = tonumber(ll.getenv("LEASELUA_PAUSE_AFTER") or "")
+
 local STOP = setmetatable({}, { __tostring = function() return "stopped by --stop-after" end })
 M.STOP = STOP
 
@@ -34,6 +37,10 @@ function M.stepper(run, stop_after)
     print(string.format("%-34s %-8s %-36s %s", label, tostring(status), code, class))
     if err then error(err, 0) end
     local n = tonumber(label:match("^(%d+)"))
+    if pause_after and n == pause_after then
+      print("pausing 60 s after step " .. n .. " (LEASELUA_PAUSE_AFTER: crash drills)")
+      run:sleep(60000)
+    end
     if stop_after and n and n >= stop_after then error(STOP, 0) end
     return r
   end
