@@ -25,6 +25,12 @@ static const char *str(const cJSON *o, const char *k) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* For messages: a missing string prints as "?". */
+static const char *pstr(const cJSON *o, const char *k) {
+  const char *s = str(o, k);
+  return s ? s : "?";
+}
+
 static int match(const char *pattern, const char *value) {
   if (!pattern || strcmp(pattern, "*") == 0)
     return 1;
@@ -115,9 +121,9 @@ ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
   const cJSON *d;
   cJSON_ArrayForEach(d, m->doubts) {
     ll_model_add_reason(hold, "event %s (%s by %s): %s, not reconciled",
-                        str(d, "event_id"), str(d, "operation"),
-                        str(d, "actor"),
-                        str(d, "class") ? str(d, "class") : "UNKNOWN_OUTCOME");
+                        pstr(d, "event_id"), pstr(d, "operation"),
+                        pstr(d, "actor"),
+                        pstr(d, "class") ? pstr(d, "class") : "UNKNOWN_OUTCOME");
   }
   if (ep->content_uncertain && cJSON_GetArraySize(m->doubts) == 0)
     ll_model_add_reason(rec, "owner confirmed but a doubtful Put Blob was not "

@@ -12,6 +12,12 @@ static const char *str(const cJSON *o, const char *k) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* For messages: a missing string prints as "?". */
+static const char *pstr(const cJSON *o, const char *k) {
+  const char *s = str(o, k);
+  return s ? s : "?";
+}
+
 static long num(const cJSON *o, const char *k, long dflt) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
   return cJSON_IsNumber(v) ? (long)v->valuedouble : dflt;
@@ -180,17 +186,22 @@ static void content_read(ll_model *m, const cJSON *row, long rev) {
   m->last_read_ok = 1;
   ep->content_revision = rev;
   ep->content_read_after_last_write = 1;
+  if (ep->window_reproduced == 1) { /* the first read after the probe */
+    if (rev >= 0 && rev == ep->unreconciled)
+      m->window_reproduced_any = 1;
+    ep->window_reproduced = 2;
+  }
   if (cJSON_GetArraySize(m->doubts) > 0)
     return; /* a doubt is settled by the reconcile row, not by one read */
   if (rev >= 0 && ll_model_was_rejected(m, rev))
     ll_model_add_reason(m->reconcile_reasons,
                         "event %s: rejected revision %ld found in the content",
-                        str(row, "event_id"), rev);
+                        pstr(row, "event_id"), rev);
   else if (rev != ep->last_accepted)
     ll_model_add_reason(
         m->reconcile_reasons,
         "event %s: content is %s%ld, the accepted-write ledger says %ld",
-        str(row, "event_id"), rev < 0 ? "undeclared bytes " : "revision ", rev,
+        pstr(row, "event_id"), rev < 0 ? "undeclared bytes " : "revision ", rev,
         ep->last_accepted);
   if (rev >= 0 && rev == ep->gap_write_rev)
     ep->gap_readback = 1;
@@ -235,7 +246,7 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
   if (strcmp(cls, "EVIDENCE_ERROR") == 0) {
     m->evidence_errors++;
     ll_model_add_reason(
-        m->hold_reasons, "event %s (%s): EVIDENCE_ERROR%s%s", id,
+        m->hold_reasons, "event %s (%s): EVIDENCE_ERROR%s%s", id ? id : "?",
         ll_op_name(op), str(row, "transport_error") ? ": " : "",
         str(row, "transport_error") ? str(row, "transport_error") : "");
   }
@@ -332,8 +343,8 @@ static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
       const cJSON *by = cJSON_GetObjectItemCaseSensitive(it, "explained_by");
       if (!cJSON_IsString(by))
         ll_model_add_reason(m->hold_reasons,
-                            "event %s (%s): unexplained discrepancy: %s", id,
-                            str(row, "operation"), str(it, "text"));
+                            "event %s (%s): unexplained discrepancy: %s", id ? id : "?",
+                            pstr(row, "operation"), pstr(it, "text"));
     }
     outcome(m, row, (ll_op)opi, cls);
     remember_event(m, row, cls);
@@ -411,8 +422,10 @@ static ll_status apply_finding(ll_model *m, cJSON *row, int fill,
     if (st != LL_OK)
       return st;
     m->ep.probe_done = 1;
+    /* The seed also needs the probe's revision to reconcile after the
+     * write: until a read-back shows it, the attempt is inconclusive. */
     if (strcmp(want, "REPRODUCED") == 0)
-      m->ep.window_reproduced = m->window_reproduced_any = 1;
+      m->ep.window_reproduced = m->window_inconclusive_any = 1;
     else if (strcmp(want, "INCONCLUSIVE_WINDOW") == 0)
       m->ep.window_inconclusive = m->window_inconclusive_any = 1;
     return LL_OK;

@@ -299,7 +299,7 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
   }
   q.url = authed ? authed : url;
 
-  char event[16], started[40], path[512], shp[256];
+  char event[24], started[40], path[512], shp[256];
   snprintf(event, sizeof event, "e%04ld", ++r->events);
   ll_clock_utc_str(r->clock, started, sizeof started);
   ll_target_blob_path(&r->target, path, sizeof path);

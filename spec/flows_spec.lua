@@ -11,7 +11,9 @@ end
 local function revisions(rows, class)
   local out = {}
   for _, r in ipairs(helper.outcomes(rows)) do
-    if r.operation == "Put Blob" and r.result_classification == class then out[#out + 1] = math.tointeger(r.payload_revision) end
+    if r.operation == "Put Blob" and r.result_classification == class then
+      out[#out + 1] = math.tointeger(r.payload_revision)
+    end
   end
   return table.concat(out, ",")
 end

@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# The demo: a fresh Azurite for this run, then the main handoff flow with its
-# evidence under evidence/. Until scripts/main_handoff.lua exists it runs the
-# curl smoke check (tools/emulator/smoke.sh) instead.
-#
-# usage: tools/demo.sh        (BUILD_DIR, default build, holds leaselua)
-# Azurite is always stopped on exit. Emulator evidence is labelled so
-# (LEASELUA_ENDPOINT_KIND=emulator in the env file).
+# make demo: a fresh Azurite, then the three flows as a user runs them:
+# the main handoff, the unlocked-gap control after it, and a recovery drill
+# (a run killed on purpose right after B's acquire, then recovery.lua).
+# The break period is 10 s instead of the seed's 30 s, to keep it short.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 build=${BUILD_DIR:-build}
+host=$root/$build/leaselua
+[[ -x $host ]] || {
+  echo "demo: $host is not built (make build)" >&2
+  exit 1
+}
 
 tmp=$(mktemp -d /tmp/leaselua-demo.XXXXXX)
 rundir=$tmp/run
-# shellcheck disable=SC2317  # called by the EXIT trap
+drill_pid=
 cleanup() {
   local rc=$?
-  "$root/tools/emulator/stop" "$rundir" || rc=1
+  [[ -n $drill_pid ]] && kill -9 "$drill_pid" 2>/dev/null
+  "$root/tools/emulator/stop" "$rundir" >/dev/null || rc=1
   rm -rf "$tmp"
   exit "$rc"
 }
@@ -25,28 +28,48 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+start=$(date +%s)
 "$root/tools/emulator/start" "$rundir"
-# shellcheck disable=SC1091
 . "$rundir/env"
+manifest=$root/tools/emulator/manifest.json
+bundle=evidence/demo-$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$bundle"
+export AZURE_STORAGE_CONTAINER=lease-handoff-lab AZURE_STORAGE_BLOB=writer-handoff.json
 
-if [[ -f scripts/main_handoff.lua ]]; then
-  [[ -x $build/leaselua ]] || {
-    echo "demo: $build/leaselua is not built (make build)" >&2
-    exit 1
-  }
-  export LEASELUA=$root/$build/leaselua
-  evidence=evidence/demo-$(date +%Y%m%dT%H%M%S)
-  mkdir -p evidence
-  out=$tmp/demo.out
-  set +e
-  "$build/leaselua" scripts/main_handoff.lua --evidence "$evidence" 2>&1 | tee "$out"
-  rc=${PIPESTATUS[0]}
-  set -e
-  decision=$(grep -E '\b(ACCEPT|WAIT|HOLD|RECONCILE)\b' "$out" | tail -n 1 || true)
-  echo "demo: decision: ${decision:-(no decision line printed)}"
-  echo "demo: evidence: $root/$evidence"
-  exit "$rc"
-else
-  echo "demo: scripts/main_handoff.lua not written yet: running the curl smoke check"
-  "$root/tools/emulator/smoke.sh"
-fi
+echo
+echo "== main handoff (break period 10 s instead of 30 s, for the demo) =="
+set +e
+"$host" scripts/main_handoff.lua --manifest "$manifest" --evidence "$bundle/main" --break-period 10
+main_rc=$?
+echo
+echo "== unlocked-gap control on the same blob, after the accepted main run =="
+"$host" scripts/gap_control.lua --manifest "$manifest" --evidence "$bundle/gap" \
+  --destructive --after "$bundle/main" --break-period 10
+gap_rc=$?
+echo
+echo "== recovery drill: a run killed (SIGKILL) right after B's acquire =="
+LEASELUA_PAUSE_AFTER=11 AZURE_STORAGE_BLOB=drill.json "$host" scripts/main_handoff.lua \
+  --manifest "$manifest" --evidence "$bundle/drill" --break-period 10 >"$tmp/drill.out" 2>&1 &
+drill_pid=$!
+for _ in $(seq 1 600); do
+  grep -q "pausing 60 s after step 11" "$tmp/drill.out" && break
+  sleep 0.1
+done
+kill -9 "$drill_pid"
+wait "$drill_pid" 2>/dev/null
+drill_pid=
+tail -n 3 "$tmp/drill.out"
+echo "(killed with SIGKILL; now recovery.lua)"
+AZURE_STORAGE_BLOB=drill.json "$host" scripts/recovery.lua --evidence "$bundle/drill"
+drill_rc=$?
+set -e
+
+echo
+echo "== summary =="
+for run in main gap drill; do
+  "$host" verify "$bundle/$run" | sed "s/^/$run: /"
+done
+echo "demo: exit codes main=$main_rc gap=$gap_rc recovery=$drill_rc (0 is ACCEPT)"
+echo "demo: evidence bundle: $root/$bundle"
+echo "demo: wall time $(($(date +%s) - start)) s"
+[[ $main_rc -eq 0 && $gap_rc -eq 0 && $drill_rc -eq 0 ]]
