@@ -324,6 +324,19 @@ cJSON *ll_ledger_sanitize(const ll_ledger *l, const cJSON *row) {
 
 /* Checks one line (without its '\n') against the chain; NULL when good,
  * else the reason. *out_row gets the parsed row when good. */
+/* Two equal keys in one object: readers disagree on which one counts. */
+static int has_duplicate_keys(const cJSON *o) {
+  for (const cJSON *a = o ? o->child : NULL; a; a = a->next) {
+    if (a->string)
+      for (const cJSON *b = a->next; b; b = b->next)
+        if (b->string && strcmp(a->string, b->string) == 0)
+          return 1;
+    if ((cJSON_IsObject(a) || cJSON_IsArray(a)) && has_duplicate_keys(a))
+      return 1;
+  }
+  return 0;
+}
+
 static const char *check_line(const char *buf, size_t len, long n,
                               const char *prev, cJSON **out_row,
                               char hash[LL_SHA256_HEX]) {
@@ -331,6 +344,19 @@ static const char *check_line(const char *buf, size_t len, long n,
   cJSON *row = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
   if (!cJSON_IsObject(row) || end != buf + len) {
     reason = "not JSON";
+    goto done;
+  }
+  /* Rows are written in cJSON's compact form; anything else (a duplicate
+   * key that readers would resolve differently, added spaces) is an edit. */
+  char *canon = cJSON_PrintUnformatted(row);
+  int same = canon && strlen(canon) == len && memcmp(canon, buf, len) == 0;
+  cJSON_free(canon);
+  if (!same) {
+    reason = "not in the canonical form the ledger writes (edited?)";
+    goto done;
+  }
+  if (has_duplicate_keys(row)) {
+    reason = "a key appears twice in one object";
     goto done;
   }
   const cJSON *seq = cJSON_GetObjectItemCaseSensitive(row, "seq");
@@ -736,8 +762,8 @@ void ll_ledger_close(ll_ledger *l) {
 
 /* A refusal (USAGE, TOO_LARGE, BAD_LEASE_ID, or INTERNAL for a secret the
  * row would leak) writes nothing and leaves the ledger usable. A failed
- * write or fsync (DURABILITY) leaves it unusable: the files may now end in
- * a row the caller never acted on, and only recovery may judge them. */
+ * write or fsync (DURABILITY) leaves it unusable for this process; the
+ * partial row is truncated away so that recovery can reopen the files. */
 ll_status ll_ledger_append(ll_ledger *l, const cJSON *row, long *out_seq,
                            ll_error *err) {
   built_row p = {0}, e = {0};
@@ -769,9 +795,24 @@ ll_status ll_ledger_append(ll_ledger *l, const cJSON *row, long *out_seq,
   if ((st = scan_line(l, p.line, p.len, 0, "protected row", err)) ||
       (st = scan_line(l, e.line, e.len, 1, "export row", err)))
     goto cleanup;
+  struct stat sp, se;
+  if (fstat(l->fd_prot, &sp) != 0 || fstat(l->fd_exp, &se) != 0) {
+    st = ll_fail(err, LL_E_DURABILITY,
+                 "cannot stat the ledger: %s: nothing was sent",
+                 strerror(errno));
+    l->broken = 1;
+    goto cleanup;
+  }
   if ((st = write_durable(l->fd_prot, p.line, p.len, err)) ||
       (st = write_durable(l->fd_exp, e.line, e.len, err))) {
-    l->broken = 1; /* no truncation or repair: recovery judges the files */
+    /* Take back whatever part of this row reached either file, so the
+     * ledger ends on a whole row and a recovery can reopen it. The row was
+     * never acted on: nothing was sent. */
+    if (ftruncate(l->fd_prot, sp.st_size) == 0)
+      (void)fsync(l->fd_prot);
+    if (ftruncate(l->fd_exp, se.st_size) == 0)
+      (void)fsync(l->fd_exp);
+    l->broken = 1;
     goto cleanup;
   }
   cJSON_AddItemToArray(l->rows, p.parsed);
