@@ -2,6 +2,8 @@
  * naming it, before anything is sent. */
 #include "manifest.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -82,8 +84,7 @@ ll_status ll_manifest_parse(const char *text, size_t len, cJSON **out,
   return LL_OK;
 }
 
-/* host part of scheme://host[:port]/... */
-static void host_of(const char *url, char *buf, size_t cap) {
+void ll_manifest_account_host(const char *url, char *buf, size_t cap) {
   const char *p = strstr(url, "://");
   p = p ? p + 3 : url;
   size_t n = strcspn(p, "/");
@@ -98,9 +99,13 @@ static int ends_with(const char *s, const char *suffix) {
   return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-static int loopback(const char *host) {
-  return strncmp(host, "127.", 4) == 0 || strncmp(host, "localhost", 9) == 0 ||
-         strncmp(host, "[::1]", 5) == 0;
+/* bare is the host without its port. Exact forms only: a name that merely
+ * starts like a loopback address (localhost.example.com) is not one. */
+static int loopback(const char *bare) {
+  struct in_addr a;
+  if (strcmp(bare, "localhost") == 0 || strcmp(bare, "[::1]") == 0)
+    return 1;
+  return inet_pton(AF_INET, bare, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
 ll_status ll_manifest_build(const cJSON *user, const ll_target *t,
@@ -111,10 +116,16 @@ ll_status ll_manifest_build(const cJSON *user, const ll_target *t,
   ll_status st = ll_manifest_check(user, err);
   if (st != LL_OK)
     return st;
-  host_of(t->account_url, host, sizeof host);
+  ll_manifest_account_host(t->account_url, host, sizeof host);
   char bare[256];
   ll_strlcpy(bare, host, sizeof bare);
-  bare[strcspn(bare, ":")] = '\0';
+  if (bare[0] == '[') {
+    char *close = strchr(bare, ']');
+    if (close)
+      close[1] = '\0';
+  } else {
+    bare[strcspn(bare, ":")] = '\0';
+  }
   const cJSON *k = cJSON_GetObjectItemCaseSensitive(user, "endpoint_kind");
   int azure_host = ends_with(bare, ".blob.core.windows.net");
   if (fixture_label) {
@@ -131,7 +142,7 @@ ll_status ll_manifest_build(const cJSON *user, const ll_target *t,
                      "endpoint_kind is emulator but host %s is Azure", bare);
   } else if (azure_host) {
     ll_strlcpy(kind, "azure", sizeof kind);
-  } else if (loopback(host)) {
+  } else if (loopback(bare)) {
     ll_strlcpy(kind, "emulator", sizeof kind);
   } else {
     return ll_fail(err, LL_E_MANIFEST,

@@ -25,4 +25,7 @@ ll_status ll_manifest_build(const cJSON *user, const ll_target *t,
                             const char *lua_version, const char *fixture_label,
                             cJSON **out_row, ll_error *err) LL_WARN_UNUSED;
 
+/* host[:port] of scheme://host[:port]/..., as recorded in account_host. */
+void ll_manifest_account_host(const char *url, char *buf, size_t cap);
+
 #endif

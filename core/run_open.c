@@ -192,14 +192,13 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
     if (rec && strcmp(rec, "manifest") == 0) {
       char path[512];
       ll_target_blob_path(&r->target, path, sizeof path);
-      const char *host = strstr(r->target.account_url, "://");
-      host = host ? host + 3 : r->target.account_url;
+      char host[256];
+      ll_manifest_account_host(r->target.account_url, host, sizeof host);
       const char *rh = str(row, "account_host"), *rp = str(row, "blob_path");
-      if (!rh || !rp || strncmp(host, rh, strlen(rh)) != 0 ||
-          strcmp(path, rp) != 0)
+      if (!rh || !rp || strcmp(host, rh) != 0 || strcmp(path, rp) != 0)
         return ll_fail(err, LL_E_MANIFEST,
-                       "recovery target %s%s differs from the recorded run's "
-                       "%s%s: point AZURE_STORAGE_* at the same blob",
+                       "recovery target %s %s differs from the recorded run's "
+                       "%s %s: point AZURE_STORAGE_* at the same blob",
                        host, path, rh ? rh : "?", rp ? rp : "?");
       ll_strlcpy(r->run_id, str(row, "run_id"), sizeof r->run_id);
     }
