@@ -118,7 +118,8 @@ int main(int argc, char **argv) {
     return ll_verify_main(argv[2], stdout, stderr);
   }
   if (argv[1][0] == '-') {
-    fprintf(stderr, "leaselua: unknown option %s\n%s", argv[1], usage);
+    fprintf(stderr, "leaselua: unknown option %s: see leaselua --help\n",
+            argv[1]);
     return 64;
   }
   return run_script(argc, argv);

@@ -25,7 +25,8 @@ void ll_transport_config_from_lua(lua_State *L, int idx,
       (long)ll_lua_optfield_int(L, idx, "connect_timeout_ms", 10000);
   tc->total_timeout_ms =
       (long)ll_lua_optfield_int(L, idx, "total_timeout_ms", 60000);
-  tc->auth_kind = getenv("AZURE_STORAGE_SAS") ? LL_AUTH_SAS : LL_AUTH_TOKEN_ENV;
+  const char *sas = getenv("AZURE_STORAGE_SAS");
+  tc->auth_kind = sas && *sas ? LL_AUTH_SAS : LL_AUTH_TOKEN_ENV;
   lua_getfield(L, idx, "auth");
   if (lua_istable(L, -1)) {
     const char *kind = ll_lua_optfield_str(L, -1, "kind", NULL);
@@ -66,8 +67,13 @@ ll_status ll_transport_make(const ll_transport_config *tc, const char *url,
                             long long deadline_s, ll_run_config *cfg,
                             ll_error *err) {
   ll_status st = ll_http_check_url(url, err);
-  if (st != LL_OK)
-    return st;
+  if (st != LL_OK) {
+    ll_error inner = *err;
+    return ll_fail(err, st,
+                   "account URL (AZURE_STORAGE_ACCOUNT_URL): %s: give "
+                   "https://<account>.blob.core.windows.net",
+                   inner.message);
+  }
   if (tc->replay[0])
     return ll_fail(err, LL_E_USAGE, "--replay is not available yet");
   ll_clock *clock = ll_clock_new_real();

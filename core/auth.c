@@ -87,7 +87,10 @@ static ll_status check_token_chars(const char *tok, const char *source,
 static ll_status token_from_env(char **out, ll_error *err) {
   const char *v = getenv("AZURE_STORAGE_TOKEN");
   if (!v || !*v)
-    return ll_fail(err, LL_E_AUTH, "AZURE_STORAGE_TOKEN is not set or empty");
+    return ll_fail(err, LL_E_AUTH,
+                   "AZURE_STORAGE_TOKEN is not set or empty: set it, or use "
+                   "--token-file, --token-command, --managed-identity or "
+                   "AZURE_STORAGE_SAS");
   *out = dup_trimmed(v, strlen(v));
   if (!*out)
     return ll_fail(err, LL_E_NOMEM, "out of memory copying the token");

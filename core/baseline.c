@@ -54,6 +54,18 @@ static ll_phase effective(const ll_epoch_state *ep) {
   return ep->phase;
 }
 
+/* After an acquire whose outcome is unknown, the proposed holder's renew is
+ * the conditioned operation that proves or refutes its ownership (seed,
+ * "Recover a Partial Handoff"). Both answers are documented: 200 when the
+ * acquire took effect, 409 from the lease-operation family when it did not.
+ */
+static int ownership_probe(const ll_epoch_state *ep, ll_op op,
+                           const char *lease) {
+  return op == LL_OP_LEASE_RENEW && ep->new_acquire_doubtful &&
+         !ep->new_acquired && lease && ep->new_holder[0] &&
+         strcmp(lease, ep->new_holder) == 0 && ep->phase == LL_PH_LEASED;
+}
+
 void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease,
                         ll_expect *out) {
   const ll_epoch_state *ep = &m->ep;
@@ -106,7 +118,12 @@ void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease,
     break;
   case LL_OP_LEASE_RENEW:
   case LL_OP_LEASE_CHANGE:
-    if (holder && ph == LL_PH_LEASED)
+    if (ownership_probe(ep, op, lease)) {
+      set(out, 200, NULL);
+      snprintf(out->text, sizeof out->text,
+               "200 if the doubtful acquire took effect, else 409 %s",
+               FAM_LEASE);
+    } else if (holder && ph == LL_PH_LEASED)
       set(out, 200, NULL);
     else
       set(out, 409, FAM_LEASE);
@@ -209,6 +226,10 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
       } else if (op == LL_OP_CREATE_CONTAINER && status == 409 && code &&
                  strcmp(code, "ContainerAlreadyExists") == 0) {
         cls = "STATE_OBSERVED";
+      } else if (status == 409 && ll_baseline_in_family(FAM_LEASE, code) &&
+                 ownership_probe(&m->ep, op,
+                                 str(row, "lease_alias_supplied"))) {
+        cls = "EXPECTED_REJECTION"; /* the doubtful acquire did not hold */
       } else {
         cls = "EVIDENCE_ERROR";
         snprintf(text, sizeof text, "documented %s, observed %ld %s", e.text,

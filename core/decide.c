@@ -120,10 +120,10 @@ ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
   cJSON *rec = cJSON_Duplicate(m->reconcile_reasons, 1);
   const cJSON *d;
   cJSON_ArrayForEach(d, m->doubts) {
-    ll_model_add_reason(hold, "event %s (%s by %s): %s, not reconciled",
-                        pstr(d, "event_id"), pstr(d, "operation"),
-                        pstr(d, "actor"),
-                        pstr(d, "class") ? pstr(d, "class") : "UNKNOWN_OUTCOME");
+    ll_model_add_reason(
+        hold, "event %s (%s by %s): %s, not reconciled", pstr(d, "event_id"),
+        pstr(d, "operation"), pstr(d, "actor"),
+        pstr(d, "class") ? pstr(d, "class") : "UNKNOWN_OUTCOME");
   }
   if (ep->content_uncertain && cJSON_GetArraySize(m->doubts) == 0)
     ll_model_add_reason(rec, "owner confirmed but a doubtful Put Blob was not "
@@ -144,6 +144,11 @@ ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
   if (cJSON_GetArraySize(hold) > 0) {
     dec = LL_DEC_HOLD;
     reasons = hold;
+    /* HOLD wins, but what RECONCILE would have said is still shown */
+    const cJSON *it;
+    cJSON_ArrayForEach(it, rec) {
+      ll_model_add_reason(reasons, "also to reconcile: %s", it->valuestring);
+    }
     cJSON_Delete(rec);
   } else if (cJSON_GetArraySize(rec) > 0) {
     dec = LL_DEC_RECONCILE;

@@ -168,8 +168,8 @@ static void observe(ll_model *m, const cJSON *row) {
   } else if (strcmp(st, "broken") == 0) {
     if (ep->phase != LL_PH_LEASED)
       ep->phase = LL_PH_BROKEN;
-    if (ep->saw_breaking)
-      ep->saw_broken_after_breaking = 1;
+    if (ep->saw_breaking && ss && strcmp(ss, "unlocked") == 0)
+      ep->saw_broken_after_breaking = 1; /* broken/unlocked, DESIGN 5 */
   } else if (strcmp(st, "available") == 0 || strcmp(st, "expired") == 0) {
     if (ep->phase != LL_PH_NONE)
       ep->phase = LL_PH_RELEASED;
@@ -193,16 +193,22 @@ static void content_read(ll_model *m, const cJSON *row, long rev) {
   }
   if (cJSON_GetArraySize(m->doubts) > 0)
     return; /* a doubt is settled by the reconcile row, not by one read */
-  if (rev >= 0 && ll_model_was_rejected(m, rev))
+  if (rev >= 0 && ll_model_was_rejected(m, rev)) {
     ll_model_add_reason(m->reconcile_reasons,
                         "event %s: rejected revision %ld found in the content",
                         pstr(row, "event_id"), rev);
-  else if (rev != ep->last_accepted)
-    ll_model_add_reason(
-        m->reconcile_reasons,
-        "event %s: content is %s%ld, the accepted-write ledger says %ld",
-        pstr(row, "event_id"), rev < 0 ? "undeclared bytes " : "revision ", rev,
-        ep->last_accepted);
+  } else if (rev < 0) {
+    ll_model_add_reason(m->reconcile_reasons,
+                        "event %s: content is undeclared bytes (sha256 %s), "
+                        "the accepted-write ledger says revision %ld",
+                        pstr(row, "event_id"), pstr(row, "content_sha256"),
+                        ep->last_accepted);
+  } else if (rev != ep->last_accepted) {
+    ll_model_add_reason(m->reconcile_reasons,
+                        "event %s: content is revision %ld, the accepted-write "
+                        "ledger says %ld",
+                        pstr(row, "event_id"), rev, ep->last_accepted);
+  }
   if (rev >= 0 && rev == ep->gap_write_rev)
     ep->gap_readback = 1;
   if (ep->unreconciled >= 0 && rev == ep->unreconciled) {
@@ -252,7 +258,8 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
   }
   if (op == LL_OP_GET_PROPERTIES && ok) {
     observe(m, row);
-    if (is_alias(str(row, "observed_lease_state"), "broken"))
+    if (is_alias(str(row, "observed_lease_state"), "broken") &&
+        is_alias(str(row, "observed_lease_status"), "unlocked"))
       ep->saw_broken = 1;
   } else if (op == LL_OP_GET_PROPERTIES) {
     m->last_props_ok = 0;
@@ -342,9 +349,9 @@ static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(d, "discrepancy")) {
       const cJSON *by = cJSON_GetObjectItemCaseSensitive(it, "explained_by");
       if (!cJSON_IsString(by))
-        ll_model_add_reason(m->hold_reasons,
-                            "event %s (%s): unexplained discrepancy: %s", id ? id : "?",
-                            pstr(row, "operation"), pstr(it, "text"));
+        ll_model_add_reason(
+            m->hold_reasons, "event %s (%s): unexplained discrepancy: %s",
+            id ? id : "?", pstr(row, "operation"), pstr(it, "text"));
     }
     outcome(m, row, (ll_op)opi, cls);
     remember_event(m, row, cls);

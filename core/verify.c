@@ -57,9 +57,12 @@ static ll_status compare(const cJSON *prot, const cJSON *exp,
     int same = s && e && cJSON_Compare(s, e, 1);
     cJSON_Delete(s);
     cJSON_Delete(e);
-    if (!same)
+    if (!same) {
+      char d[24];
+      snprintf(d, sizeof d, "%d", i + 1);
       return problem(rep, err, i + 1,
-                     "export row %s is not the sanitized protected row", "");
+                     "export row %s is not the sanitized protected row", d);
+    }
   }
   return LL_OK;
 }
