@@ -69,14 +69,18 @@ M.quote = quote
 -- of variables to set (false to unset) for this command only.
 function M.run(args, env)
   local d = M.tmpdir()
-  local parts = {}
+  -- env(1) takes -u only before the first NAME=VALUE: unsets go first.
+  local unsets, sets = {}, {}
   for k, v in pairs(env or {}) do
     if v == false then
-      parts[#parts + 1] = "-u " .. k
+      unsets[#unsets + 1] = "-u " .. k
     else
-      parts[#parts + 1] = k .. "=" .. quote(v)
+      sets[#sets + 1] = k .. "=" .. quote(v)
     end
   end
+  table.sort(unsets)
+  table.sort(sets)
+  local parts = table.move(sets, 1, #sets, #unsets + 1, unsets)
   local cmd = { "env", table.concat(parts, " "), quote(M.host) }
   for _, a in ipairs(args) do cmd[#cmd + 1] = quote(a) end
   local line = table.concat(cmd, " ") .. " >" .. d .. "/out 2>" .. d .. "/err; echo $? >" .. d .. "/rc"
@@ -113,6 +117,85 @@ function M.outcomes(rows)
     if r.record == "outcome" then out[#out + 1] = r end
   end
   return out
+end
+
+-- A counting loopback server (spec/support/count_server.js) that lives at
+-- most `seconds` (default 20). Returns {port, url, count(), connections(),
+-- stop()}; url is an http account URL on it. bind_host (default 127.0.0.1)
+-- may be another local address, to catch a connection that should never
+-- have been made.
+function M.count_server(seconds, bind_host)
+  local d = M.tmpdir()
+  local file = d .. "/count"
+  local cmd = string.format("exec node %s %s %d %s", quote(M.root .. "/spec/support/count_server.js"),
+    quote(file), seconds or 20, quote(bind_host or "127.0.0.1"))
+  local p = assert(io.popen(cmd, "r"))
+  local port = tonumber(p:read("l"))
+  local pid = tonumber(p:read("l"))
+  assert(port and pid, "count_server did not start")
+  local s = { port = port, pid = pid, file = file }
+  s.url = string.format("http://%s:%d/devstoreaccount1", bind_host or "127.0.0.1", port)
+  function s.count() return tonumber(M.read(file)) end
+  function s.connections() return tonumber(M.read(file .. ".conn")) end
+  function s.stop()
+    if p then
+      os.execute("kill " .. pid .. " 2>/dev/null")
+      p:close()
+      p = nil
+    end
+  end
+  return s
+end
+
+-- base64url without padding, as JWT segments are written.
+function M.b64url(s)
+  local alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+  local out = {}
+  for i = 1, #s, 3 do
+    local a, b, c = s:byte(i, i + 2)
+    local v = (a << 16) | ((b or 0) << 8) | (c or 0)
+    local n = b == nil and 2 or (c == nil and 3 or 4)
+    for k = 1, n do
+      local idx = (v >> (18 - 6 * (k - 1))) & 63
+      out[#out + 1] = alphabet:sub(idx + 1, idx + 1)
+    end
+  end
+  return table.concat(out)
+end
+
+-- An unsigned JWT with the given payload JSON text (for tokens the host
+-- must refuse, e.g. expired ones; `leaselua dev-token` only mints valid ones).
+function M.jwt(payload_json)
+  return M.b64url('{"alg":"RS256","typ":"JWT"}') .. "." .. M.b64url(payload_json) .. "." ..
+    M.b64url("leaselua-spec-fake-signature")
+end
+
+-- The octal permission bits of path, as `stat -c %a` prints them ("600").
+function M.mode(path)
+  local p = assert(io.popen("stat -c %a " .. quote(path) .. " 2>/dev/null"))
+  local m = p:read("l")
+  p:close()
+  return m
+end
+
+-- Like M.run, but puts every unset (false) before the assignments: env(1)
+-- reads options only before the first NAME=VALUE, so M.run's "-u NAME"
+-- after an assignment is taken for the command (exit 127).
+function M.run_env(args, env)
+  local d = M.tmpdir()
+  local unset, set = {}, {}
+  for k, v in pairs(env or {}) do
+    if v == false then
+      unset[#unset + 1] = "-u " .. k
+    else
+      set[#set + 1] = k .. "=" .. quote(v)
+    end
+  end
+  local cmd = { "env", table.concat(unset, " "), table.concat(set, " "), quote(M.host) }
+  for _, a in ipairs(args) do cmd[#cmd + 1] = quote(a) end
+  local line = table.concat(cmd, " ") .. " >" .. d .. "/out 2>" .. d .. "/err; echo $? >" .. d .. "/rc"
+  os.execute(line)
+  return tonumber(M.read(d .. "/rc")), M.read(d .. "/out") or "", M.read(d .. "/err") or ""
 end
 
 return M
