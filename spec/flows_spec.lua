@@ -24,31 +24,6 @@ local function verify_ok(dir)
   assert.matches("consistent", out)
 end
 
--- Starts the host in the background with LEASELUA_PAUSE_AFTER, waits for
--- the pause line, kills it with SIGKILL, and returns the evidence dir.
-local function killed_after(step, blob, manifest)
-  local d = helper.tmpdir()
-  local ev = d .. "/ev"
-  local e = env(blob)
-  e.LEASELUA_PAUSE_AFTER = tostring(step)
-  local parts = {}
-  for k, v in pairs(e) do parts[#parts + 1] = k .. "=" .. helper.quote(v) end
-  local cmd = "env " .. table.concat(parts, " ") .. " " .. helper.quote(helper.host) ..
-    " scripts/main_handoff.lua --break-period 3 --manifest " .. manifest .. " --evidence " .. ev ..
-    " >" .. d .. "/out 2>&1 & echo $!"
-  local p = io.popen(cmd)
-  local pid = p:read("l")
-  p:close()
-  for _ = 1, 300 do
-    if (helper.read(d .. "/out") or ""):find("pausing 60 s after step " .. step, 1, true) then break end
-    os.execute("sleep 0.1")
-  end
-  assert.matches("pausing", helper.read(d .. "/out") or "")
-  os.execute("kill -9 " .. pid)
-  os.execute("sleep 0.2")
-  return ev
-end
-
 describe("flows #live", function()
   local manifest, main_dir, blob
   setup(function()
@@ -106,7 +81,7 @@ describe("flows #live", function()
 
   it("recovery after SIGKILL during polling resumes and reaches ACCEPT", function()
     local b = helper.unique_blob("kill9")
-    local ev = killed_after(9, b, manifest)
+    local ev = helper.killed_after(9, env(b), manifest)
     -- the kill left no decision; the ledger still verifies
     verify_ok(ev)
     os.execute("sleep 3")
@@ -119,7 +94,7 @@ describe("flows #live", function()
 
   it("recovery after SIGKILL right after B's acquire proves B by renew and never rewrites blindly", function()
     local b = helper.unique_blob("kill11")
-    local ev = killed_after(11, b, manifest)
+    local ev = helper.killed_after(11, env(b), manifest)
     verify_ok(ev)
     local rc, out = helper.run({ "scripts/recovery.lua", "--evidence", ev }, env(b))
     assert.are.equal(0, rc, out)

@@ -101,6 +101,31 @@ function M.have_live()
   return os.getenv("AZURE_STORAGE_ACCOUNT_URL") ~= nil
 end
 
+-- killed_after(step, env, manifest[, dir]) -> evidence dir: runs the main
+-- handoff in the background with LEASELUA_PAUSE_AFTER=step, waits for its
+-- pause line, and kills it with SIGKILL (by its own PID).
+function M.killed_after(step, env, manifest, dir)
+  local d = dir or M.tmpdir()
+  local ev = d .. "/ev-killed-" .. step
+  local parts = { "LEASELUA_PAUSE_AFTER=" .. step }
+  for k, v in pairs(env) do parts[#parts + 1] = k .. "=" .. quote(v) end
+  local log = d .. "/killed-" .. step .. ".out"
+  local cmd = "env " .. table.concat(parts, " ") .. " " .. quote(M.host) ..
+    " scripts/main_handoff.lua --break-period 3 --manifest " .. quote(manifest) ..
+    " --evidence " .. quote(ev) .. " >" .. quote(log) .. " 2>&1 & echo $!"
+  local p = io.popen(cmd)
+  local pid = p:read("l")
+  p:close()
+  for _ = 1, 300 do
+    if (M.read(log) or ""):find("pausing 60 s after step " .. step, 1, true) then break end
+    os.execute("sleep 0.1")
+  end
+  assert((M.read(log) or ""):find("pausing", 1, true), "the host never reached step " .. step)
+  os.execute("kill -9 " .. pid)
+  os.execute("sleep 0.2")
+  return ev
+end
+
 -- Export rows of an evidence directory, as tables.
 function M.rows(dir)
   local cjson = require "cjson"
