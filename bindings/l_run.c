@@ -266,6 +266,9 @@ static int l_w_release(lua_State *L) {
 static int l_w_renew(lua_State *L) {
   return lease_op(L, LL_OP_LEASE_RENEW, "renew");
 }
+static int l_w_change(lua_State *L) {
+  return lease_op(L, LL_OP_LEASE_CHANGE, "change");
+}
 static int l_w_delete(lua_State *L) {
   return lease_op(L, LL_OP_DELETE_BLOB, "delete by");
 }
@@ -296,7 +299,8 @@ static int l_w_tostring(lua_State *L) {
 
 static const luaL_Reg writer_methods[] = {
     {"put", l_w_put},     {"acquire", l_w_acquire}, {"release", l_w_release},
-    {"renew", l_w_renew}, {"delete", l_w_delete},   {NULL, NULL}};
+    {"renew", l_w_renew}, {"delete", l_w_delete},   {"change", l_w_change},
+    {NULL, NULL}};
 
 static const luaL_Reg run_requests[] = {
     {"properties", l_properties},

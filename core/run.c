@@ -59,6 +59,23 @@ static int alias_ok(const char *a) {
   return 1;
 }
 
+/* Records alias -> lease ID (protected only) and tells the sanitizer. */
+static ll_status bind_row(ll_run *r, const char *alias, const char *id,
+                          const char *state, ll_error *err) {
+  ll_status st = ll_ledger_bind_alias(r->ledger, alias, id, err);
+  if (st != LL_OK)
+    return st;
+  cJSON *row = cJSON_CreateObject();
+  cJSON_AddStringToObject(row, "record", "lease_bind");
+  cJSON_AddStringToObject(row, "alias", alias);
+  cJSON_AddStringToObject(row, "lease_real_id", id);
+  if (state)
+    cJSON_AddStringToObject(row, "state", state);
+  st = ll_run_append(r, row, err);
+  cJSON_Delete(row);
+  return st;
+}
+
 ll_status ll_run_bind(ll_run *r, const char *alias, ll_error *err) {
   if (!alias_ok(alias))
     return ll_fail(err, LL_E_USAGE,
@@ -73,14 +90,7 @@ ll_status ll_run_bind(ll_run *r, const char *alias, ll_error *err) {
   ll_status st = ll_guid_v4(w->lease_id);
   if (st != LL_OK)
     return ll_fail(err, st, "could not generate a lease ID");
-  cJSON *row = cJSON_CreateObject();
-  cJSON_AddStringToObject(row, "record", "lease_bind");
-  cJSON_AddStringToObject(row, "alias", alias);
-  cJSON_AddStringToObject(row, "lease_real_id", w->lease_id);
-  st = ll_ledger_bind_alias(r->ledger, alias, w->lease_id, err);
-  if (st == LL_OK)
-    st = ll_run_append(r, row, err);
-  cJSON_Delete(row);
+  st = bind_row(r, alias, w->lease_id, NULL, err);
   if (st == LL_OK)
     r->nwriters++;
   return st;
@@ -272,6 +282,17 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
   ll_op_params op = {0};
   op.lease_id = lw ? lw->lease_id : NULL;
   op.proposed_id = pw ? pw->lease_id : NULL;
+  char changed[LL_GUID_LEN] = "";
+  if (s->op == LL_OP_LEASE_CHANGE) {
+    /* The new ID is bound (protected, "proposed") before it is sent, so
+     * the sanitizer knows it even if the process dies mid-request. */
+    if (!lw || ll_guid_v4(changed) != LL_OK)
+      return ll_fail(err, LL_E_USAGE, "change needs a bound writer");
+    st = bind_row(r, lw->alias, changed, "proposed", err);
+    if (st != LL_OK)
+      return st;
+    op.proposed_id = changed;
+  }
   op.lease_duration = s->lease_duration;
   op.break_period = s->break_period;
   if (s->op == LL_OP_PUT_BLOB) {
@@ -355,11 +376,24 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
   cJSON *row = ll_run_outcome_row(r, in, s, &resp, pw);
   cJSON_Delete(in);
   ll_outcome oc = resp.outcome;
+  int change_ok = changed[0] && oc == LL_OUTCOME_RESPONSE && resp.status == 200;
   ll_http_response_cleanup(&resp);
   st = ll_run_append(r, row, err);
   cJSON_Delete(row);
   if (st != LL_OK)
     return st;
+  if (change_ok) {
+    cJSON *keep = last_export(r);
+    st = bind_row(r, lw->alias, changed, "active", err);
+    if (st == LL_OK)
+      ll_strlcpy(lw->lease_id, changed, sizeof lw->lease_id);
+    if (st != LL_OK) {
+      cJSON_Delete(keep);
+      return st;
+    }
+    *out_row = keep;
+    return LL_OK;
+  }
   *out_row = last_export(r);
   if (oc != LL_OUTCOME_RESPONSE)
     return ll_fail(err, LL_E_TRANSPORT, "%s: outcome %s", ll_op_name(s->op),

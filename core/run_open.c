@@ -202,10 +202,21 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
                        host, path, rh ? rh : "?", rp ? rp : "?");
       ll_strlcpy(r->run_id, str(row, "run_id"), sizeof r->run_id);
     }
-    if (rec && strcmp(rec, "lease_bind") == 0 && r->nwriters < LL_MAX_WRITERS) {
-      ll_writer *w = &r->writers[r->nwriters++];
-      ll_strlcpy(w->alias, str(row, "alias"), sizeof w->alias);
-      ll_strlcpy(w->lease_id, str(row, "lease_real_id"), sizeof w->lease_id);
+    /* A binding marked "proposed" is a change not (yet) confirmed: the
+     * writer keeps its previous ID; an "active" one replaces it. */
+    const char *bstate = str(row, "state");
+    if (rec && strcmp(rec, "lease_bind") == 0 &&
+        !(bstate && strcmp(bstate, "proposed") == 0)) {
+      ll_writer *w = NULL;
+      for (int i = 0; i < r->nwriters; i++)
+        if (strcmp(r->writers[i].alias, str(row, "alias")) == 0)
+          w = &r->writers[i];
+      if (!w && r->nwriters < LL_MAX_WRITERS)
+        w = &r->writers[r->nwriters++];
+      if (w) {
+        ll_strlcpy(w->alias, str(row, "alias"), sizeof w->alias);
+        ll_strlcpy(w->lease_id, str(row, "lease_real_id"), sizeof w->lease_id);
+      }
     }
     const char *ev = str(row, "event_id");
     if (ev && ev[0] == 'e' && atol(ev + 1) > r->events)

@@ -69,6 +69,8 @@ describe("blob operations through the Lua API #live", function()
     step("put rev 2 without lease", U.put, U, 2, { control = true })
     step("put rev 5 with wrong lease", B.put, B, 5)
     step("renew A", A.renew, A)
+    step("change A", A.change, A)
+    step("renew A after change", A.renew, A)
     step("break period 2", run.break_lease, run, { period = 2 })
     step("properties breaking", run.properties, run)
     local ok, e = pcall(B.acquire, B, { duration = -1 })
@@ -163,6 +165,11 @@ describe("blob operations through the Lua API #live", function()
     outcome("renew A", 200, nil, "ACCEPTED_WRITE")
   end)
 
+  it("Lease change by A: 200, and A's next renew uses the new ID", function()
+    outcome("change A", 200, nil, "ACCEPTED_WRITE")
+    outcome("renew A after change", 200, nil, "ACCEPTED_WRITE")
+  end)
+
   it("Lease break, period 2: 202 with x-ms-lease-time", function()
     local r = outcome("break period 2", 202, nil, "BREAK_ACCEPTED_NOT_COMPLETE")
     assert.are.equal(2, r.break_period)
@@ -246,7 +253,7 @@ describe("blob operations through the Lua API #live", function()
     for _, r in ipairs(exported) do
       if r.record == "outcome" then by_event[r.event_id] = r end
     end
-    assert.is_true(#order == 18, "request rows seen: " .. #order)
+    assert.is_true(#order == 20, "request rows seen: " .. #order)
     for _, label in ipairs(order) do
       local mine = rows[label]
       local e = by_event[mine.event_id]
