@@ -40,6 +40,16 @@ int ll_lua_finish(lua_State *L, ll_status st, cJSON *row, ll_error *err) {
   return ll_lua_raise(L, st, err->message);
 }
 
+int ll_lua_finish_run(lua_State *L, ll_run *run, ll_status st, cJSON *row,
+                      ll_error *err) {
+  if (st == LL_E_REPLAY) {
+    const char *detail = ll_run_replay_detail(run);
+    cJSON_Delete(row);
+    return ll_lua_raise(L, st, detail ? detail : err->message);
+  }
+  return ll_lua_finish(L, st, row, err);
+}
+
 /* ---------------------------------------------------------------- open */
 
 static ll_status read_file(const char *path, char **out, size_t *len,
@@ -136,7 +146,7 @@ static int request(lua_State *L, ll_run *run, ll_req_spec *s) {
   ll_error err = {0};
   cJSON *row = NULL;
   ll_status st = ll_run_request(run, s, &row, &err);
-  return ll_lua_finish(L, st, row, &err);
+  return ll_lua_finish_run(L, run, st, row, &err);
 }
 
 static ll_req_spec spec(ll_op op, const char *step, const char *actor) {

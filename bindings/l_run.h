@@ -21,6 +21,10 @@ l_run *ll_lua_check_run(lua_State *L, int idx);
 /* Pushes row (and deletes it) for LL_OK; nil, err (err.row = row) for
  * LL_E_TRANSPORT; raises for anything else. */
 int ll_lua_finish(lua_State *L, ll_status st, cJSON *row, ll_error *err);
+/* The same for a run's request or step: a strict-replay failure raises
+ * with the full diff (ll_run_replay_detail), not the one-line summary. */
+int ll_lua_finish_run(lua_State *L, ll_run *run, ll_status st, cJSON *row,
+                      ll_error *err);
 /* Adds the flow methods to the table on top of the stack. */
 void ll_lua_run_flow_methods(lua_State *L);
 /* Sets __gc, __close and __tostring on the Run metatable on top. */

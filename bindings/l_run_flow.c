@@ -19,7 +19,7 @@ static int l_declare(lua_State *L) {
   ll_error err = {0};
   cJSON *row = NULL;
   ll_status st = ll_run_declare(h->run, (long)rev, writer, &row, &err);
-  return ll_lua_finish(L, st, row, &err);
+  return ll_lua_finish_run(L, h->run, st, row, &err);
 }
 
 /* run:lifecycle{destructive=false, reason="", after=DIR} -> epoch */
@@ -62,7 +62,7 @@ static int l_reconcile(lua_State *L) {
   ll_error err = {0};
   cJSON *row = NULL;
   ll_status st = ll_run_reconcile(h->run, step, &row, &err);
-  return ll_lua_finish(L, st, row, &err);
+  return ll_lua_finish_run(L, h->run, st, row, &err);
 }
 
 /* run:probe(writer, revision) -> window finding row */
@@ -75,7 +75,7 @@ static int l_probe(lua_State *L) {
   ll_error err = {0};
   cJSON *row = NULL;
   ll_status st = ll_run_probe(h->run, w->alias, (long)rev, &row, &err);
-  return ll_lua_finish(L, st, row, &err);
+  return ll_lua_finish_run(L, h->run, st, row, &err);
 }
 
 static void progress(void *ctx, const char *state, long elapsed_ms, long hint_s,
@@ -107,7 +107,7 @@ static int l_wait(lua_State *L) {
   ll_status st = ll_run_wait_broken(h->run, &o, &row, &err);
   if (tty)
     fprintf(stderr, "\r%60s\r", "");
-  return ll_lua_finish(L, st, row, &err);
+  return ll_lua_finish_run(L, h->run, st, row, &err);
 }
 
 /* run:decide() -> decision table, not recorded (a preview) */
@@ -116,7 +116,7 @@ static int l_decide(lua_State *L) {
   ll_error err = {0};
   cJSON *row = NULL;
   ll_status st = ll_run_decide(h->run, 0, &row, &err);
-  return ll_lua_finish(L, st, row, &err);
+  return ll_lua_finish_run(L, h->run, st, row, &err);
 }
 
 /* run:finish() -> decision row (recorded), exit code */
@@ -125,8 +125,12 @@ static int l_finish(lua_State *L) {
   ll_error err = {0};
   cJSON *row = NULL;
   ll_status st = ll_run_decide(h->run, 1, &row, &err);
-  if (st != LL_OK)
-    return ll_lua_raise(L, st, err.message);
+  if (st != LL_OK) {
+    const char *detail =
+        st == LL_E_REPLAY ? ll_run_replay_detail(h->run) : NULL;
+    cJSON_Delete(row);
+    return ll_lua_raise(L, st, detail ? detail : err.message);
+  }
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(row, "decision");
   const char *name = cJSON_IsString(d) ? d->valuestring : "HOLD";
   int code = strcmp(name, "ACCEPT") == 0      ? 0
@@ -200,8 +204,27 @@ static int l_sleep(lua_State *L) {
   return 0;
 }
 
-/* run:close(): safe to call twice; also __gc and __close. */
+/* run:close(): safe to call twice; also __close. It ends the transport
+ * first: a replay with exchanges never requested raises LL_E_REPLAY (not
+ * while another error is unwinding), a recording writes its fixture. */
 static int l_close(lua_State *L) {
+  l_run *h = luaL_checkudata(L, 1, LL_RUN_MT);
+  ll_error err = {0};
+  ll_status st = LL_OK;
+  if (h->run && lua_isnoneornil(L, 2)) {
+    st = ll_run_end_transport(h->run, &err);
+    const char *detail = ll_run_replay_detail(h->run);
+    lua_pushstring(L, detail ? detail : err.message); /* outlives the run */
+  }
+  ll_run_close(h->run);
+  h->run = NULL;
+  if (st != LL_OK)
+    return ll_lua_raise(L, st, lua_tostring(L, -1));
+  return 0;
+}
+
+/* __gc: closes without raising. */
+static int l_gc(lua_State *L) {
   l_run *h = luaL_checkudata(L, 1, LL_RUN_MT);
   ll_run_close(h->run);
   h->run = NULL;
@@ -239,7 +262,7 @@ void ll_lua_run_flow_methods(lua_State *L) {
 }
 
 void ll_lua_run_meta(lua_State *L) {
-  lua_pushcfunction(L, l_close);
+  lua_pushcfunction(L, l_gc);
   lua_setfield(L, -2, "__gc");
   lua_pushcfunction(L, l_close);
   lua_setfield(L, -2, "__close");

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "l_common.h"
 #include "transport_factory.h"
 
@@ -21,6 +22,8 @@ void ll_transport_config_from_lua(lua_State *L, int idx,
   copy_opt(L, idx, "ca_file", tc->ca_file, sizeof tc->ca_file);
   copy_opt(L, idx, "replay", tc->replay, sizeof tc->replay);
   copy_opt(L, idx, "record", tc->record, sizeof tc->record);
+  copy_opt(L, idx, "record_description", tc->record_description,
+           sizeof tc->record_description);
   tc->connect_timeout_ms =
       (long)ll_lua_optfield_int(L, idx, "connect_timeout_ms", 10000);
   tc->total_timeout_ms =
@@ -63,7 +66,7 @@ void ll_transport_config_cleanup(ll_transport_config *tc) {
   memset(tc, 0, sizeof *tc);
 }
 
-ll_status ll_transport_make(const ll_transport_config *tc, const char *url,
+ll_status ll_transport_make(ll_transport_config *tc, const char *url,
                             long long deadline_s, ll_run_config *cfg,
                             ll_error *err) {
   ll_status st = ll_http_check_url(url, err);
@@ -74,8 +77,25 @@ ll_status ll_transport_make(const ll_transport_config *tc, const char *url,
                    "https://<account>.blob.core.windows.net",
                    inner.message);
   }
-  if (tc->replay[0])
-    return ll_fail(err, LL_E_USAGE, "--replay is not available yet");
+  char account_path[512];
+  ll_fixture_account_path(url, account_path, sizeof account_path);
+  if (tc->replay[0] && tc->record[0])
+    return ll_fail(err, LL_E_USAGE,
+                   "--replay and --record cannot be combined: record from a "
+                   "live endpoint");
+  if (tc->replay[0]) {
+    ll_clock *vclock = NULL;
+    ll_transport *rt = ll_fixture_replay_open(tc->replay, account_path, &vclock,
+                                              tc->fixture_label,
+                                              sizeof tc->fixture_label, err);
+    if (!rt)
+      return err->code ? err->code : LL_E_PARSE;
+    cfg->clock = vclock;
+    cfg->auth = NULL; /* a replay needs no credential and sends nothing */
+    cfg->transport = rt;
+    cfg->fixture_label = tc->fixture_label;
+    return LL_OK;
+  }
   ll_clock *clock = ll_clock_new_real();
   if (!clock)
     return ll_fail(err, LL_E_NOMEM, "out of memory");
@@ -96,6 +116,10 @@ ll_status ll_transport_make(const ll_transport_config *tc, const char *url,
   ho.connect_timeout_ms = tc->connect_timeout_ms;
   ho.total_timeout_ms = tc->total_timeout_ms;
   ll_transport *t = ll_http_new(&ho, clock, err);
+  if (t && tc->record[0])
+    t = ll_fixture_record_new(
+        t, tc->record, clock, account_path, NULL,
+        tc->record_description[0] ? tc->record_description : NULL, err);
   if (!t) {
     ll_auth_free(auth);
     ll_clock_free(clock);

@@ -19,17 +19,23 @@ typedef struct {
   char client_id[128];
   char replay[512];
   char record[512];
+  char record_description[512];
+  char fixture_label[16]; /* replay: the fixture's endpoint_kind */
 } ll_transport_config;
 
 /* Reads ca_file, connect_timeout_ms, total_timeout_ms, auth={kind=...},
- * replay and record from the options table at idx (raises on bad types). */
+ * replay, record and record_description from the options table at idx
+ * (raises on bad types). */
 void ll_transport_config_from_lua(lua_State *L, int idx,
                                   ll_transport_config *tc);
 void ll_transport_config_cleanup(ll_transport_config *tc);
 
 /* Fills cfg->clock, cfg->transport, cfg->auth and cfg->fixture_label. The
- * token preflight refuses one expiring within deadline_s. */
-ll_status ll_transport_make(const ll_transport_config *tc, const char *url,
+ * token preflight refuses one expiring within deadline_s. With replay, the
+ * fixture serves the run on a virtual clock, with no credential and no
+ * network (cfg->fixture_label points into tc, which must outlive
+ * ll_run_open); with record, the wire is wrapped by a recorder. */
+ll_status ll_transport_make(ll_transport_config *tc, const char *url,
                             long long deadline_s, ll_run_config *cfg,
                             ll_error *err) LL_WARN_UNUSED;
 

@@ -204,9 +204,9 @@ char *ll_model_statement(const ll_model *m, ll_decision d) {
     snprintf(tail, sizeof tail, "Endpoint kind: azure.");
   else if (strcmp(kind, "replay") == 0)
     snprintf(tail, sizeof tail,
-             "Endpoint kind: replay of a %s fixture: not a cloud "
+             "Endpoint kind: replay of a%s %s fixture: not a cloud "
              "qualification.",
-             label);
+             strchr("aeiou", label[0]) && label[0] ? "n" : "", label);
   else
     snprintf(tail, sizeof tail,
              "Endpoint kind: %s: %s evidence, not a cloud qualification.", kind,

@@ -285,7 +285,9 @@ ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   ll_status st;
   *out = NULL;
   if (record) {
-    st = ll_run_append(r, row, err);
+    st = ll_run_end_transport(r, err);
+    if (st == LL_OK)
+      st = ll_run_append(r, row, err);
     if (st == LL_OK) {
       *out = last_export(r);
       st = ll_run_write_expected(r, err);

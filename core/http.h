@@ -53,6 +53,20 @@ struct ll_transport {
                         ll_http_response *resp, ll_error *err);
   void (*free)(ll_transport *t);
   void *impl;
+  /* Optional (NULL for libcurl; core/fixture.h sets them). finish is called
+   * when the run records its decision and again when it closes: a replay
+   * reports the exchanges never requested (LL_E_REPLAY), a recording
+   * writes its fixture file. It may be called more than once. detail is
+   * the full text behind the last LL_E_REPLAY (the diff), or NULL. */
+  ll_status (*finish)(ll_transport *t, ll_error *err);
+  const char *(*detail)(ll_transport *t);
+  /* Filled by the run that owns the transport (ll_run_open): what a
+   * recording transport may ask about that run. alias_of names the writer
+   * a lease ID the run generated belongs to (NULL: not one of its own);
+   * endpoint_kind is the manifest's. */
+  void *run_ctx;
+  const char *(*alias_of)(void *run_ctx, const char *lease_id);
+  const char *(*endpoint_kind)(void *run_ctx);
 };
 
 typedef struct {

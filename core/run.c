@@ -16,6 +16,11 @@
 /* Appends row to the ledger, folding it into the model first so derived
  * fields are filled. A failure makes the run dead: no more requests. */
 ll_status ll_run_append(ll_run *r, cJSON *row, ll_error *err) {
+  if (r->replay_failure.code) {
+    if (err)
+      *err = r->replay_failure;
+    return r->replay_failure.code;
+  }
   if (r->dead)
     return ll_fail(err, LL_E_DURABILITY,
                    "the evidence ledger failed earlier: nothing more is sent");
@@ -368,6 +373,13 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
   ll_headers_cleanup(&q.headers);
   free(url);
   free(authed);
+  if (st == LL_E_REPLAY) {
+    /* Nothing was served: no outcome row, and the run stops here. */
+    r->replay_failure = *err;
+    cJSON_Delete(in);
+    ll_http_response_cleanup(&resp);
+    return st;
+  }
   if (st != LL_OK) {
     resp.outcome = LL_OUTCOME_NOT_SENT;
     snprintf(resp.transport_error, sizeof resp.transport_error, "%s",
@@ -399,6 +411,27 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
     return ll_fail(err, LL_E_TRANSPORT, "%s: outcome %s", ll_op_name(s->op),
                    ll_outcome_name(oc));
   return LL_OK;
+}
+
+ll_status ll_run_end_transport(ll_run *r, ll_error *err) {
+  if (r->replay_failure.code) {
+    *err = r->replay_failure;
+    return r->replay_failure.code;
+  }
+  if (!r->transport->finish)
+    return LL_OK;
+  ll_status st = r->transport->finish(r->transport, err);
+  if (st == LL_E_REPLAY)
+    r->replay_failure = *err;
+  return st;
+}
+
+const char *ll_run_replay_detail(const ll_run *r) {
+  if (r->replay_failure.code != LL_E_REPLAY)
+    return NULL;
+  const char *d =
+      r->transport->detail ? r->transport->detail(r->transport) : NULL;
+  return d ? d : r->replay_failure.message;
 }
 
 void ll_run_set_step(ll_run *r, const char *label) {

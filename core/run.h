@@ -105,6 +105,15 @@ ll_status ll_run_decide(ll_run *r, int record, cJSON **out_row,
  * (the seed's step names); NULL or "" clears it. */
 void ll_run_set_step(ll_run *r, const char *label);
 
+/* Ends the transport's part of the run (transport->finish): a replay
+ * fails (LL_E_REPLAY) when exchanges were never requested, a recording
+ * writes its fixture. Called by ll_run_decide(record) and at close. */
+ll_status ll_run_end_transport(ll_run *r, ll_error *err) LL_WARN_UNUSED;
+/* After LL_E_REPLAY: the full explanation (the diff of the expected
+ * exchange against the request, or the exchanges never requested); NULL
+ * otherwise. Never holds a real lease ID. */
+const char *ll_run_replay_detail(const ll_run *r);
+
 const ll_model *ll_run_model(const ll_run *r);
 ll_ledger *ll_run_ledger(ll_run *r);
 ll_clock *ll_run_clock(ll_run *r);

@@ -30,6 +30,9 @@ struct ll_run {
   int dead; /* the ledger failed: nothing more may be sent */
   int expected_dirty;
   char step[96]; /* the script's current step label */
+  /* A strict-replay failure (LL_E_REPLAY): the run answers every later
+   * call with it, so nothing plausible is recorded after a divergence. */
+  ll_error replay_failure;
 };
 
 ll_status ll_run_append(ll_run *r, cJSON *row, ll_error *err) LL_WARN_UNUSED;

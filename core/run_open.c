@@ -201,6 +201,14 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
                        "%s %s: point AZURE_STORAGE_* at the same blob",
                        host, path, rh ? rh : "?", rp ? rp : "?");
       ll_strlcpy(r->run_id, str(row, "run_id"), sizeof r->run_id);
+      const char *kind = str(row, "endpoint_kind");
+      int was_replay = kind && strcmp(kind, "replay") == 0;
+      if (was_replay != (cfg->fixture_label != NULL))
+        return ll_fail(err, LL_E_MANIFEST,
+                       was_replay ? "this evidence is a replay: recover it "
+                                    "with --replay FIXTURE"
+                                  : "this evidence came from a live endpoint: "
+                                    "a replay cannot recover it");
     }
     /* A binding marked "proposed" is a change not (yet) confirmed: the
      * writer keeps its previous ID; an "active" one replaces it. */
@@ -258,6 +266,19 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
   return st;
 }
 
+/* What a recording transport may ask its run (http.h). */
+static const char *run_alias_of(void *ctx, const char *lease_id) {
+  ll_run *r = ctx;
+  for (int i = 0; i < r->nwriters; i++)
+    if (ll_lease_id_equal(r->writers[i].lease_id, lease_id))
+      return r->writers[i].alias;
+  return NULL;
+}
+
+static const char *run_endpoint_kind(void *ctx) {
+  return ll_model_endpoint_kind(((ll_run *)ctx)->model);
+}
+
 ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
   ll_run *r = calloc(1, sizeof *r);
   ll_status st = LL_OK;
@@ -269,6 +290,11 @@ ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
     return NULL;
   }
   r->transport = cfg->transport;
+  if (r->transport) {
+    r->transport->run_ctx = r;
+    r->transport->alias_of = run_alias_of;
+    r->transport->endpoint_kind = run_endpoint_kind;
+  }
   r->clock = cfg->clock;
   r->auth = cfg->auth;
   r->max_single_put = cfg->max_single_put;
@@ -307,6 +333,11 @@ void ll_run_close(ll_run *r) {
     ll_error e;
     if (ll_run_write_expected(r, &e) != LL_OK)
       r->dead = 1; /* best effort at close: the ledger holds the truth */
+  }
+  if (r->ledger && r->transport && r->transport->finish &&
+      !r->replay_failure.code) {
+    ll_error e;
+    (void)r->transport->finish(r->transport, &e); /* best effort at close */
   }
   ll_ledger_close(r->ledger);
   ll_model_free(r->model);

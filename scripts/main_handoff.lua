@@ -1,6 +1,9 @@
 -- The seed's main handoff: break A's lease, prove B owns the blob, and
 -- reconcile the bytes. Usage: leaselua scripts/main_handoff.lua --manifest F
 --   [--evidence DIR] [--break-period 30] [--window-attempts 3] [--stop-after N]
+--   [--first-break-period S] (lab: the first attempt's period, e.g. 0 so that
+--   its probe comes late and a fresh lifecycle repeats it)
+--   [--record FILE | --replay FILE] (fixtures/README.md)
 local ll = require "leaselua"
 local cli = require "lib.cli"
 local out = require "lib.out"
@@ -8,6 +11,7 @@ local handoff = require "lib.handoff"
 
 local opts = cli.parse(arg, cli.spec {
   ["break-period"] = "number", ["window-attempts"] = "number", ["stop-after"] = "number",
+  ["first-break-period"] = "number",
   defaults = { break_period = 30, window_attempts = 3 },
 })
 local run <close> = ll.open(cli.open_config(opts, { name = "main-handoff" }))
@@ -30,7 +34,8 @@ out.guarded(function()
     step("4 rev 1 still there", run.read, run)
     step("5 unconditioned read", run.read, run)
     step("6 properties before break", run.properties, run)
-    step("6 break, period " .. opts.break_period, run.break_lease, run, { period = opts.break_period })
+    local period = attempt == 1 and opts.first_break_period or opts.break_period
+    step("6 break, period " .. period, run.break_lease, run, { period = period })
     local window = step("7 probe rev 3 while breaking", run.probe, run, A, 3)
     step("7 read back after probe", run.read, run)
     if window.result == "REPRODUCED" or attempt == opts.window_attempts then break end

@@ -2,17 +2,18 @@
 -- rows, read properties and content, compare them with the ledger, prove
 -- the owner with a conditioned renew, and only then write. It never
 -- restores a remembered payload and never writes without a lease.
--- Usage: leaselua scripts/recovery.lua --evidence DIR
+-- Usage: leaselua scripts/recovery.lua --evidence DIR [--stop-after N]
+--   (--stop-after 5: prove the owner, then stop before any write)
 local ll = require "leaselua"
 local cli = require "lib.cli"
 local out = require "lib.out"
 local handoff = require "lib.handoff"
 local evidence = require "lib.evidence"
 
-local opts = cli.parse(arg, cli.spec {})
+local opts = cli.parse(arg, cli.spec { ["stop-after"] = "number" })
 if not opts.evidence then cli.usage_error("pass --evidence DIR naming the interrupted run") end
 local run <close> = ll.open(cli.open_config(opts, { recover = true }))
-local step = out.stepper(run)
+local step = out.stepper(run, opts.stop_after)
 local w = { A = run:writer("A"), B = run:writer("B"), A_unleased = run:unbound("A") }
 
 out.guarded(function()

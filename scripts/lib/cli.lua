@@ -46,17 +46,23 @@ function M.parse(argv, spec)
   return opts
 end
 
+-- A replay needs no endpoint: fixture paths are relative to the account,
+-- and the .invalid name (RFC 2606) can never resolve, so nothing leaves.
+M.REPLAY_ACCOUNT_URL = "https://replay.invalid"
+
 -- open_config(opts, extra) -> table for leaselua.open
 function M.open_config(opts, extra)
   local cfg = {
     evidence = opts.evidence,
     manifest = opts.manifest,
-    account_url = ll.getenv("AZURE_STORAGE_ACCOUNT_URL"),
+    account_url = ll.getenv("AZURE_STORAGE_ACCOUNT_URL") or (opts.replay and M.REPLAY_ACCOUNT_URL),
     container = ll.getenv("AZURE_STORAGE_CONTAINER") or "lease-handoff-lab",
     blob = ll.getenv("AZURE_STORAGE_BLOB") or "writer-handoff.json",
     ca_file = opts.ca_file or ll.getenv("LEASELUA_CA_FILE"),
     replay = opts.replay,
     record = opts.record,
+    record_description = opts.record_description,
+    total_timeout_ms = opts.timeout_ms, -- --timeout-ms: one request's whole budget
   }
   if opts.token_file then cfg.auth = { kind = "file", token_file = opts.token_file } end
   if opts.token_command then cfg.auth = { kind = "command", token_command = opts.token_command } end
@@ -74,6 +80,7 @@ M.common = {
   manifest = "string", evidence = "string", ["ca-file"] = "string",
   ["token-file"] = "string", ["token-command"] = "string",
   ["managed-identity"] = "flag", record = "string", replay = "string",
+  ["record-description"] = "string", ["timeout-ms"] = "number",
 }
 
 function M.spec(extra)

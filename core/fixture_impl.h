@@ -1,0 +1,77 @@
+/* Internal to fixture.c (the request view, loading), fixture_text.c
+ * (small formats, printing), fixture_replay.c and fixture_record.c. */
+#ifndef LL_FIXTURE_IMPL_H
+#define LL_FIXTURE_IMPL_H
+
+#include "fixture.h"
+#include "hash.h"
+
+#define FX_NAME_MAX 16 /* a placeholder's alias, like a writer alias */
+
+/* Request headers a fixture keeps and replay matches (lowercase, in this
+ * order), and response headers a recording keeps. NULL-terminated. */
+extern const char *const fx_request_headers[];
+extern const char *const fx_response_headers[];
+/* x-ms-lease-id or x-ms-proposed-lease-id: values are {{lease:ALIAS}}. */
+int fx_is_lease_header(const char *name);
+
+/* What replay matches and recording keeps of a request. */
+typedef struct {
+  char method[8];
+  char *path;         /* relative to the account, as sent (escaped) */
+  char *query;        /* comp= and restype= only, in order; "" if none */
+  ll_headers headers; /* fx_request_headers present, in that order */
+  int has_body;
+  char body_sha[LL_SHA256_HEX];
+} fx_req;
+
+ll_status fx_req_from_http(const ll_http_request *q, const char *account_path,
+                           fx_req *out, ll_error *err) LL_WARN_UNUSED;
+void fx_req_cleanup(fx_req *r);
+/* "PUT /c/b?comp=lease" for messages. */
+void fx_req_line(const fx_req *r, char *buf, size_t cap);
+
+typedef struct {
+  double t_ms, elapsed_ms;
+  fx_req req;
+  char *transport_error; /* non-NULL: no response */
+  ll_outcome outcome;    /* RESPONSE, or UNKNOWN / NOT_SENT */
+  int emitted;           /* request heads that left (default 1) */
+  long status;
+  ll_headers headers;
+  unsigned char *body;
+  size_t body_len;
+} fx_exchange;
+
+typedef struct {
+  char label[16]; /* endpoint_kind: emulator | azure | documented */
+  int64_t started_utc_ms;
+  fx_exchange *x;
+  size_t n;
+} fx_fixture;
+
+ll_status fx_load(const char *text, size_t len, const char *name,
+                  fx_fixture *out, ll_error *err) LL_WARN_UNUSED;
+void fx_fixture_free(fx_fixture *f);
+
+/* s is exactly "{{lease:NAME}}": copies NAME, returns 1. */
+int fx_placeholder(const char *s, char name[FX_NAME_MAX]);
+
+int fx_utf8_ok(const unsigned char *s, size_t n);
+char *fx_base64(const unsigned char *s, size_t n);
+ll_status fx_unbase64(const char *s, unsigned char **out,
+                      size_t *n) LL_WARN_UNUSED;
+/* RFC 3339 UTC with optional milliseconds, e.g. 2026-11-30T07:09:39.123Z. */
+int fx_parse_utc(const char *s, int64_t *ms);
+
+/* Growing text buffer for diffs and printing. */
+typedef struct {
+  char *p;
+  size_t n, cap;
+  int oom;
+} fx_buf;
+void fx_put(fx_buf *b, const char *s, size_t n);
+void fx_puts(fx_buf *b, const char *s);
+void fx_printf(fx_buf *b, const char *fmt, ...) LL_PRINTF(2, 3);
+
+#endif

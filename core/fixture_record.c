@@ -1,0 +1,343 @@
+/* Recording: every exchange passes through to the wire unchanged and is
+ * kept in fixture form, sanitized by the export's own code (sanitize.c)
+ * with {{lease:ALIAS}} as the lease IDs' replacement. finish writes the
+ * file atomically. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blob.h"
+#include "fixture_impl.h"
+#include "ledger.h"
+#include "sanitize.h"
+
+#define MAX_IDS 32
+
+typedef struct {
+  ll_transport t;
+  ll_transport *inner;
+  char *path, *account_path, *label, *description;
+  ll_clock *clock; /* borrowed */
+  int64_t t0_ns, t0_utc_ms;
+  cJSON *exchanges;
+  char server[128];
+  char ids[MAX_IDS][LL_GUID_LEN];
+  char ph[MAX_IDS][FX_NAME_MAX + 12]; /* "{{lease:ALIAS}}" */
+  size_t nids;
+  int dirty, written;
+  ll_error broken; /* code != LL_OK: the recording cannot be trusted */
+} recorder;
+
+static const char *known(const recorder *r, const char *id) {
+  for (size_t i = 0; i < r->nids; i++)
+    if (ll_lease_id_equal(r->ids[i], id))
+      return r->ph[i];
+  return NULL;
+}
+
+/* Gives id its placeholder: the run's alias, numbered when the alias
+ * already names another ID (a changed lease: A, then A2). */
+static void learn(recorder *r, const char *id, const char *hint) {
+  char name[FX_NAME_MAX];
+  if (!id || !*id || known(r, id) || r->nids >= MAX_IDS ||
+      strlen(id) >= LL_GUID_LEN)
+    return;
+  const char *alias = r->t.alias_of ? r->t.alias_of(r->t.run_ctx, id) : NULL;
+  if (!alias)
+    alias = hint ? hint : "unknown";
+  for (int k = 1; k < 100; k++) {
+    char want[FX_NAME_MAX + 12];
+    if (k == 1)
+      snprintf(name, sizeof name, "%.13s", alias);
+    else
+      snprintf(name, sizeof name, "%.13s%d", alias, k);
+    snprintf(want, sizeof want, "{{lease:%s}}", name);
+    int used = 0;
+    for (size_t i = 0; i < r->nids; i++)
+      used |= strcmp(r->ph[i], want) == 0;
+    if (!used) {
+      ll_strlcpy(r->ids[r->nids], id, LL_GUID_LEN);
+      ll_strlcpy(r->ph[r->nids], want, sizeof r->ph[0]);
+      r->nids++;
+      return;
+    }
+  }
+}
+
+/* The alias part of a known ID's placeholder, for a change's new ID. */
+static const char *alias_part(const recorder *r, const char *id, char *buf,
+                              size_t cap) {
+  char name[FX_NAME_MAX];
+  const char *ph = id ? known(r, id) : NULL;
+  if (!ph || !fx_placeholder(ph, name))
+    return NULL;
+  size_t n = strlen(name);
+  while (n > 1 && name[n - 1] >= '0' && name[n - 1] <= '9')
+    n--;
+  name[n] = '\0';
+  ll_strlcpy(buf, name, cap);
+  return buf;
+}
+
+static double round1(double v) {
+  return v <= 0 ? 0 : (double)(int64_t)(v * 10 + 0.5) / 10;
+}
+
+static void add_body(cJSON *o, const unsigned char *b, size_t n, int sha) {
+  if (fx_utf8_ok(b, n)) {
+    char *t = strndup((const char *)b, n);
+    cJSON_AddStringToObject(o, "body", t ? t : "");
+    free(t);
+  } else {
+    char *t = fx_base64(b, n);
+    cJSON_AddStringToObject(o, "body_base64", t ? t : "");
+    free(t);
+  }
+  char hex[LL_SHA256_HEX];
+  if (sha && ll_sha256_hex(b, n, hex) == LL_OK)
+    cJSON_AddStringToObject(o, "body_sha256", hex);
+}
+
+static cJSON *headers(const ll_headers *h, const char *const *keep) {
+  cJSON *o = cJSON_CreateObject();
+  for (const char *const *k = keep; *k; k++) {
+    const char *v = ll_headers_get(h, *k);
+    if (v)
+      cJSON_AddStringToObject(o, *k, v);
+  }
+  return o;
+}
+
+/* The exchange with real values; the caller sanitizes it. */
+static cJSON *build(recorder *r, const ll_http_request *q, const fx_req *v,
+                    ll_status st, const ll_error *err,
+                    const ll_http_response *resp) {
+  cJSON *x = cJSON_CreateObject();
+  int64_t start =
+      resp->mono_start_ns ? resp->mono_start_ns : ll_clock_mono_ns(r->clock);
+  int64_t end = resp->mono_end_ns ? resp->mono_end_ns : start;
+  cJSON_AddNumberToObject(x, "t_ms", round1((double)(start - r->t0_ns) / 1e6));
+  cJSON_AddNumberToObject(x, "elapsed_ms", round1((double)(end - start) / 1e6));
+  cJSON *rq = cJSON_AddObjectToObject(x, "request");
+  cJSON_AddStringToObject(rq, "method", v->method);
+  cJSON_AddStringToObject(rq, "path", v->path);
+  if (v->query[0])
+    cJSON_AddStringToObject(rq, "query", v->query);
+  cJSON_AddItemToObject(rq, "headers",
+                        headers(&v->headers, fx_request_headers));
+  if (q->body_len > 0)
+    add_body(rq, q->body, q->body_len, 1);
+  int expect_emitted = 1;
+  if (st != LL_OK) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "not sent: %s", err->message);
+    cJSON_AddStringToObject(x, "transport_error", msg);
+    cJSON_AddStringToObject(x, "outcome", "NOT_SENT");
+    expect_emitted = 0;
+  } else if (resp->outcome != LL_OUTCOME_RESPONSE) {
+    cJSON_AddStringToObject(x, "transport_error",
+                            resp->transport_error[0] ? resp->transport_error
+                                                     : "no response");
+    if (resp->outcome == LL_OUTCOME_NOT_SENT) {
+      cJSON_AddStringToObject(x, "outcome", "NOT_SENT");
+      expect_emitted = 0;
+    }
+  } else {
+    cJSON *rs = cJSON_AddObjectToObject(x, "response");
+    cJSON_AddNumberToObject(rs, "status", resp->status);
+    cJSON_AddItemToObject(rs, "headers",
+                          headers(&resp->headers, fx_response_headers));
+    if (resp->body_len > 0)
+      add_body(rs, resp->body, resp->body_len, 0);
+    else
+      cJSON_AddStringToObject(rs, "body", "");
+  }
+  if (st == LL_OK && resp->emitted_requests != expect_emitted)
+    cJSON_AddNumberToObject(x, "emitted_requests", resp->emitted_requests);
+  return x;
+}
+
+static void keep(recorder *r, const ll_http_request *q, ll_status st,
+                 const ll_error *err, const ll_http_response *resp) {
+  fx_req v;
+  ll_error e = {0};
+  if (r->broken.code)
+    return;
+  if (fx_req_from_http(q, r->account_path, &v, &e) != LL_OK) {
+    r->broken = e;
+    return;
+  }
+  char hint[FX_NAME_MAX];
+  const char *cur = ll_headers_get(&v.headers, "x-ms-lease-id");
+  learn(r, cur, NULL);
+  learn(r, ll_headers_get(&v.headers, "x-ms-proposed-lease-id"),
+        alias_part(r, cur, hint, sizeof hint));
+  if (st == LL_OK && resp->outcome == LL_OUTCOME_RESPONSE)
+    learn(r, ll_headers_get(&resp->headers, "x-ms-lease-id"), NULL);
+  if (st == LL_OK && !r->server[0] && ll_headers_get(&resp->headers, "Server"))
+    ll_strlcpy(r->server, ll_headers_get(&resp->headers, "Server"),
+               sizeof r->server);
+  cJSON *raw = build(r, q, &v, st, err, resp);
+  fx_req_cleanup(&v);
+  const char *ids[MAX_IDS], *phs[MAX_IDS];
+  for (size_t i = 0; i < r->nids; i++) {
+    ids[i] = r->ids[i];
+    phs[i] = r->ph[i];
+  }
+  cJSON *clean = ll_sanitize_row(raw, ids, phs, r->nids);
+  cJSON_Delete(raw);
+  if (!clean || !cJSON_AddItemToArray(r->exchanges, clean)) {
+    cJSON_Delete(clean);
+    ll_fail(&r->broken, LL_E_NOMEM, "out of memory recording an exchange");
+    return;
+  }
+  r->dirty = 1;
+}
+
+static ll_status rec_exchange(ll_transport *t, const ll_http_request *req,
+                              ll_http_response *resp, ll_error *err) {
+  recorder *r = t->impl;
+  ll_status st = r->inner->exchange(r->inner, req, resp, err);
+  keep(r, req, st, err, resp);
+  return st;
+}
+
+static ll_status write_file(const recorder *r, const char *text,
+                            ll_error *err) {
+  char tmp[1100];
+  snprintf(tmp, sizeof tmp, "%s.tmp", r->path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  size_t n = strlen(text), off = 0;
+  while (fd >= 0 && off < n) {
+    ssize_t w = write(fd, text + off, n - off);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      break;
+    off += (size_t)w;
+  }
+  int ok = fd >= 0 && off == n && fsync(fd) == 0;
+  if (fd >= 0 && close(fd) != 0)
+    ok = 0;
+  if (!ok || rename(tmp, r->path) != 0) {
+    int e = errno;
+    unlink(tmp);
+    return ll_fail(err, LL_E_IO, "cannot write fixture %.200s: %s", r->path,
+                   strerror(e));
+  }
+  return LL_OK;
+}
+
+static ll_status rec_finish(ll_transport *t, ll_error *err) {
+  recorder *r = t->impl;
+  if (r->broken.code) {
+    *err = r->broken;
+    return r->broken.code;
+  }
+  if (r->written ? !r->dirty : cJSON_GetArraySize(r->exchanges) == 0)
+    return LL_OK; /* nothing new; a run that sent nothing writes no file */
+  const char *kind = r->label;
+  if (!kind && t->endpoint_kind)
+    kind = t->endpoint_kind(t->run_ctx);
+  char started[40], source[600];
+  ll_clock_format_utc(r->t0_utc_ms, started, sizeof started);
+  snprintf(source, sizeof source,
+           "recorded by leaselua %s (%s, %s) with --record from a%s %s "
+           "endpoint%s%s%s, starting %s",
+           LL_VERSION, ll_http_curl_version(), ll_http_ssl_version(),
+           kind && kind[0] == 'e' ? "n" : "", kind ? kind : "unknown",
+           r->server[0] ? " (server " : "", r->server, r->server[0] ? ")" : "",
+           started);
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "format", LL_FIXTURE_FORMAT);
+  cJSON_AddStringToObject(root, "endpoint_kind", kind ? kind : "emulator");
+  cJSON_AddStringToObject(root, "description", r->description);
+  cJSON_AddStringToObject(root, "source", source);
+  cJSON_AddStringToObject(root, "started_utc", started);
+  cJSON_AddItemReferenceToObject(root, "exchanges", r->exchanges);
+  char *text = ll_fixture_print(root);
+  cJSON_Delete(root);
+  if (!text)
+    return ll_fail(err, LL_E_NOMEM, "out of memory printing a fixture");
+  /* The same refusal as the ledger's: no lease ID survives, nor a sig=. */
+  const char *ids[MAX_IDS];
+  for (size_t i = 0; i < r->nids; i++)
+    ids[i] = r->ids[i];
+  char what[128];
+  ll_status st = LL_OK;
+  if (ll_secret_scan(text, strlen(text), ids, r->nids, NULL, 0, what,
+                     sizeof what) > 0)
+    st = ll_fail(err, LL_E_INTERNAL,
+                 "fixture %.200s not written: %s survived sanitizing", r->path,
+                 what);
+  if (st == LL_OK)
+    st = write_file(r, text, err);
+  free(text);
+  if (st == LL_OK) {
+    r->written = 1;
+    r->dirty = 0;
+  }
+  return st;
+}
+
+static void rec_free(ll_transport *t) {
+  recorder *r = t->impl;
+  ll_transport_free(r->inner);
+  cJSON_Delete(r->exchanges);
+  free(r->path);
+  free(r->account_path);
+  free(r->label);
+  free(r->description);
+  memset(r->ids, 0, sizeof r->ids);
+  free(r);
+}
+
+ll_transport *ll_fixture_record_new(ll_transport *inner, const char *path,
+                                    ll_clock *clock, const char *account_path,
+                                    const char *label, const char *description,
+                                    ll_error *err) {
+  recorder *r = inner && path && clock ? calloc(1, sizeof *r) : NULL;
+  if (!r) {
+    ll_transport_free(inner);
+    ll_fail(err, inner && path && clock ? LL_E_NOMEM : LL_E_USAGE,
+            "recording needs a transport, a file and a clock");
+    return NULL;
+  }
+  r->t.impl = r;
+  r->inner = inner;
+  r->clock = clock;
+  r->path = strdup(path);
+  r->account_path = strdup(account_path ? account_path : "");
+  r->label = label ? strdup(label) : NULL;
+  r->description =
+      strdup(description && *description ? description
+                                         : "a run recorded with --record");
+  r->exchanges = cJSON_CreateArray();
+  if (!r->path || !r->account_path || !r->description || !r->exchanges ||
+      (label && !r->label) || strlen(path) > 1000) {
+    ll_fail(err, LL_E_USAGE, "cannot record to %.200s", path);
+    rec_free(&r->t);
+    return NULL;
+  }
+  /* Fail now, not after a 30 s run, when the file cannot be written. */
+  char tmp[1100];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    ll_fail(err, LL_E_USAGE, "cannot write fixture %.200s: %s: check --record",
+            path, strerror(errno));
+    rec_free(&r->t);
+    return NULL;
+  }
+  close(fd);
+  unlink(tmp);
+  r->t0_ns = ll_clock_mono_ns(clock);
+  r->t0_utc_ms = ll_clock_utc_ms(clock);
+  r->t.exchange = rec_exchange;
+  r->t.free = rec_free;
+  r->t.finish = rec_finish;
+  return &r->t;
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# make fixtures: re-record the emulator fixtures from a fresh Azurite,
+# regenerate the documented ones, then replay every fixture offline.
+#
+# usage: tools/record-fixtures.sh        (BUILD_DIR, default build)
+#
+# The recordings go to a temporary directory first and replace
+# fixtures/emulator/*.json only when every one ended as expected. Azurite
+# lives only for this run and is stopped by its PID on any exit. Takes
+# about a minute: the main handoff waits out a real 30 s break.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+build=${BUILD_DIR:-build}
+build=$(cd "$build" 2>/dev/null && pwd) || {
+  echo "record-fixtures: build directory '${BUILD_DIR:-build}' not found (make build)" >&2
+  exit 1
+}
+host=$build/leaselua
+[[ -x $host ]] || {
+  echo "record-fixtures: $host is not built (make build)" >&2
+  exit 1
+}
+
+tmp=$(mktemp -d /tmp/leaselua-fixtures.XXXXXX)
+rundir=$tmp/run
+# shellcheck disable=SC2317  # called by the EXIT trap
+cleanup() {
+  local rc=$?
+  "$root/tools/emulator/stop" "$rundir" >/dev/null || rc=1
+  rm -rf "$tmp"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+"$root/tools/emulator/start" "$rundir"
+# shellcheck disable=SC1091
+. "$rundir/env"
+export AZURE_STORAGE_CONTAINER=lease-handoff-lab AZURE_STORAGE_BLOB=writer-handoff.json
+manifest=$root/tools/emulator/manifest.json
+azurite="Azurite $AZURITE_VERSION (emulator)"
+
+# record NAME EXPECTED_EXIT DESCRIPTION SCRIPT [ARGS...]
+record() {
+  local name=$1 want=$2 desc=$3 script=$4
+  shift 4
+  echo "== record $name: $script $*"
+  local rc=0
+  "$host" "scripts/$script.lua" --evidence "$tmp/ev-$name" \
+    --record "$tmp/$name.json" --record-description "$desc" "$@" >"$tmp/$name.out" 2>&1 || rc=$?
+  tail -n 4 "$tmp/$name.out"
+  if [[ $rc != "$want" ]]; then
+    cat "$tmp/$name.out" >&2
+    echo "record-fixtures: $name ended with exit $rc, expected $want: nothing replaced" >&2
+    exit 1
+  fi
+}
+
+record main-handoff-accept 0 "Main handoff recorded from $azurite, ending ACCEPT: \
+revisions 0, 1, 3 and 5 accepted and read back, 2, 4 and 6 rejected; the breaking window \
+REPRODUCED; B's early acquire refused 409 LeaseAlreadyPresent. Azurite answers x-ms-version \
+2026-06-06 and none on errors: explained by core/known_deviations.json. \
+Replay: scripts/main_handoff.lua (break period 30 s)." \
+  main_handoff --manifest "$manifest"
+record gap-control 0 "Unlocked-gap control recorded from $azurite on the same blob, after \
+main-handoff-accept.json: once the break reached broken/unlocked, an UNLEASED writer's Put \
+Blob of revision 102 was accepted and read back: ACCEPT of the control. Replay: \
+scripts/gap_control.lua --destructive --after <the evidence of a main-handoff-accept.json \
+replay> --break-period 10." \
+  gap_control --manifest "$manifest" --destructive --after "$tmp/ev-main-handoff-accept" \
+  --break-period 10
+record window-missed-then-repeat 0 "Main handoff recorded from $azurite whose first \
+lifecycle misses the breaking window: its break period is 0, so the probe's first read is \
+already broken/unlocked, no write is sent and the finding is INCONCLUSIVE_WINDOW; that \
+lifecycle is finished (wait for broken, delete) and a fresh one repeats the probe with a \
+10 s break: REPRODUCED, then ACCEPT. Replay: scripts/main_handoff.lua \
+--first-break-period 0 --break-period 10." \
+  main_handoff --manifest "$manifest" --first-break-period 0 --break-period 10
+# Last: it leaves the blob breaking.
+record wait-while-breaking 1 "Main handoff recorded from $azurite and stopped after step \
+8 (--stop-after 8), while the 30 s break still runs: the latest fresh properties read shows \
+breaking/locked and the flow needs broken, so WAIT. Replay: scripts/main_handoff.lua \
+--stop-after 8." \
+  main_handoff --manifest "$manifest" --stop-after 8
+
+mkdir -p fixtures/emulator
+for f in "$tmp"/*.json; do
+  cp "$f" "fixtures/emulator/$(basename "$f")"
+done
+echo "== wrote $(find "$tmp" -maxdepth 1 -name "*.json" | wc -l) emulator fixtures to fixtures/emulator/"
+
+echo "== documented fixtures"
+node tools/fixtures/make_documented.js fixtures/documented
+
+echo "== replay every fixture, offline"
+"$root/tools/emulator/stop" "$rundir" >/dev/null
+env -u AZURE_STORAGE_ACCOUNT_URL -u AZURE_STORAGE_TOKEN -u LEASELUA_CA_FILE \
+  LEASELUA="$host" lua5.4 /usr/bin/busted \
+  --lpath="$root/scripts/lib/?.lua;$root/scripts/?.lua;$root/spec/?.lua" \
+  --cpath="$build/?.so" --exclude-tags=live \
+  spec/replay_emulator_spec.lua spec/replay_documented_spec.lua \
+  spec/replay_strict_spec.lua spec/fixtures_spec.lua
