@@ -1,6 +1,7 @@
 /* The leaselua host: runs one script in the sandbox, or a subcommand
- * (verify, dev-token). Exit codes: 0 ACCEPT, 1 WAIT, 2 HOLD, 3 RECONCILE
- * (returned by the script), 64 usage or configuration, 70 internal. */
+ * (verify, report, dev-token). Exit codes: 0 ACCEPT, 1 WAIT, 2 HOLD,
+ * 3 RECONCILE (returned by the script), 64 usage or configuration, 70
+ * internal. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -13,12 +14,15 @@
 #include "auth.h"
 #include "http.h"
 #include "l_common.h"
+#include "l_report.h"
 #include "l_sandbox.h"
 #include "verify.h"
 
 static const char usage[] =
     "usage: leaselua SCRIPT [args...]   run a script in the sandbox\n"
     "       leaselua verify DIR         check an evidence directory\n"
+    "       leaselua report DIR         write report.html and summary.md "
+    "into DIR\n"
     "       leaselua dev-token [SECS]   print an unsigned JWT for Azurite's "
     "--oauth basic\n"
     "       leaselua --version | --help\n"
@@ -109,6 +113,13 @@ int main(int argc, char **argv) {
     puts(tok);
     free(tok);
     return 0;
+  }
+  if (strcmp(argv[1], "report") == 0) {
+    if (argc != 3) {
+      fputs(usage, stderr);
+      return 64;
+    }
+    return ll_report_main(argv[2], stdout, stderr);
   }
   if (strcmp(argv[1], "verify") == 0) {
     if (argc != 3) {

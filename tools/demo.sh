@@ -69,7 +69,15 @@ echo "== summary =="
 for run in main gap drill; do
   "$host" verify "$bundle/$run" | sed "s/^/$run: /"
 done
+# The reviewer's view of each run: report.html and summary.md, from the export.
+report_rc=0
+for run in main gap drill; do
+  "$host" report "$bundle/$run" >/dev/null || report_rc=1
+done
 echo "demo: exit codes main=$main_rc gap=$gap_rc recovery=$drill_rc (0 is ACCEPT)"
 echo "demo: evidence bundle: $root/$bundle"
 echo "demo: wall time $(($(date +%s) - start)) s"
-[[ $main_rc -eq 0 && $gap_rc -eq 0 && $drill_rc -eq 0 ]]
+for run in main gap drill; do
+  echo "demo: report ($run): $root/$bundle/$run/report.html"
+done
+[[ $main_rc -eq 0 && $gap_rc -eq 0 && $drill_rc -eq 0 && $report_rc -eq 0 ]]

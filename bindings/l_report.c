@@ -1,0 +1,204 @@
+/* `leaselua report DIR`: the export rows go into the sandbox, two strings
+ * come back, and only C writes them, under two fixed names. The protected
+ * ledger is never opened, so the report cannot see a lease ID. */
+#include "l_report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <lauxlib.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "l_json.h"
+#include "l_sandbox.h"
+#include "ledger.h"
+
+extern const char ll_known_deviations_json[];
+
+/* The only files `report` may write, relative to DIR. */
+static const char *const report_names[2] = {"report.html", "summary.md"};
+
+typedef struct {
+  const cJSON *rows;
+  const cJSON *deviations;
+  const char *dir;
+  long torn_row;
+} render_args;
+
+static int traceback(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (!msg) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+      return 1;
+    msg = luaL_typename(L, 1);
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/* Runs under lua_pcall, so a Lua error never skips the caller's cleanup:
+ * the cJSON trees stay owned by ll_report_main. Returns html, markdown. */
+static int render(lua_State *L) {
+  const render_args *a = lua_touserdata(L, 1);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "lib.report");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "render");
+  ll_lua_push_json(L, a->rows);
+  lua_createtable(L, 0, 3);
+  lua_pushstring(L, a->dir);
+  lua_setfield(L, -2, "dir");
+  if (a->torn_row > 0) {
+    lua_pushinteger(L, a->torn_row);
+    lua_setfield(L, -2, "torn_row");
+  }
+  ll_lua_push_json(L, a->deviations);
+  lua_setfield(L, -2, "known_deviations");
+  lua_call(L, 2, 2);
+  luaL_checktype(L, -2, LUA_TSTRING);
+  luaL_checktype(L, -1, LUA_TSTRING);
+  return 2;
+}
+
+/* Writes text to dir/name through a temporary file in dir, fsync'd, then
+ * renamed over name: a reader sees the old file or the whole new one. */
+static int write_atomic(const char *dir, const char *name, const char *text,
+                        size_t len, FILE *errs) {
+  char path[PATH_MAX], tmp[PATH_MAX];
+  int n1 = snprintf(path, sizeof path, "%s/%s", dir, name);
+  int n2 = snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, name);
+  if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof path ||
+      (size_t)n2 >= sizeof tmp) {
+    fprintf(errs, "leaselua: report: path too long: %s\n", dir);
+    return 64;
+  }
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    fprintf(errs, "leaselua: report: cannot create a file in %s: %s\n", dir,
+            strerror(errno));
+    return 64;
+  }
+  int ok = fchmod(fd, 0644) == 0;
+  for (size_t off = 0; ok && off < len;) {
+    ssize_t w = write(fd, text + off, len - off);
+    if (w < 0 && errno == EINTR)
+      continue;
+    ok = w > 0;
+    if (ok)
+      off += (size_t)w;
+  }
+  ok = ok && fsync(fd) == 0;
+  ok = (close(fd) == 0) && ok;
+  ok = ok && rename(tmp, path) == 0;
+  if (!ok) {
+    fprintf(errs, "leaselua: report: cannot write %s: %s\n", path,
+            strerror(errno));
+    unlink(tmp);
+    return 70;
+  }
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    (void)fsync(dfd); /* the rename itself; best effort, like most tools */
+    close(dfd);
+  }
+  return 0;
+}
+
+/* A report from before the chain broke would still say "hash chain
+ * checked" next to rows that no longer check: it goes. */
+static void remove_stale(const char *dir, FILE *errs) {
+  for (int i = 0; i < 2; i++) {
+    char path[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/%s", dir, report_names[i]);
+    if (n > 0 && (size_t)n < sizeof path && unlink(path) == 0)
+      fprintf(errs, "leaselua: report: removed the earlier %s\n", path);
+  }
+}
+
+int ll_report_main(const char *dir, FILE *out, FILE *errs) {
+  struct stat sb;
+  if (!dir || !*dir || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+    fprintf(errs, "leaselua: report: %s is not a directory\n",
+            dir ? dir : "(null)");
+    return 64;
+  }
+  char ledger[PATH_MAX];
+  int n = snprintf(ledger, sizeof ledger, "%s/export/ledger.jsonl", dir);
+  if (n < 0 || (size_t)n >= sizeof ledger) {
+    fprintf(errs, "leaselua: report: path too long: %s\n", dir);
+    return 64;
+  }
+  if (access(ledger, R_OK) != 0) {
+    fprintf(errs,
+            "leaselua: report: %s has no readable export/ledger.jsonl: not an "
+            "evidence directory\n",
+            dir);
+    return 64;
+  }
+  int rc = 70;
+  cJSON *rows = NULL, *deviations = NULL;
+  lua_State *L = NULL;
+  long bad = 0;
+  ll_error err = {0};
+  ll_status st = ll_ledger_read_file(ledger, &rows, &bad, &err);
+  long torn = 0;
+  if (st == LL_E_TAMPER && strstr(err.message, "truncated last line") &&
+      bad == (long)cJSON_GetArraySize(rows) + 1) {
+    torn = bad; /* killed mid-write: show the checked rows before it */
+  } else if (st != LL_OK) {
+    fprintf(errs,
+            "leaselua: report refused: %s: %s (leaselua verify %s names the "
+            "row)\n",
+            ledger, err.message, dir);
+    rc = st == LL_E_TAMPER ? 2 : 64;
+    if (st == LL_E_TAMPER)
+      remove_stale(dir, errs);
+    goto cleanup;
+  }
+  deviations = cJSON_Parse(ll_known_deviations_json);
+  if (!(L = luaL_newstate())) {
+    fprintf(errs, "leaselua: out of memory\n");
+    goto cleanup;
+  }
+  ll_sandbox_open(L);
+  render_args args = {rows, deviations, dir, torn};
+  lua_pushcfunction(L, traceback);
+  lua_pushcfunction(L, render);
+  lua_pushlightuserdata(L, &args);
+  if (lua_pcall(L, 1, 2, -3) != LUA_OK) {
+    fprintf(errs, "leaselua: report: %s\n",
+            lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error object)");
+    goto cleanup;
+  }
+  for (int i = 0; i < 2; i++) {
+    size_t len;
+    const char *text = lua_tolstring(L, -2 + i, &len);
+    char what[128];
+    /* The rows are sanitized already; this is the last line of defence
+     * against a SAS signature reaching a file a reviewer will forward. */
+    if (ll_secret_scan(text, len, NULL, 0, NULL, 0, what, sizeof what) > 0) {
+      fprintf(errs,
+              "leaselua: report: %s would contain a secret (%s): not "
+              "written\n",
+              report_names[i], what);
+      goto cleanup;
+    }
+  }
+  for (int i = 0; i < 2; i++) {
+    size_t len;
+    const char *text = lua_tolstring(L, -2 + i, &len);
+    if ((rc = write_atomic(dir, report_names[i], text, len, errs)) != 0)
+      goto cleanup;
+    fprintf(out, "report: %s/%s\n", dir, report_names[i]);
+  }
+  rc = 0;
+cleanup:
+  if (L)
+    lua_close(L);
+  cJSON_Delete(deviations);
+  cJSON_Delete(rows);
+  return rc;
+}

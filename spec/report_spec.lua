@@ -1,0 +1,290 @@
+-- `leaselua report DIR`: built from the export alone, it escapes what the
+-- rows say, labels emulator and replay evidence, shows why a run is HOLD,
+-- works on interrupted runs, refuses a broken chain and leaks no secret.
+local helper = require "helper"
+local B = require "support.ledger_builder"
+
+local function report(dir)
+  local rc, out, err = helper.run({ "report", dir })
+  return rc, out, err, helper.read(dir .. "/report.html"), helper.read(dir .. "/summary.md")
+end
+
+local function count(s, pattern)
+  local n = 0
+  for _ in s:gmatch(pattern) do n = n + 1 end
+  return n
+end
+
+local function listing(dir)
+  local p = io.popen("ls -A " .. helper.quote(dir))
+  local s = p:read("a")
+  p:close()
+  return s
+end
+
+-- Every lease ID of the protected ledger, without hyphens, lowercase: the
+-- service and the sanitizer compare them case- and hyphen-insensitively.
+local function lease_ids(dir)
+  local ids = {}
+  for line in (helper.read(dir .. "/protected/ledger.jsonl") or ""):gmatch("[^\n]+") do
+    for id in line:gmatch('"lease_real_id":"([^"]+)"') do ids[(id:lower():gsub("%-", ""))] = true end
+  end
+  return ids
+end
+
+local function assert_no_secret(text, ids, what)
+  local flat = text:lower():gsub("%-", "")
+  for id in pairs(ids) do
+    assert.is_nil(flat:find(id, 1, true), what .. " contains a lease ID from the protected ledger")
+  end
+  local token = os.getenv("AZURE_STORAGE_TOKEN")
+  if token and #token > 20 then
+    assert.is_nil(text:find(token, 1, true), what .. " contains the bearer token")
+    assert.is_nil(text:find(token:sub(1, 40), 1, true), what .. " contains part of the bearer token")
+  end
+  assert.is_nil(text:find("eyJ", 1, true), what .. " contains something that looks like a JWT")
+  assert.is_nil(text:lower():find("sig=", 1, true), what .. " contains a sig= value")
+  assert.is_nil(text:lower():find("bearer ", 1, true), what .. " contains an Authorization value")
+end
+
+describe("report from rows built by hand", function()
+  teardown(helper.cleanup)
+
+  it("escapes every string from the rows into the HTML and the Markdown", function()
+    local dir = B.write(helper.tmpdir() .. "/ev", B.sample { decision = "HOLD" })
+    local rc, out, err, html, md = report(dir)
+    assert.are.equal(0, rc, err)
+    assert.matches("report: .*/report%.html", out)
+    assert.is_nil(html:find("<script", 1, true))
+    assert.is_nil(html:find("<worse>", 1, true))
+    assert.is_nil(html:find("<b>1</b>", 1, true))
+    assert.truthy(html:find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;", 1, true))
+    assert.truthy(html:find("bad &amp; &lt;worse&gt; &quot;quoted&quot; &#39;single&#39;", 1, true))
+    assert.is_nil(md:find("<script", 1, true))
+    assert.is_nil(md:find("<b>", 1, true))
+    -- no external resource of any kind
+    assert.is_nil(html:find("https?://"))
+    assert.is_nil(html:find("<link", 1, true))
+    assert.is_nil(html:find("@import", 1, true))
+    assert.is_nil(html:find("<script", 1, true))
+    assert.is_nil(html:find("@font-face", 1, true))
+  end)
+
+  it("labels a replay as replay, never as a cloud qualification", function()
+    local dir = B.write(helper.tmpdir() .. "/ev", B.sample { kind = "replay", decision = "ACCEPT" })
+    local rc, _, err, html, md = report(dir)
+    assert.are.equal(0, rc, err)
+    local banner = html:match('<header class="banner.-</header>')
+    assert.truthy(banner:find('data-endpoint-kind="replay"', 1, true))
+    assert.truthy(banner:find("replay of recorded evidence: not a cloud qualification", 1, true))
+    assert.matches("endpoint kind: replay", md)
+    assert.matches("not a cloud qualification", md)
+  end)
+
+  it("shows HOLD's reasons verbatim, and an unexplained discrepancy as such", function()
+    local dir = B.write(helper.tmpdir() .. "/ev", B.sample { kind = "emulator", decision = "HOLD" })
+    local rc, _, err, html, md = report(dir)
+    assert.are.equal(0, rc, err)
+    assert.truthy(html:find('data-decision="HOLD"', 1, true))
+    assert.truthy(html:find("<li>reason one &lt;b&gt;</li>", 1, true))
+    assert.truthy(html:find("<li>reason two &amp; more</li>", 1, true))
+    assert.truthy(html:find("UNEXPLAINED", 1, true))
+    assert.truthy(html:find("odd &lt;status&gt; &amp; more", 1, true))
+    assert.truthy(md:find("- reason one &lt;b&gt;", 1, true))
+    assert.truthy(md:find("**UNEXPLAINED**", 1, true))
+  end)
+
+  it("draws one mark per request, bands only from properties reads, and the break's estimate", function()
+    local dir = B.write(helper.tmpdir() .. "/ev", B.sample { decision = "WAIT" })
+    local _, _, _, html = report(dir)
+    local svg = html:match("<svg class=\"timeline\".-</svg>")
+    -- 6 outcomes and one intent (e0007) with no outcome
+    assert.are.equal(7, count(svg, '<g class="req '))
+    assert.are.equal(1, count(svg, 'data%-class="NO_OUTCOME"'))
+    -- leased (e0001) and breaking (e0004, e0005) and broken (e0006): each
+    -- read is a band; the two breaking reads are joined; leased->breaking
+    -- and breaking->broken are left as unobserved gaps, never filled
+    assert.are.equal(4, count(svg, '<rect class="band st%-'))
+    assert.are.equal(1, count(svg, '<rect class="band join st%-breaking"'))
+    assert.are.equal(2, count(svg, '<g class="band%-gap"'))
+    assert.are.equal(1, count(svg, '<g class="lease%-time" data%-event="e0003"'))
+    assert.are.equal(1, count(svg, '<g class="first%-broken" data%-event="e0006"'))
+    assert.are.equal(0, count(svg, 'class="bracket"'))
+  end)
+
+  it("works on a run with no decision row yet, and names the open intent", function()
+    local dir = B.write(helper.tmpdir() .. "/ev", B.sample {})
+    local rc, _, err, html, md = report(dir)
+    assert.are.equal(0, rc, err)
+    assert.truthy(html:find('data-decision="NO DECISION"', 1, true))
+    assert.truthy(html:find("no decision row", 1, true))
+    assert.truthy(html:find("e0007 (Lease Acquire, B)", 1, true))
+    assert.matches("no decision row", md)
+  end)
+
+  it("shows the rows before a torn last line, and says so", function()
+    local dir = B.write(helper.tmpdir() .. "/ev", B.sample { decision = "WAIT" })
+    local f = assert(io.open(dir .. "/export/ledger.jsonl", "ab"))
+    f:write('{"seq":16,"record":"outc')
+    f:close()
+    local rc, _, err, html = report(dir)
+    assert.are.equal(0, rc, err)
+    assert.truthy(html:find("Row 16 of export/ledger.jsonl is torn", 1, true))
+    assert.truthy(html:find('data-decision="WAIT"', 1, true))
+  end)
+
+  it("refuses an export whose chain is broken, and leaves no report behind", function()
+    local dir = B.write(helper.tmpdir() .. "/ev", B.sample { decision = "ACCEPT" })
+    assert.are.equal(0, (report(dir)))
+    local path = dir .. "/export/ledger.jsonl"
+    helper.write(path, (helper.read(path):gsub('"http_status":412', '"http_status":201', 1)))
+    local rc, _, err = helper.run({ "report", dir })
+    assert.are.equal(2, rc)
+    assert.matches("report refused: .*chain broken at row 7", err)
+    assert.matches("removed the earlier .*report%.html", err)
+    assert.is_nil(helper.read(dir .. "/report.html"))
+    assert.is_nil(helper.read(dir .. "/summary.md"))
+  end)
+
+  it("writes exactly report.html and summary.md, and rewrites them in place", function()
+    local dir = B.write(helper.tmpdir() .. "/ev", B.sample { decision = "HOLD" })
+    assert.are.equal("export\n", listing(dir))
+    assert.are.equal(0, (report(dir)))
+    assert.are.equal("export\nreport.html\nsummary.md\n", listing(dir))
+    local first = helper.read(dir .. "/report.html")
+    assert.are.equal(0, (report(dir)))
+    assert.are.equal("export\nreport.html\nsummary.md\n", listing(dir))
+    assert.are.equal(first, helper.read(dir .. "/report.html"), "the same rows give the same report")
+    assert.are.equal("644", helper.mode(dir .. "/report.html"))
+  end)
+
+  it("refuses what is not an evidence directory (exit 64)", function()
+    local d = helper.tmpdir()
+    local rc, _, err = helper.run({ "report", d })
+    assert.are.equal(64, rc)
+    assert.matches("not an evidence directory", err)
+    rc = helper.run({ "report", d .. "/missing" })
+    assert.are.equal(64, rc)
+    rc = helper.run({ "report" })
+    assert.are.equal(64, rc)
+  end)
+end)
+
+describe("report of a replayed main handoff", function()
+  local have, rp = pcall(require, "support.replay")
+  local fixture = "emulator/main-handoff-accept"
+  teardown(function() if have then rp.cleanup() end end)
+
+  it("says replay and not a cloud qualification, and leaks no secret", function()
+    if not (have and helper.read(rp.fixture(fixture))) then
+      pending("no replay fixture in this tree")
+      return
+    end
+    local dir = rp.tmpdir() .. "/ev"
+    local rc, out, err = rp.replay("main_handoff", fixture, dir)
+    if rc == 64 then -- a host built without the replay transport (the replay specs cover it)
+      pending("this host cannot replay: " .. err)
+      return
+    end
+    assert.are.equal(0, rc, out .. err)
+    local rrc, _, rerr, html, md = report(dir)
+    assert.are.equal(0, rrc, rerr)
+    local banner = html:match('<header class="banner.-</header>')
+    assert.truthy(banner:find('data-decision="ACCEPT"', 1, true))
+    assert.truthy(banner:find('data-endpoint-kind="replay"', 1, true))
+    assert.truthy(banner:find("replay of recorded emulator evidence: not a cloud qualification", 1, true))
+    assert.matches("endpoint kind: replay", md)
+    assert.are.equal(#helper.outcomes(helper.rows(dir)), count(html, '<g class="req '))
+    local ids = lease_ids(dir)
+    assert.is_true(next(ids) ~= nil)
+    assert_no_secret(html, ids, "report.html")
+    assert_no_secret(md, ids, "summary.md")
+  end)
+end)
+
+describe("report scale and bands (lib.report_svg)", function()
+  require "leaselua" -- puts the embedded lib.* in package.preload
+  local S = require "lib.report_svg"
+
+  it("keeps time linear inside a cluster and compresses long idle spans", function()
+    local X, segs = S.scale { { s = 0, e = 2 }, { s = 3, e = 5 }, { s = 30000, e = 30002 } }
+    assert.are.equal(3, #segs)
+    assert.are.equal("gap", segs[2].kind)
+    -- same px per ms in both clusters
+    local k1 = (X(2) - X(0)) / 2
+    local k2 = (X(30002) - X(30000)) / 2
+    assert.is_true(math.abs(k1 - k2) < 1e-6)
+    -- 30 s of idle time take less room than 5 ms of requests
+    assert.is_true(segs[2].x1 - segs[2].x0 < X(5) - X(0))
+    -- monotone everywhere
+    local last = -1
+    for t = -10, 30010, 7 do
+      assert.is_true(X(t) >= last)
+      last = X(t)
+    end
+  end)
+end)
+
+describe("report of live runs #live", function()
+  local manifest
+  local function env(blob)
+    local e = helper.live_env(blob)
+    e.LEASELUA_CA_FILE = os.getenv("LEASELUA_CA_FILE")
+    return e
+  end
+  setup(function() manifest = helper.manifest_file(helper.tmpdir()) end)
+  teardown(helper.cleanup)
+
+  it("an emulator ACCEPT says emulator in the banner, and leaks no secret", function()
+    local dir = helper.tmpdir() .. "/main"
+    local rc, out = helper.run({ "scripts/main_handoff.lua", "--break-period", "2", "--manifest", manifest,
+      "--evidence", dir }, env(helper.unique_blob("report")))
+    assert.are.equal(0, rc, out)
+    local rrc, _, err, html, md = report(dir)
+    assert.are.equal(0, rrc, err)
+    local banner = html:match('<header class="banner.-</header>')
+    assert.truthy(banner:find('data-decision="ACCEPT"', 1, true))
+    assert.truthy(banner:find('data-endpoint-kind="emulator"', 1, true))
+    assert.truthy(banner:find("emulator evidence: not a cloud qualification", 1, true))
+    assert.matches("# leaselua evidence: ACCEPT %(endpoint kind: emulator%)", md)
+    local ids = lease_ids(dir)
+    assert.is_true(next(ids) ~= nil, "the protected ledger holds the lease IDs to look for")
+    assert_no_secret(html, ids, "report.html")
+    assert_no_secret(md, ids, "summary.md")
+    -- the seed's narrow statement, as recorded
+    assert.truthy(html:find("stale lease A no longer authorized the tested overwrite", 1, true))
+    -- report files do not disturb the evidence
+    local vrc, vout = helper.run({ "verify", dir })
+    assert.are.equal(0, vrc, vout)
+  end)
+
+  it("a HOLD run shows its reasons", function()
+    local dir = helper.tmpdir() .. "/hold"
+    local rc = helper.run({ "scripts/main_handoff.lua", "--stop-after", "3", "--manifest", manifest,
+      "--evidence", dir }, env(helper.unique_blob("report-hold")))
+    assert.are.equal(2, rc)
+    local rrc, _, err, html, md = report(dir)
+    assert.are.equal(0, rrc, err)
+    assert.truthy(html:find('data-decision="HOLD"', 1, true))
+    for _, r in ipairs(helper.rows(dir)) do
+      if r.record == "decision" then
+        assert.is_true(#r.reasons > 0)
+        for _, why in ipairs(r.reasons) do
+          assert.truthy(html:find("<li>" .. why .. "</li>", 1, true), why)
+          assert.truthy(md:find("- " .. why, 1, true), why)
+        end
+      end
+    end
+    assert_no_secret(html, lease_ids(dir), "report.html")
+  end)
+
+  it("works on a run killed mid-flow (no decision row)", function()
+    local ev = helper.killed_after(9, env(helper.unique_blob("report-killed")), manifest)
+    local rc, _, err, html = report(ev)
+    assert.are.equal(0, rc, err)
+    assert.truthy(html:find('data-decision="NO DECISION"', 1, true))
+    local n = #helper.outcomes(helper.rows(ev))
+    assert.are.equal(n, count(html, '<g class="req '))
+    assert_no_secret(html, lease_ids(ev), "report.html")
+  end)
+end)
