@@ -36,8 +36,24 @@ int ll_sanitize_norm_id(const char *id, char out[LL_SANITIZE_ID_MAX]) {
   return 1;
 }
 
+/* ASCII case folding: the words and lease IDs matched here are ASCII, and
+ * the locale must not change what matches (tolower() would; it also costs
+ * a call per byte on paths that run at every offset of every row). */
+static inline unsigned char fold(char c) {
+  unsigned char x = (unsigned char)c;
+  return x >= 'A' && x <= 'Z' ? (unsigned char)(x - 'A' + 'a') : x;
+}
+
 static int lower_eq(char a, char b) {
-  return tolower((unsigned char)a) == tolower((unsigned char)b);
+  return fold(a) == fold(b);
+}
+
+/* The first byte of id that a match must start with (hyphens skipped), so
+ * that the per-offset loops below call match_id only where it can match. */
+static inline unsigned char id_first(const char *id) {
+  while (*id == '-')
+    id++;
+  return fold(*id);
 }
 
 static int ci_prefix(const char *s, size_t len, size_t i, const char *word) {
@@ -147,19 +163,20 @@ static char *scrub(const char *s, const char *const *ids,
   sb_put(&b, "", 0);
   while (i < len && !b.oom) {
     size_t end = 0, k = 0, pre, tok_end;
-    if (s[i] != '-')
+    unsigned char c = fold(s[i]);
+    if (c != '-')
       for (k = 0; k < n && !end; k++)
-        end = match_id(s, len, i, ids[k]);
+        end = id_first(ids[k]) == c ? match_id(s, len, i, ids[k]) : 0;
     if (end) {
       sb_put(&b, aliases[k - 1], strlen(aliases[k - 1]));
       i = end;
-    } else if (ci_prefix(s, len, i, "sig=")) {
+    } else if (c == 's' && ci_prefix(s, len, i, "sig=")) {
       sb_put(&b, s + i, 4);
       sb_put(&b, "REDACTED", 8);
       i += 4;
       while (i < len && !is_sig_end(s[i]))
         i++;
-    } else if ((pre = bearer_at(s, len, i, &tok_end)) != 0) {
+    } else if (c == 'b' && (pre = bearer_at(s, len, i, &tok_end)) != 0) {
       sb_put(&b, s + i, pre);
       sb_put(&b, "REDACTED", 8);
       i = tok_end;
@@ -245,11 +262,12 @@ void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
   if (!text)
     return;
   for (size_t i = 0; i < len; i++) {
-    if (text[i] != '-')
+    unsigned char c = fold(text[i]);
+    if (c != '-')
       for (size_t k = 0; k < n_ids; k++)
-        if (ids[k] && match_id(text, len, i, ids[k]))
+        if (ids[k] && id_first(ids[k]) == c && match_id(text, len, i, ids[k]))
           record(out, LL_SCAN_ID, k, i);
-    if (ci_prefix(text, len, i, "sig=")) {
+    if (c == 's' && ci_prefix(text, len, i, "sig=")) {
       size_t v = i + 4;
       int redacted = len - v >= 8 && memcmp(text + v, "REDACTED", 8) == 0 &&
                      (v + 8 == len || is_scan_sig_end(text[v + 8]));

@@ -1,0 +1,42 @@
+-- Benchmark helper (stock lua5.4 + lua-cjson): picks the inclusive
+-- instruction counts of leaselua's per-request functions out of
+-- `callgrind_annotate --inclusive=yes` text and prints them as one JSON
+-- line, with the number of requests the profiled run sent.
+-- Usage: lua5.4 bench/callgrind.lua ANNOTATE.txt REQUESTS
+local cjson = require "cjson"
+
+local path, requests = arg[1], tonumber(arg[2])
+assert(path and requests, "usage: lua5.4 bench/callgrind.lua ANNOTATE.txt REQUESTS")
+
+-- name -> what it stands for in the breakdown
+local wanted = {
+  "ll_run_request",     -- one request, everything in C below the binding
+  "ll_ledger_append",   -- the rows: build, print, parse, sanitize, scan, hash, write, fsync
+  "build_row",          -- JSON printing and re-parsing of each line
+  "ll_ledger_sanitize", -- the export copy of each row
+  "scan_line",          -- the secret and lease-ID scan of each line
+  "ll_sha256_update", "ll_sha256_final", "ll_sha256_new", "ll_sha256_free",
+  "http_exchange",      -- libcurl and TLS, with the trace callback
+  "ll_model_apply",     -- the fold that classifies each row
+  "ll_run_outcome_row", -- building the evidence row from the response
+  "ll_guard_check", "ll_auth_apply", "ll_blob_build",
+  "ll_lua_push_json",   -- handing the export row to Lua
+  "cJSON_PrintUnformatted", "malloc", "free",
+}
+local want = {}
+for _, w in ipairs(wanted) do want[w] = true end
+
+local ir, total = {}, nil
+for line in io.lines(path) do
+  local n, fn = line:match("^%s*([%d,]+)%s+%(%s*[%d.]+%%%)%s+(%S+)")
+  if n then
+    local count = tonumber((n:gsub(",", "")))
+    local name = fn:match(":([%w_.']+)$") or fn
+    name = name:gsub("'%d+$", "")
+    if fn == "PROGRAM" then total = count end
+    if want[name] and (not ir[name] or count > ir[name]) then ir[name] = count end
+  elseif line:match("PROGRAM TOTALS") then
+    total = tonumber((line:match("([%d,]+)"):gsub(",", "")))
+  end
+end
+print(cjson.encode { requests = requests, total_ir = total, ir = ir })
