@@ -170,8 +170,8 @@ cleanup:
  * the reader treats a final line without '\n' as tampering, not as a crash
  * to repair. (A power loss mid-write is outside that promise; fsync below
  * bounds it to the row in flight, which was never acted on.) */
-static ll_status write_durable(int fd, const char *buf, size_t len,
-                               ll_error *err) {
+static ll_status write_line(int fd, const char *buf, size_t len, int sync,
+                            ll_error *err) {
   ssize_t n;
   do
     n = write(fd, buf, len);
@@ -186,12 +186,17 @@ static ll_status write_durable(int fd, const char *buf, size_t len,
                    "could not make the evidence row durable: short write "
                    "(%zd of %zu bytes): nothing was sent",
                    n, len);
-  if (fsync(fd) != 0)
+  if (sync && fsync(fd) != 0)
     return ll_fail(err, LL_E_DURABILITY,
                    "could not make the evidence row durable: %s: nothing was "
                    "sent",
                    strerror(errno));
   return LL_OK;
+}
+
+static ll_status write_durable(int fd, const char *buf, size_t len,
+                               ll_error *err) {
+  return write_line(fd, buf, len, 1, err);
 }
 
 static ll_status fsync_dir(const char *path, ll_error *err) {
@@ -744,10 +749,15 @@ ll_ledger *ll_ledger_open(const char *dir, ll_ledger_mode mode, ll_error *err) {
 void ll_ledger_close(ll_ledger *l) {
   if (!l)
     return;
-  if (l->fd_prot >= 0)
+  /* Rows appended without a sync become durable here at the latest. */
+  if (l->fd_prot >= 0) {
+    (void)fsync(l->fd_prot);
     close(l->fd_prot);
-  if (l->fd_exp >= 0)
+  }
+  if (l->fd_exp >= 0) {
+    (void)fsync(l->fd_exp);
     close(l->fd_exp);
+  }
   for (size_t i = 0; i < l->n_binds; i++) {
     free(l->ids[i]);
     free(l->aliases[i]);
@@ -771,6 +781,11 @@ void ll_ledger_close(ll_ledger *l) {
  * partial row is truncated away so that recovery can reopen the files. */
 ll_status ll_ledger_append(ll_ledger *l, const cJSON *row, long *out_seq,
                            ll_error *err) {
+  return ll_ledger_append_sync(l, row, LL_SYNC_BOTH, out_seq, err);
+}
+
+ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
+                                long *out_seq, ll_error *err) {
   built_row p = {0}, e = {0};
   cJSON *san = NULL;
   ll_status st;
@@ -808,8 +823,10 @@ ll_status ll_ledger_append(ll_ledger *l, const cJSON *row, long *out_seq,
     l->broken = 1;
     goto cleanup;
   }
-  if ((st = write_durable(l->fd_prot, p.line, p.len, err)) ||
-      (st = write_durable(l->fd_exp, e.line, e.len, err))) {
+  if ((st = write_line(l->fd_prot, p.line, p.len, sync != LL_SYNC_NONE,
+                       err)) ||
+      (st = write_line(l->fd_exp, e.line, e.len, sync == LL_SYNC_BOTH,
+                       err))) {
     /* Take back whatever part of this row reached either file, so the
      * ledger ends on a whole row and a recovery can reopen it. The row was
      * never acted on: nothing was sent. */

@@ -49,11 +49,27 @@ ll_status ll_ledger_add_secret(ll_ledger *l, const char *secret,
                                ll_error *err) LL_WARN_UNUSED;
 
 /* Appends a copy of row: sets "seq" first and "prev_hash"/"row_hash" last,
- * writes and fsyncs protected then export. On any failure nothing is
+ * writes and fsyncs protected then export (ll_ledger_append_sync with
+ * LL_SYNC_BOTH). On any failure nothing is
  * considered recorded and LL_E_DURABILITY is returned; the caller must not
  * send the request the row announces. *out_seq gets the seq. */
 ll_status ll_ledger_append(ll_ledger *l, const cJSON *row, long *out_seq,
                            ll_error *err) LL_WARN_UNUSED;
+
+/* How much of an append must be on disk before it returns. A request that
+ * can change the service needs its intent durable in the protected ledger
+ * before it leaves (PROTECTED); the export can always be rebuilt from the
+ * protected ledger, so it is synced only at decisions and close. Rows
+ * appended with NONE are on disk by the next sync or the close, and survive
+ * a killed process either way (the page cache keeps them). */
+typedef enum {
+  LL_SYNC_BOTH = 0, /* fsync protected, then export */
+  LL_SYNC_PROTECTED,
+  LL_SYNC_NONE
+} ll_sync;
+
+ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
+                                long *out_seq, ll_error *err) LL_WARN_UNUSED;
 
 /* Borrowed arrays of the rows so far (parsed, with seq/prev_hash/row_hash). */
 const cJSON *ll_ledger_rows(const ll_ledger *l);        /* protected */

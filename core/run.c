@@ -27,8 +27,21 @@ ll_status ll_run_append(ll_run *r, cJSON *row, ll_error *err) {
   ll_status st = ll_model_apply(r->model, row, 1, err);
   if (st != LL_OK)
     return st;
+  /* Write-ahead where it protects something: an intent that can change
+   * the service is fsync'd before it leaves; a read changes nothing, and
+   * the decision is synced in both files. */
+  const cJSON *rec = cJSON_GetObjectItemCaseSensitive(row, "record");
+  const cJSON *method = cJSON_GetObjectItemCaseSensitive(row, "http_method");
+  ll_sync sync = LL_SYNC_NONE;
+  if (cJSON_IsString(rec) && strcmp(rec->valuestring, "decision") == 0)
+    sync = LL_SYNC_BOTH;
+  else if (cJSON_IsString(rec) && strcmp(rec->valuestring, "intent") == 0 &&
+           !(cJSON_IsString(method) &&
+             (strcmp(method->valuestring, "GET") == 0 ||
+              strcmp(method->valuestring, "HEAD") == 0)))
+    sync = LL_SYNC_PROTECTED;
   long seq = 0;
-  st = ll_ledger_append(r->ledger, row, &seq, err);
+  st = ll_ledger_append_sync(r->ledger, row, sync, &seq, err);
   if (st != LL_OK) {
     r->dead = 1;
     return st;

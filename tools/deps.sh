@@ -15,10 +15,11 @@ PACKAGES=(
   build-essential cmake pkg-config clang clang-format
   lua5.4 liblua5.4-dev lua-cjson lua-busted lua-check
   libcurl4-openssl-dev libssl-dev libexpat1-dev libcjson-dev
-  openssl ca-certificates curl valgrind
+  openssl ca-certificates curl valgrind time strace
+  libclang-rt-14-dev
 )
-# Packages to add later (for example: chromium chromium-driver).
-EXTRA_PACKAGES=()
+# chromium: the report's check in a real browser (spec/report_browser_spec.lua).
+EXTRA_PACKAGES=(chromium)
 # Node.js and npm: only when node/npm are not already on PATH. On machines
 # where nodejs comes from another source with npm bundled, Debian's npm
 # package conflicts with it, so an existing node+npm is left alone.
