@@ -15,14 +15,8 @@
 #include <unistd.h>
 
 #include "hash.h"
+#include "ledger_impl.h"
 #include "sanitize.h"
-
-/* The reader refuses longer lines, so the writer refuses to produce them. */
-#define LL_LEDGER_MAX_LINE (1024u * 1024u)
-
-#define ROW_HASH_KEY ",\"row_hash\":\""
-#define ROW_HASH_KEY_LEN 13
-#define HASH_HEX_LEN 64
 
 struct ll_ledger {
   char *dir;
@@ -50,30 +44,6 @@ static void built_free(built_row *b) {
   free(b->line);
   cJSON_Delete(b->parsed);
   memset(b, 0, sizeof *b);
-}
-
-static ll_status chain_hash(const char *prev, const char *a, size_t alen,
-                            const char *b, size_t blen,
-                            char out[LL_SHA256_HEX]) {
-  ll_sha256 *h = ll_sha256_new();
-  if (!h)
-    return LL_E_NOMEM;
-  ll_status st = ll_sha256_update(h, prev, HASH_HEX_LEN);
-  if (!st)
-    st = ll_sha256_update(h, a, alen);
-  if (!st)
-    st = ll_sha256_update(h, b, blen);
-  if (!st)
-    st = ll_sha256_final(h, out);
-  ll_sha256_free(h);
-  return st;
-}
-
-static int is_hex_lower(const char *s, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-      return 0;
-  return 1;
 }
 
 /* Refuses items whose printing is not plain JSON (raw text could hold a
@@ -118,7 +88,8 @@ static ll_status build_row(const cJSON *src, long seq, const char *prev,
   if (!(bare = cJSON_PrintUnformatted(obj)))
     goto nomem;
   size_t blen = strlen(bare);
-  if ((st = chain_hash(prev, bare, blen, "", 0, out->hash)) != LL_OK) {
+  if ((st = ll_ledger_chain_hash(prev, bare, blen, "", 0, out->hash)) !=
+      LL_OK) {
     st = ll_fail(err, st, "could not hash the evidence row");
     goto cleanup;
   }
@@ -328,158 +299,6 @@ cJSON *ll_ledger_sanitize(const ll_ledger *l, const cJSON *row) {
   return ll_sanitize_row(row, l ? (const char *const *)l->ids : NULL,
                          l ? (const char *const *)l->aliases : NULL,
                          l ? l->n_binds : 0);
-}
-
-/* ---- reading --------------------------------------------------------- */
-
-/* Checks one line (without its '\n') against the chain; NULL when good,
- * else the reason. *out_row gets the parsed row when good. */
-/* Two equal keys in one object: readers disagree on which one counts. */
-static int has_duplicate_keys(const cJSON *o) {
-  for (const cJSON *a = o ? o->child : NULL; a; a = a->next) {
-    if (a->string)
-      for (const cJSON *b = a->next; b; b = b->next)
-        if (b->string && strcmp(a->string, b->string) == 0)
-          return 1;
-    if ((cJSON_IsObject(a) || cJSON_IsArray(a)) && has_duplicate_keys(a))
-      return 1;
-  }
-  return 0;
-}
-
-static const char *check_line(const char *buf, size_t len, long n,
-                              const char *prev, cJSON **out_row,
-                              char hash[LL_SHA256_HEX]) {
-  const char *end = NULL, *reason = NULL;
-  cJSON *row = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
-  if (!cJSON_IsObject(row) || end != buf + len) {
-    reason = "not JSON";
-    goto done;
-  }
-  /* Rows are written in cJSON's compact form; anything else (a duplicate
-   * key that readers would resolve differently, added spaces) is an edit. */
-  char *canon = cJSON_PrintUnformatted(row);
-  int same = canon && strlen(canon) == len && memcmp(canon, buf, len) == 0;
-  cJSON_free(canon);
-  if (!same) {
-    reason = "not in the canonical form the ledger writes (edited?)";
-    goto done;
-  }
-  if (has_duplicate_keys(row)) {
-    reason = "a key appears twice in one object";
-    goto done;
-  }
-  const cJSON *seq = cJSON_GetObjectItemCaseSensitive(row, "seq");
-  if (!cJSON_IsNumber(seq) || seq->valuedouble != (double)n) {
-    reason = "seq out of order";
-    goto done;
-  }
-  const cJSON *ph = cJSON_GetObjectItemCaseSensitive(row, "prev_hash");
-  if (!cJSON_IsString(ph) || strcmp(ph->valuestring, prev) != 0) {
-    reason = "prev_hash mismatch";
-    goto done;
-  }
-  /* The last ',"row_hash":"' is the real one: inside a printed string a
-   * quote is always escaped, so the sequence cannot occur there. */
-  size_t pos = SIZE_MAX;
-  for (size_t i = len >= ROW_HASH_KEY_LEN ? len - ROW_HASH_KEY_LEN + 1 : 0;
-       i-- > 0;)
-    if (memcmp(buf + i, ROW_HASH_KEY, ROW_HASH_KEY_LEN) == 0) {
-      pos = i;
-      break;
-    }
-  const cJSON *last = row->child;
-  while (last && last->next)
-    last = last->next;
-  if (pos == SIZE_MAX || len != pos + ROW_HASH_KEY_LEN + HASH_HEX_LEN + 2 ||
-      memcmp(buf + len - 2, "\"}", 2) != 0 ||
-      !is_hex_lower(buf + pos + ROW_HASH_KEY_LEN, HASH_HEX_LEN) || !last ||
-      !last->string || strcmp(last->string, "row_hash") != 0) {
-    reason = "row_hash missing";
-    goto done;
-  }
-  if (chain_hash(prev, buf, pos, "}", 1, hash) != LL_OK) {
-    reason = "could not hash";
-    goto done;
-  }
-  if (memcmp(hash, buf + pos + ROW_HASH_KEY_LEN, HASH_HEX_LEN) != 0)
-    reason = "row_hash mismatch";
-done:
-  if (reason)
-    cJSON_Delete(row);
-  else
-    *out_row = row;
-  return reason;
-}
-
-ll_status ll_ledger_read_file(const char *path, cJSON **out_rows, long *bad_seq,
-                              ll_error *err) {
-  ll_status st = LL_OK;
-  char prev[LL_SHA256_HEX] = LL_GENESIS_HASH, hash[LL_SHA256_HEX];
-  char *buf = NULL;
-  FILE *f = NULL;
-  cJSON *rows = NULL;
-  long n = 0;
-  if (out_rows)
-    *out_rows = NULL;
-  if (bad_seq)
-    *bad_seq = 0;
-  int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-  if (fd < 0)
-    return ll_fail(err, LL_E_IO, "cannot open ledger %s: %s",
-                   path ? path : "(null)", strerror(errno));
-  if (!(f = fdopen(fd, "r"))) {
-    close(fd);
-    return ll_fail(err, LL_E_IO, "cannot read ledger %s: %s", path,
-                   strerror(errno));
-  }
-  if (!(buf = malloc(LL_LEDGER_MAX_LINE + 1)) ||
-      !(rows = cJSON_CreateArray())) {
-    st = ll_fail(err, LL_E_NOMEM, "out of memory reading ledger %s", path);
-    goto cleanup;
-  }
-  for (;;) {
-    size_t len = 0;
-    int c = EOF, too_long = 0;
-    while ((c = getc(f)) != EOF && c != '\n') {
-      if (len < LL_LEDGER_MAX_LINE)
-        buf[len++] = (char)c;
-      else
-        too_long = 1;
-    }
-    if (ferror(f)) {
-      st = ll_fail(err, LL_E_IO, "cannot read ledger %s: %s", path,
-                   strerror(errno));
-      goto cleanup;
-    }
-    if (c == EOF && len == 0 && !too_long)
-      break;
-    n++;
-    const char *reason = NULL;
-    cJSON *row = NULL;
-    if (c == EOF)
-      reason = "truncated last line";
-    else if (too_long)
-      reason = "line too long";
-    else
-      reason = check_line(buf, len, n, prev, &row, hash);
-    if (reason) {
-      if (bad_seq)
-        *bad_seq = n;
-      st = ll_fail(err, LL_E_TAMPER, "chain broken at row %ld: %s", n, reason);
-      goto cleanup;
-    }
-    cJSON_AddItemToArray(rows, row);
-    memcpy(prev, hash, sizeof prev);
-  }
-cleanup:
-  if (out_rows)
-    *out_rows = rows;
-  else
-    cJSON_Delete(rows);
-  free(buf);
-  fclose(f);
-  return st;
 }
 
 /* ---- open / close ---------------------------------------------------- */
@@ -823,10 +642,8 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
     l->broken = 1;
     goto cleanup;
   }
-  if ((st = write_line(l->fd_prot, p.line, p.len, sync != LL_SYNC_NONE,
-                       err)) ||
-      (st = write_line(l->fd_exp, e.line, e.len, sync == LL_SYNC_BOTH,
-                       err))) {
+  if ((st = write_line(l->fd_prot, p.line, p.len, sync != LL_SYNC_NONE, err)) ||
+      (st = write_line(l->fd_exp, e.line, e.len, sync == LL_SYNC_BOTH, err))) {
     /* Take back whatever part of this row reached either file, so the
      * ledger ends on a whole row and a recovery can reopen it. The row was
      * never acted on: nothing was sent. */
