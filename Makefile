@@ -1,8 +1,14 @@
 # leaselua: developer and CI entry points (GNU make).
 #   make build        install what is missing, configure and build (build/)
 #   make check        build, ctest, luacheck, busted specs against Azurite
-#   make check-asan   ASan+UBSan build in build-asan/, ctest
+#   make check-asan   ASan+UBSan build in build-asan/, ctest, the replay specs
 #   make demo         build, then the handoff demo against a fresh Azurite
+#   make fixtures     re-record fixtures/emulator from a fresh Azurite, regenerate
+#                     fixtures/documented, then replay them all offline
+#   make bench        build, then the benchmarks against the peers (docs/PERFORMANCE.md)
+#   make drills       fault, crash and bad-input drills; tables for docs/RELIABILITY.md
+#   make fuzz-smoke   every libFuzzer target FUZZ_SECONDS (default 20) s (clang)
+#   make valgrind     memcheck on a replayed main handoff and its verify
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := build
@@ -10,10 +16,12 @@ SHELL := /bin/bash
 BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 JOBS ?= 2
-FORMAT_FILES := $(wildcard core/*.[ch] bindings/*.[ch] tests/*.[ch])
+FORMAT_FILES := $(wildcard core/*.[ch] bindings/*.[ch] tests/*.[ch] tests/fuzz/*.c)
 LUA_DIRS := $(wildcard scripts spec bindings)
 
 .PHONY: deps build check lint specs check-asan demo bench clean format format-check
+.PHONY: fixtures
+.PHONY: drills fuzz-smoke valgrind
 
 deps:
 	tools/deps.sh
@@ -39,12 +47,29 @@ check-asan: deps
 	cmake -S . -B $(ASAN_DIR) -DLEASELUA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	cmake --build $(ASAN_DIR) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 ctest --test-dir $(ASAN_DIR) --output-on-failure
+	BUILD_DIR=$(ASAN_DIR) tools/asan-specs.sh
 
 demo: build
 	BUILD_DIR=$(BUILD_DIR) tools/demo.sh
 
-bench:
-	@echo "benchmarks: see bench/ (not yet implemented)"
+fixtures: build
+	BUILD_DIR=$(BUILD_DIR) tools/record-fixtures.sh
+
+# Benchmarks against the peers (curl, the JS SDK) on a fresh Azurite:
+# BENCH_QUICK=1 for a short run. They measure; no figure fails the build.
+bench: build
+	BUILD_DIR=$(BUILD_DIR) bench/run.sh
+
+# Fault proxy drills, crash drills and the bad input table (docs/RELIABILITY.md).
+drills: build
+	BUILD_DIR=$(BUILD_DIR) tools/faultproxy/drills.sh
+
+FUZZ_SECONDS ?= 20
+fuzz-smoke: deps
+	tools/fuzz.sh smoke $(FUZZ_SECONDS)
+
+valgrind: build
+	BUILD_DIR=$(BUILD_DIR) tools/valgrind-handoff.sh
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR)

@@ -1,5 +1,6 @@
 /* The fold over ledger rows. Every decision-relevant fact is derived here
  * from rows alone, so the run, recovery and verify cannot disagree. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +19,14 @@ static const char *pstr(const cJSON *o, const char *k) {
   return s ? s : "?";
 }
 
+/* A number out of long's range (or NaN) reads as absent: converting it
+ * would be undefined behaviour (found by tests/fuzz/fuzz_ledger). */
 static long num(const cJSON *o, const char *k, long dflt) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsNumber(v) ? (long)v->valuedouble : dflt;
+  return cJSON_IsNumber(v) && v->valuedouble >= (double)LONG_MIN &&
+                 v->valuedouble < -(double)LONG_MIN
+             ? (long)v->valuedouble
+             : dflt;
 }
 
 static void cpy(char *dst, size_t cap, const char *src) {

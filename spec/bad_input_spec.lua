@@ -6,6 +6,7 @@
 -- Offline: no Azurite needed (a valid token is minted with `leaselua
 -- dev-token`).
 local helper = require "helper"
+local record = require("support.faultproxy").record -- docs/RELIABILITY.md's table
 
 local SCRIPT = helper.root .. "/scripts/main_handoff.lua"
 
@@ -102,6 +103,8 @@ describe("host bad input", function()
     if not opts.evidence_may_exist then
       assert.is_false(exists(ev), "a refused configuration must not create the evidence directory")
     end
+    -- for the bad input table of docs/RELIABILITY.md
+    record { suite = "bad_input", rc = rc, line = l[1], requests = srv.count() }
     return l[1], rc
   end
 

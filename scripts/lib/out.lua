@@ -35,7 +35,13 @@ function M.stepper(run, stop_after)
     local code = r.azure_error_code or "-"
     local class = r.result_classification or r.record or "-"
     print(string.format("%-34s %-8s %-36s %s", label, tostring(status), code, class))
-    if err then error(err, 0) end
+    if err then
+      -- the stop line names what the transport saw (a timeout, a reset...)
+      if type(err) == "table" and r.transport_error and type(err.message) == "string" then
+        err.message = err.message .. " (" .. r.transport_error .. ")"
+      end
+      error(err, 0)
+    end
     local n = tonumber(label:match("^(%d+)"))
     if pause_after and n == pause_after then
       print("pausing 60 s after step " .. n .. " (LEASELUA_PAUSE_AFTER: crash drills)")

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The drills of docs/RELIABILITY.md, against a fresh Azurite: the fault
+# matrix and keep-alive drills (spec/faults_spec.lua), the crash drills
+# (spec/crash_drills_spec.lua) and the bad input cases
+# (spec/bad_input_spec.lua, spec/garbage_server_spec.lua,
+# spec/bad_lease_id_spec.lua). Prints the busted summary, then the tables
+# (tools/faultproxy/report.lua) on stdout, or into OUT.md when given.
+#
+# usage: tools/faultproxy/drills.sh [OUT.md]     BUILD_DIR (default build)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+build=$(cd "${BUILD_DIR:-build}" && pwd) || exit 1
+[[ -x $build/leaselua ]] || {
+  echo "drills: $build/leaselua is not built (make build)" >&2
+  exit 1
+}
+tmp=$(mktemp -d /tmp/leaselua-drills.XXXXXX)
+rundir=$tmp/run
+# shellcheck disable=SC2317  # called by the EXIT trap
+cleanup() {
+  local rc=$?
+  "$root/tools/emulator/stop" "$rundir" >/dev/null || rc=1
+  rm -rf "$tmp"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+"$root/tools/emulator/start" "$rundir"
+# shellcheck disable=SC1091
+. "$rundir/env"
+export LEASELUA=$build/leaselua LEASELUA_DRILL_LOG=$tmp/drills.jsonl
+: >"$LEASELUA_DRILL_LOG"
+rc=0
+lua5.4 /usr/bin/busted \
+  --lpath="$root/scripts/lib/?.lua;$root/scripts/?.lua;$root/spec/?.lua" --cpath="$build/?.so" \
+  -o utfTerminal spec/faults_spec.lua spec/crash_drills_spec.lua spec/bad_input_spec.lua \
+  spec/garbage_server_spec.lua spec/bad_lease_id_spec.lua >"$tmp/busted.log" 2>&1 || rc=$?
+sed 's/\x1b\[[0-9;]*m//g' "$tmp/busted.log" | tail -n 40 | grep -E 'success|Failure|Error' | head -n 20 >&2 || true
+if [[ -n ${1:-} ]]; then
+  lua5.4 tools/faultproxy/report.lua "$LEASELUA_DRILL_LOG" >"$1"
+  cp "$LEASELUA_DRILL_LOG" "${1%.md}.jsonl"
+  echo "drills: tables in $1, raw log in ${1%.md}.jsonl" >&2
+else
+  lua5.4 tools/faultproxy/report.lua "$LEASELUA_DRILL_LOG"
+fi
+exit "$rc"
