@@ -262,8 +262,9 @@ static ll_status response(const ctx *c, const cJSON *rs, fx_exchange *x) {
   if (!cJSON_IsObject(rs))
     return bad(c, "'response' must be an object");
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(rs, "status");
-  if (!cJSON_IsNumber(s) || s->valuedouble != (double)(long)s->valuedouble ||
-      s->valuedouble < 100 || s->valuedouble > 599)
+  /* range first: converting an out-of-range double is undefined */
+  if (!cJSON_IsNumber(s) || s->valuedouble < 100 || s->valuedouble > 599 ||
+      s->valuedouble != (double)(long)s->valuedouble)
     return bad(c, "response.status must be an HTTP status (100-599)");
   x->status = (long)s->valuedouble;
   ll_status st = headers(c, rs, "response", 0, &x->headers);
