@@ -157,7 +157,10 @@ ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
   } else {
     cJSON_Delete(rec);
     reasons = hold; /* empty */
-    int needs_broken = ep->break_period >= 0 && !ep->saw_broken_after_breaking;
+    /* a break is in effect if it was acknowledged, or if breaking was
+     * observed (its acknowledgement may have been lost) */
+    int needs_broken = (ep->break_period >= 0 || ep->saw_breaking) &&
+                       !ep->saw_broken_after_breaking;
     if (needs_broken && strcmp(ep->obs_state, "breaking") == 0 &&
         strcmp(ep->obs_status, "locked") == 0) {
       dec = LL_DEC_WAIT;

@@ -171,6 +171,9 @@ static void observe(ll_model *m, const cJSON *row) {
   if (strcmp(st, "breaking") == 0) {
     ep->phase = LL_PH_BREAKING;
     ep->saw_breaking = 1;
+    /* a break whose answer was lost is still a break: its holder is old */
+    if (!ep->old_holder[0])
+      cpy(ep->old_holder, sizeof ep->old_holder, ep->holder);
   } else if (strcmp(st, "broken") == 0) {
     if (ep->phase != LL_PH_LEASED)
       ep->phase = LL_PH_BROKEN;
@@ -396,6 +399,12 @@ static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
           ep->content_uncertain = 0;
         }
       }
+      /* the reconcile's own content read is the read-back it was owed */
+      if (ep->unreconciled >= 0 && found == ep->unreconciled) {
+        if (ep->new_acquired && ep->new_write_rev == found)
+          ep->new_write_readback = 1;
+        ep->content_uncertain = 0;
+      }
       ep->unreconciled = -1;
       ep->content_revision = found;
       ep->content_read_after_last_write = 1;
@@ -425,8 +434,10 @@ static ll_status apply_finding(ll_model *m, cJSON *row, int fill,
     if (BREAKING(b) && BREAKING(a) && p &&
         strcmp(str(p, "class"), "ACCEPTED_WRITE") == 0)
       want = "REPRODUCED";
-    else if (BREAKING(b) && BREAKING(a) && p)
-      want = "CONTRADICTED";
+    else if (BREAKING(b) && BREAKING(a) && p &&
+             strcmp(str(p, "class"), "UNKNOWN_OUTCOME") != 0 &&
+             num(p, "http_status", 0) >= 400)
+      want = "CONTRADICTED"; /* a rejection where A is documented to write */
 #undef BREAKING
     cJSON *d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "result", want);

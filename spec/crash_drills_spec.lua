@@ -39,12 +39,9 @@ local POINTS = {
   { "7 probe rev 3 while breaking", { method = "HEAD", ordinal = 2 }, "HOLD", true,
     "killed during the probe's first read: breaking was never observed" },
   { "7 probe rev 3 while breaking", { method = "PUT", body_contains = '"revision":3,' }, "ACCEPT", true,
-    "breaking observed, rev 3 reconciled as committed, then the whole chain",
-    { "HOLD", "the probe was cut before its finding row, and the guard refuses B's acquire until a probe " ..
-      "finding exists in the lifecycle (LL_E_ORDER); recovery stops after the stale-A control" } },
+    "breaking observed, rev 3 reconciled as committed, then the whole chain" },
   { "7 probe rev 3 while breaking", { method = "HEAD", ordinal = 3 }, "ACCEPT", true,
-    "killed during the probe's second read: rev 3 accepted, then the whole chain",
-    { "HOLD", "as above: no probe finding, so B's acquire is refused with LL_E_ORDER" } },
+    "killed during the probe's second read: rev 3 accepted, then the whole chain" },
   { "8 fresh properties", { method = "HEAD", ordinal = 4 }, "ACCEPT", true,
     "breaking observed before; recovery completes the chain" },
   { "8 B acquire while breaking", { lease_action = "acquire", ordinal = 2 }, "ACCEPT", true,
@@ -58,10 +55,7 @@ local POINTS = {
   { "12 rev 5 with B", { method = "PUT", body_contains = '"revision":5,' }, "ACCEPT", false,
     "rev 5 is there: not written again; B proven by renew" },
   { "12 read back rev 5", { method = "GET", ordinal = 6 }, "ACCEPT", false,
-    "rev 5 accepted, read back by the reconcile; B proven by renew",
-    { "HOLD", "the reconcile's content read finds rev 5 but does not count as the new holder's read-back " ..
-      "when the open doubt was a read (core/model.c: content_read returns early while a doubt is open, " ..
-      "apply_reconcile clears unreconciled without setting new_write_readback)" } },
+    "rev 5 accepted, read back by the reconcile; B proven by renew" },
   { "13 rev 6 with A", { method = "PUT", body_contains = '"revision":6,' }, "RECONCILE", false,
     "the stale write's outcome is unknown and nothing settles it" },
   { "14 release B", { lease_action = "release" }, "ACCEPT", false,

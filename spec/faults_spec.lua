@@ -180,29 +180,26 @@ describe("recovery while the lease is still breaking #faults", function()
   end)
   teardown(helper.cleanup)
 
-  it("after the break's answer was lost, a fresh breaking read decides WAIT in the seed (leaselua: HOLD)", function()
+  it("after the break's answer was lost, a fresh breaking read decides WAIT, as the seed says", function()
     if not fp.have_live() then
       pending("needs the live Azurite of tools/run-specs.sh")
       return
     end
     -- Recovery runs at once, inside the 2 s break: it reads breaking/locked.
-    -- The seed: "breaking/locked means WAIT". leaselua decides HOLD today:
-    -- the fold's WAIT needs an acknowledged break (core/decide.c,
-    -- needs_broken uses break_period, which stays -1 when the break's
-    -- outcome is unknown). Expected here as a known divergence.
+    -- The seed: "breaking/locked means WAIT", even when the break's own
+    -- answer was lost (the observation shows a break in effect).
     local d = drills.run {
       manifest = manifest, label = "6 break, period 2", rule = { lease_action = "break", fault = "drop", ordinal = 1 },
       waits_break = false, fault = "drop", processed = true,
     }
     d.suite, d.seed, d.case = "breaking", "WAIT", "break answer dropped, recovery at once (still breaking)"
-    d.divergence = "the fold gives WAIT only after an acknowledged break (core/decide.c needs_broken)"
     fp.record(d)
     assert.are.equal(1, d.requests_for_op)
     assert.are.equal("UNKNOWN_OUTCOME", d.row_class)
     assert.are.equal(0, d.duplicates)
     assert.is_truthy(d.recovery_out:find("still breaking", 1, true), d.recovery_out)
     assert.are.equal(0, d.recovery_mutations, "recovery mutated while breaking")
-    assert.are.equal("HOLD", d.recovery_decision, d.recovery_out)
+    assert.are.equal("WAIT", d.recovery_decision, d.recovery_out)
     assert.are.equal(0, d.verify_rc, d.verify_out)
   end)
 end)

@@ -22,7 +22,7 @@ static const scenario scenarios[] = {
      {CHAIN_FULL},
      "HOLD",
      "EVIDENCE_ERROR",
-     "NOT_ATTEMPTED",
+     "INCONCLUSIVE_WINDOW", /* the probe's Put is unusable evidence */
      NOMARK},
     {"hold: break sent, no fresh observation",
      &LL_AZURE,
