@@ -81,6 +81,8 @@ cJSON *ll_run_outcome_row(ll_run *r, const cJSON *in, const ll_req_spec *s,
   cJSON_AddStringToObject(o, "outcome", ll_outcome_name(resp->outcome));
   add_str_or_null(o, "transport_error", resp->transport_error);
   add_str_or_null(o, "error_message", got ? b.error_message : NULL);
+  if (got && b.error_body_malformed)
+    cJSON_AddBoolToObject(o, "error_body_malformed", 1); /* kept verbatim */
   add_str_or_null(o, "server",
                   got ? ll_headers_get(&resp->headers, "Server") : NULL);
   add_str_or_null(o, "observed_lease_state", props ? b.lease_state : NULL);

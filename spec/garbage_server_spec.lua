@@ -75,6 +75,7 @@ describe("a server answering garbage", function()
         assert.are.equal(1, srv.count(), "requests the server received")
         assert.are.equal(1, #rows, "outcome rows")
         assert.are.equal(class, rows[1].result_classification)
+        if mode == "bad-xml" then assert.is_true(rows[1].error_body_malformed) end
         assert.are.equal(1, rows[1].emitted_requests)
         assert.are.equal(0, vrc, vout)
         assert.matches("decision HOLD", vout)
