@@ -65,12 +65,7 @@ ll_status fx_unbase64(const char *s, unsigned char **out,
 int fx_parse_utc(const char *s, int64_t *ms);
 
 /* Growing text buffer for diffs and printing. */
-typedef struct {
-  char *p;
-  size_t n, cap;
-  int oom;
-} fx_buf;
-void fx_put(fx_buf *b, const char *s, size_t n);
+typedef ll_buf fx_buf;
 void fx_puts(fx_buf *b, const char *s);
 void fx_printf(fx_buf *b, const char *fmt, ...) LL_PRINTF(2, 3);
 

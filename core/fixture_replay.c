@@ -181,11 +181,11 @@ static unsigned char *subst(replay *r, const unsigned char *in, size_t n,
                             size_t *out_n) {
   fx_buf b = {0};
   size_t i = 0;
-  fx_put(&b, "", 0);
+  ll_buf_put(&b, "", 0);
   while (i < n) {
     const unsigned char *p = memchr(in + i, '{', n - i);
     size_t k = p ? (size_t)(p - in) : n;
-    fx_put(&b, (const char *)in + i, k - i);
+    ll_buf_put(&b, (const char *)in + i, k - i);
     if (!p)
       break;
     const unsigned char *end = NULL;
@@ -201,7 +201,7 @@ static unsigned char *subst(replay *r, const unsigned char *in, size_t n,
       tok[len] = '\0';
     }
     if (!len || len >= sizeof tok || !fx_placeholder(tok, name)) {
-      fx_put(&b, (const char *)p, 1);
+      ll_buf_put(&b, (const char *)p, 1);
       i = k + 1;
       continue;
     }

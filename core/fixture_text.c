@@ -12,28 +12,8 @@
 
 /* ---- buffers ----------------------------------------------------------- */
 
-void fx_put(fx_buf *b, const char *s, size_t n) {
-  if (b->oom)
-    return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + n + 1)
-      cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = 1;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->n, s, n);
-  b->n += n;
-  b->p[b->n] = '\0';
-}
-
 void fx_puts(fx_buf *b, const char *s) {
-  fx_put(b, s, strlen(s));
+  ll_buf_put(b, s, strlen(s));
 }
 
 void fx_printf(fx_buf *b, const char *fmt, ...) {
@@ -43,7 +23,7 @@ void fx_printf(fx_buf *b, const char *fmt, ...) {
   int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
   va_end(ap);
   if (n > 0)
-    fx_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+    ll_buf_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
 /* ---- small formats ----------------------------------------------------- */
@@ -182,7 +162,7 @@ void ll_fixture_account_path(const char *url, char *buf, size_t cap) {
 /* ---- printing, as JSON.stringify(v, null, 2) --------------------------- */
 
 static void put_string(fx_buf *b, const char *s) {
-  fx_put(b, "\"", 1);
+  ll_buf_put(b, "\"", 1);
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     char esc[8];
     switch (*p) {
@@ -212,17 +192,17 @@ static void put_string(fx_buf *b, const char *s) {
         snprintf(esc, sizeof esc, "\\u%04x", *p);
         fx_puts(b, esc);
       } else {
-        fx_put(b, (const char *)p, 1);
+        ll_buf_put(b, (const char *)p, 1);
       }
     }
   }
-  fx_put(b, "\"", 1);
+  ll_buf_put(b, "\"", 1);
 }
 
 static void indent(fx_buf *b, int depth) {
-  fx_put(b, "\n", 1);
+  ll_buf_put(b, "\n", 1);
   for (int i = 0; i < depth; i++)
-    fx_put(b, "  ", 2);
+    ll_buf_put(b, "  ", 2);
 }
 
 static void print_item(fx_buf *b, const cJSON *v, int depth) {
@@ -259,7 +239,7 @@ static void print_item(fx_buf *b, const cJSON *v, int depth) {
 char *ll_fixture_print(const cJSON *v) {
   fx_buf b = {0};
   print_item(&b, v, 0);
-  fx_put(&b, "\n", 1);
+  ll_buf_put(&b, "\n", 1);
   if (b.oom) {
     free(b.p);
     return NULL;

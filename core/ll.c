@@ -149,3 +149,23 @@ int ll_strlcpy(char *dst, const char *src, size_t cap) {
   memcpy(dst, src, n + 1);
   return 1;
 }
+
+void ll_buf_put(ll_buf *b, const char *s, size_t n) {
+  if (b->oom)
+    return;
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->n + n + 1)
+      cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+      b->oom = 1;
+      return;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = '\0';
+}

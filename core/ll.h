@@ -87,6 +87,15 @@ const char *ll_headers_get(const ll_headers *h, const char *name);
 ll_status ll_headers_copy(ll_headers *dst,
                           const ll_headers *src) LL_WARN_UNUSED;
 
+/* Growing, always NUL-terminated text buffer. A failed allocation sets oom
+ * and makes every later put a no-op, so callers check once at the end. */
+typedef struct {
+  char *p;
+  size_t n, cap;
+  int oom;
+} ll_buf;
+void ll_buf_put(ll_buf *b, const char *s, size_t n);
+
 /* Bounded string copy that always terminates; returns 0 if it truncated. */
 int ll_strlcpy(char *dst, const char *src, size_t cap);
 

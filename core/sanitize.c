@@ -108,31 +108,7 @@ static int is_token_end(char c) {
          c == ',';
 }
 
-typedef struct {
-  char *p;
-  size_t n, cap;
-  int oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n) {
-  if (b->oom)
-    return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->n + n + 1)
-      cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = 1;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->n, s, n);
-  b->n += n;
-  b->p[b->n] = '\0';
-}
+typedef ll_buf sbuf;
 
 /* Length of a "Bearer <token>" prefix at s[i] up to the token, with the
  * token's end in *tok_end; 0 when there is none. */
@@ -160,7 +136,7 @@ static char *scrub(const char *s, const char *const *ids,
                    const char *const *aliases, size_t n) {
   sbuf b = {0};
   size_t len = strlen(s), i = 0;
-  sb_put(&b, "", 0);
+  ll_buf_put(&b, "", 0);
   while (i < len && !b.oom) {
     size_t end = 0, k = 0, pre, tok_end;
     unsigned char c = fold(s[i]);
@@ -168,20 +144,20 @@ static char *scrub(const char *s, const char *const *ids,
       for (k = 0; k < n && !end; k++)
         end = id_first(ids[k]) == c ? match_id(s, len, i, ids[k]) : 0;
     if (end) {
-      sb_put(&b, aliases[k - 1], strlen(aliases[k - 1]));
+      ll_buf_put(&b, aliases[k - 1], strlen(aliases[k - 1]));
       i = end;
     } else if (c == 's' && ci_prefix(s, len, i, "sig=")) {
-      sb_put(&b, s + i, 4);
-      sb_put(&b, "REDACTED", 8);
+      ll_buf_put(&b, s + i, 4);
+      ll_buf_put(&b, "REDACTED", 8);
       i += 4;
       while (i < len && !is_sig_end(s[i]))
         i++;
     } else if (c == 'b' && (pre = bearer_at(s, len, i, &tok_end)) != 0) {
-      sb_put(&b, s + i, pre);
-      sb_put(&b, "REDACTED", 8);
+      ll_buf_put(&b, s + i, pre);
+      ll_buf_put(&b, "REDACTED", 8);
       i = tok_end;
     } else {
-      sb_put(&b, s + i, 1);
+      ll_buf_put(&b, s + i, 1);
       i++;
     }
   }
