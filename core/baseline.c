@@ -2,6 +2,7 @@
  * get in the current lease state, and how an observed response is classed
  * against it. Observed values are never corrected; a deviation is written
  * down as a discrepancy, explained only by the reviewed deviations table. */
+#include "jsonx.h"
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -133,22 +134,6 @@ void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease,
     set(out, 0, NULL);
   }
 }
-
-static const char *str(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* A number out of long's range (or NaN) reads as absent: converting it
- * would be undefined behaviour (found by tests/fuzz/fuzz_ledger). */
-static long num(const cJSON *o, const char *k, long dflt) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsNumber(v) && v->valuedouble >= (double)LONG_MIN &&
-                 v->valuedouble < -(double)LONG_MIN
-             ? (long)v->valuedouble
-             : dflt;
-}
-
 static const char *success_class(ll_op op) {
   if (op == LL_OP_LEASE_BREAK)
     return "BREAK_ACCEPTED_NOT_COMPLETE";
@@ -161,9 +146,10 @@ static const char *success_class(ll_op op) {
 static void discrepancy(const ll_model *m, const cJSON *row, cJSON *d,
                         const char *kind, const char *text) {
   const char *dev = ll_deviation_lookup(
-      kind, m->judged_as, str(row, "server"), str(row, "operation"),
-      num(row, "http_status", 0), str(row, "azure_error_code"),
-      str(row, "returned_api_version"));
+      kind, m->judged_as, ll_json_str(row, "server"),
+      ll_json_str(row, "operation"), ll_json_long(row, "http_status", 0),
+      ll_json_str(row, "azure_error_code"),
+      ll_json_str(row, "returned_api_version"));
   cJSON *list = cJSON_GetObjectItemCaseSensitive(d, "discrepancy");
   if (!cJSON_IsArray(list)) {
     cJSON_DeleteItemFromObjectCaseSensitive(d, "discrepancy");
@@ -179,17 +165,17 @@ static void discrepancy(const ll_model *m, const cJSON *row, cJSON *d,
 }
 
 void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
-  int opi = ll_op_from_name(str(row, "operation"));
+  int opi = ll_op_from_name(ll_json_str(row, "operation"));
   ll_op op = opi < 0 ? LL_OP_GET_PROPERTIES : (ll_op)opi;
   int mutation = ll_op_is_mutation(op);
-  const char *outcome = str(row, "outcome");
-  long status = num(row, "http_status", 0);
-  const char *code = str(row, "azure_error_code");
+  const char *outcome = ll_json_str(row, "outcome");
+  long status = ll_json_long(row, "http_status", 0);
+  const char *code = ll_json_str(row, "azure_error_code");
   const char *cls = "EVIDENCE_ERROR";
   char text[256];
   ll_expect e;
 
-  ll_baseline_expect(m, op, str(row, "lease_alias_supplied"), &e);
+  ll_baseline_expect(m, op, ll_json_str(row, "lease_alias_supplied"), &e);
   cJSON_AddStringToObject(d, "expectation", e.text);
   cJSON_AddArrayToObject(d, "discrepancy");
 
@@ -199,9 +185,9 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
     /* A lost response: for a mutation the service may have applied it;
      * for a read the state it saw is unknown. Both wait for reconcile. */
     cls = "UNKNOWN_OUTCOME";
-  } else if (num(row, "emitted_requests", 0) != 1) {
+  } else if (ll_json_long(row, "emitted_requests", 0) != 1) {
     snprintf(text, sizeof text, "%ld request heads emitted for one attempt",
-             num(row, "emitted_requests", 0));
+             ll_json_long(row, "emitted_requests", 0));
     cls = mutation ? "UNKNOWN_OUTCOME" : "EVIDENCE_ERROR";
     discrepancy(m, row, d, "emission", text);
     cls = "EVIDENCE_ERROR";
@@ -211,8 +197,8 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
     cls = "UNKNOWN_OUTCOME";
   } else {
     int ok = status >= 200 && status < 300;
-    const char *req = str(row, "requested_api_version");
-    const char *ret = str(row, "returned_api_version");
+    const char *req = ll_json_str(row, "requested_api_version");
+    const char *ret = ll_json_str(row, "returned_api_version");
     if (e.family == NULL) {
       if (ok) {
         cls = success_class(op);
@@ -234,7 +220,7 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
         cls = "STATE_OBSERVED";
       } else if (status == 409 && ll_baseline_in_family(FAM_LEASE, code) &&
                  ownership_probe(&m->ep, op,
-                                 str(row, "lease_alias_supplied"))) {
+                                 ll_json_str(row, "lease_alias_supplied"))) {
         cls = "EXPECTED_REJECTION"; /* the doubtful acquire did not hold */
       } else {
         cls = "EVIDENCE_ERROR";

@@ -1,5 +1,6 @@
 /* The decision fold (DESIGN.md section 5), the reconcile record, and the
  * reviewed known-deviations table. HOLD > RECONCILE > WAIT > ACCEPT. */
+#include "jsonx.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +20,6 @@ const char *ll_phase_name(ll_phase p) {
                                   "unknown"};
   return (unsigned)p < 7 ? n[p] : "unknown";
 }
-
-static const char *str(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* For messages: a missing string prints as "?". */
-static const char *pstr(const cJSON *o, const char *k) {
-  const char *s = str(o, k);
-  return s ? s : "?";
-}
-
 static int match(const char *pattern, const char *value) {
   if (!pattern || strcmp(pattern, "*") == 0)
     return 1;
@@ -52,15 +41,15 @@ const char *ll_deviation_lookup(const char *kind, const char *judged_as,
   const cJSON *e;
   cJSON_ArrayForEach(e, table) {
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "status");
-    if (match(str(e, "kind"), kind) &&
-        match(str(e, "endpoint_kind"), judged_as) &&
-        match(str(e, "server"), server) &&
-        match(str(e, "operation"), operation) &&
+    if (match(ll_json_str(e, "kind"), kind) &&
+        match(ll_json_str(e, "endpoint_kind"), judged_as) &&
+        match(ll_json_str(e, "server"), server) &&
+        match(ll_json_str(e, "operation"), operation) &&
         (!cJSON_IsNumber(st) || (long)st->valuedouble == status) &&
-        match(str(e, "code"), code) &&
-        match(str(e, "returned_version"),
+        match(ll_json_str(e, "code"), code) &&
+        match(ll_json_str(e, "returned_version"),
               returned_version ? returned_version : "(none)"))
-      return str(e, "id");
+      return ll_json_str(e, "id");
   }
   return NULL;
 }
@@ -78,8 +67,8 @@ cJSON *ll_model_reconcile_row(const ll_model *m, ll_error *err) {
   const cJSON *d;
   cJSON_ArrayForEach(d, m->doubts) {
     const cJSON *rv = cJSON_GetObjectItemCaseSensitive(d, "revision");
-    if (strcmp(str(d, "operation"), "Put Blob") == 0 && cJSON_IsNumber(rv) &&
-        (long)rv->valuedouble == found && found >= 0)
+    if (strcmp(ll_json_str(d, "operation"), "Put Blob") == 0 &&
+        cJSON_IsNumber(rv) && (long)rv->valuedouble == found && found >= 0)
       doubtful_found = 1;
   }
   if (!m->last_props_ok || !m->last_read_ok)
@@ -120,10 +109,11 @@ ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
   cJSON *rec = cJSON_Duplicate(m->reconcile_reasons, 1);
   const cJSON *d;
   cJSON_ArrayForEach(d, m->doubts) {
-    ll_model_add_reason(
-        hold, "event %s (%s by %s): %s, not reconciled", pstr(d, "event_id"),
-        pstr(d, "operation"), pstr(d, "actor"),
-        pstr(d, "class") ? pstr(d, "class") : "UNKNOWN_OUTCOME");
+    ll_model_add_reason(hold, "event %s (%s by %s): %s, not reconciled",
+                        ll_json_pstr(d, "event_id"),
+                        ll_json_pstr(d, "operation"), ll_json_pstr(d, "actor"),
+                        ll_json_pstr(d, "class") ? ll_json_pstr(d, "class")
+                                                 : "UNKNOWN_OUTCOME");
   }
   if (ep->content_uncertain && cJSON_GetArraySize(m->doubts) == 0)
     ll_model_add_reason(rec, "owner confirmed but a doubtful Put Blob was not "

@@ -1,5 +1,6 @@
 /* The fixture format leaselua-fixture/1: the request view that replay
  * matches and recording keeps, and loading with clear errors. */
+#include "jsonx.h"
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -142,12 +143,6 @@ static ll_status bad(const ctx *c, const char *fmt, ...) {
                    c->idx, what);
   return ll_fail(c->err, LL_E_PARSE, "fixture %s: %s", c->name, what);
 }
-
-static const char *str(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static ll_status need_str(const ctx *c, const cJSON *o, const char *k,
                           const char **out) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -236,7 +231,7 @@ static ll_status request(const ctx *c, const cJSON *rq, fx_req *r) {
   if (st != LL_OK)
     return st;
   const cJSON *body = cJSON_GetObjectItemCaseSensitive(rq, "body");
-  const char *sha = str(rq, "body_sha256");
+  const char *sha = ll_json_str(rq, "body_sha256");
   if (body && !cJSON_IsString(body))
     return bad(c, "request.body must be a string");
   if (cJSON_GetObjectItemCaseSensitive(rq, "body_sha256") &&
@@ -320,7 +315,7 @@ static ll_status exchange(const ctx *c, const cJSON *e, fx_exchange *x,
   if (rs)
     st = response(c, rs, x);
   if (te) {
-    const char *oc = str(e, "outcome");
+    const char *oc = ll_json_str(e, "outcome");
     if (!cJSON_IsString(te) || !te->valuestring[0])
       return bad(c, "transport_error must be a non-empty string");
     if (cJSON_GetObjectItemCaseSensitive(e, "outcome") &&
@@ -350,7 +345,7 @@ void fx_fixture_free(fx_fixture *f) {
 }
 
 static ll_status load_tree(const cJSON *j, fx_fixture *f, ctx *c) {
-  const char *fmt = str(j, "format"), *kind, *s;
+  const char *fmt = ll_json_str(j, "format"), *kind, *s;
   if (!cJSON_IsObject(j))
     return bad(c, "not a JSON object");
   if (!fmt || strcmp(fmt, LL_FIXTURE_FORMAT) != 0)
@@ -370,7 +365,7 @@ static ll_status load_tree(const cJSON *j, fx_fixture *f, ctx *c) {
   ll_strlcpy(f->label, kind, sizeof f->label);
   f->started_utc_ms = 1798761600000; /* 2027-01-01T00:00:00Z */
   if (cJSON_GetObjectItemCaseSensitive(j, "started_utc") &&
-      !fx_parse_utc(str(j, "started_utc"), &f->started_utc_ms))
+      !fx_parse_utc(ll_json_str(j, "started_utc"), &f->started_utc_ms))
     return bad(c, "started_utc must be a UTC time like "
                   "2026-11-30T07:09:39.123Z");
   const cJSON *xs = cJSON_GetObjectItemCaseSensitive(j, "exchanges");

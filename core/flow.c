@@ -1,28 +1,12 @@
 /* The composite steps whose safety rests on timing or ordering, kept in C:
  * reconcile, the bracketed breaking probe, the bounded poller, and the
  * decision record. */
+#include "jsonx.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "run_impl.h"
-
-static const char *str(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static double num(const cJSON *o, const char *k, double dflt) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
-static cJSON *last_export(ll_run *r) {
-  const cJSON *rows = ll_ledger_export_rows(r->ledger);
-  int n = cJSON_GetArraySize(rows);
-  return n > 0 ? cJSON_Duplicate(cJSON_GetArrayItem(rows, n - 1), 1) : NULL;
-}
-
 /* A read by the observer; *row is NULL only when it was not recorded. */
 static ll_status observe(ll_run *r, ll_op op, const char *step, cJSON **row,
                          ll_error *err) {
@@ -36,7 +20,7 @@ static ll_status observe(ll_run *r, ll_op op, const char *step, cJSON **row,
 }
 
 static int is(const cJSON *row, const char *k, const char *v) {
-  const char *x = row ? str(row, k) : NULL;
+  const char *x = row ? ll_json_str(row, k) : NULL;
   return x && strcmp(x, v) == 0;
 }
 
@@ -62,7 +46,7 @@ ll_status ll_run_reconcile(ll_run *r, const char *step, cJSON **out_row,
   st = ll_run_append(r, row, err);
   cJSON_Delete(row);
   if (st == LL_OK)
-    *out_row = last_export(r);
+    *out_row = ll_run_last_export(r);
   return st;
 }
 
@@ -115,20 +99,22 @@ ll_status ll_run_probe(ll_run *r, const char *writer, long revision,
   cJSON_AddStringToObject(f, "writer", writer);
   cJSON_AddNumberToObject(f, "revision", revision);
   cJSON_AddStringToObject(f, "before_event",
-                          before ? str(before, "event_id") : "");
-  cJSON_AddStringToObject(f, "put_event", put ? str(put, "event_id") : "");
+                          before ? ll_json_str(before, "event_id") : "");
+  cJSON_AddStringToObject(f, "put_event",
+                          put ? ll_json_str(put, "event_id") : "");
   cJSON_AddStringToObject(f, "after_event",
-                          after ? str(after, "event_id") : "");
+                          after ? ll_json_str(after, "event_id") : "");
   if (before && after)
-    cJSON_AddNumberToObject(
-        f, "bracket_ms",
-        (num(after, "mono_end_ns", 0) - num(before, "mono_start_ns", 0)) / 1e6);
+    cJSON_AddNumberToObject(f, "bracket_ms",
+                            (ll_json_double(after, "mono_end_ns", 0) -
+                             ll_json_double(before, "mono_start_ns", 0)) /
+                                1e6);
   cJSON_AddStringToObject(f, "reason", reason ? reason : "");
   cJSON_AddNullToObject(f, "result");
   st = ll_run_append(r, f, err);
   cJSON_Delete(f);
   if (st == LL_OK)
-    *out_finding = last_export(r);
+    *out_finding = ll_run_last_export(r);
 cleanup:
   cJSON_Delete(before);
   cJSON_Delete(put);
@@ -145,8 +131,8 @@ static int break_hint(ll_run *r, double *end_ns, long *hint_s) {
       return 0;
     if (is(row, "record", "outcome") && is(row, "operation", "Lease Break") &&
         is(row, "result_classification", "BREAK_ACCEPTED_NOT_COMPLETE")) {
-      const char *lt = str(row, "x_ms_lease_time");
-      *end_ns = num(row, "mono_end_ns", 0);
+      const char *lt = ll_json_str(row, "x_ms_lease_time");
+      *end_ns = ll_json_double(row, "mono_end_ns", 0);
       *hint_s = lt ? atol(lt) : -1;
       return lt != NULL;
     }
@@ -178,7 +164,7 @@ static ll_status poll_finding(ll_run *r, const char *result, const char *reason,
   ll_status st = ll_run_append(r, f, err);
   cJSON_Delete(f);
   if (st == LL_OK)
-    *out = last_export(r);
+    *out = ll_run_last_export(r);
   return st;
 }
 
@@ -220,20 +206,20 @@ ll_status ll_run_wait_broken(ll_run *r, const ll_poll_options *opts,
       return st;
     }
     if (row)
-      ll_strlcpy(last, str(row, "event_id"), sizeof last);
-    int ok = st == LL_OK && row && num(row, "http_status", 0) == 200;
+      ll_strlcpy(last, ll_json_str(row, "event_id"), sizeof last);
+    int ok = st == LL_OK && row && ll_json_double(row, "http_status", 0) == 200;
     int broken = ok && is(row, "observed_lease_state", "broken") &&
                  is(row, "observed_lease_status", "unlocked");
     int breaking = ok && is(row, "observed_lease_state", "breaking") &&
                    is(row, "observed_lease_status", "locked");
-    double seen = row ? num(row, "mono_end_ns", now) : now;
+    double seen = row ? ll_json_double(row, "mono_end_ns", now) : now;
     char why[160];
     snprintf(why, sizeof why, "unexpected state %s/%s while waiting for broken",
-             row && str(row, "observed_lease_state")
-                 ? str(row, "observed_lease_state")
+             row && ll_json_str(row, "observed_lease_state")
+                 ? ll_json_str(row, "observed_lease_state")
                  : "?",
-             row && str(row, "observed_lease_status")
-                 ? str(row, "observed_lease_status")
+             row && ll_json_str(row, "observed_lease_status")
+                 ? ll_json_str(row, "observed_lease_status")
                  : "?");
     cJSON_Delete(row);
     if (!ok)
@@ -289,7 +275,7 @@ ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
     if (st == LL_OK)
       st = ll_run_append(r, row, err);
     if (st == LL_OK) {
-      *out = last_export(r);
+      *out = ll_run_last_export(r);
       st = ll_run_write_expected(r, err);
     }
     if (st == LL_OK) {

@@ -1,5 +1,6 @@
 /* The fold over ledger rows. Every decision-relevant fact is derived here
  * from rows alone, so the run, recovery and verify cannot disagree. */
+#include "jsonx.h"
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,28 +8,6 @@
 #include <string.h>
 
 #include "model_impl.h"
-
-static const char *str(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* For messages: a missing string prints as "?". */
-static const char *pstr(const cJSON *o, const char *k) {
-  const char *s = str(o, k);
-  return s ? s : "?";
-}
-
-/* A number out of long's range (or NaN) reads as absent: converting it
- * would be undefined behaviour (found by tests/fuzz/fuzz_ledger). */
-static long num(const cJSON *o, const char *k, long dflt) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsNumber(v) && v->valuedouble >= (double)LONG_MIN &&
-                 v->valuedouble < -(double)LONG_MIN
-             ? (long)v->valuedouble
-             : dflt;
-}
-
 static void cpy(char *dst, size_t cap, const char *src) {
   ll_strlcpy(dst, src ? src : "", cap);
 }
@@ -119,50 +98,55 @@ static ll_status settle(cJSON *row, cJSON *derived, int fill, ll_error *err) {
       return ll_fail(err, LL_E_TAMPER,
                      "row %ld: recorded %s differs from the value re-derived "
                      "from the rows before it",
-                     num(row, "seq", 0), it->string);
+                     ll_json_long(row, "seq", 0), it->string);
     }
   }
   return LL_OK;
 }
 
 static void remember_event(ll_model *m, const cJSON *row, const char *cls) {
-  const char *id = str(row, "event_id");
+  const char *id = ll_json_str(row, "event_id");
   if (!id)
     return;
   cJSON *e = cJSON_CreateObject();
-  cJSON_AddStringToObject(e, "operation", str(row, "operation"));
+  cJSON_AddStringToObject(e, "operation", ll_json_str(row, "operation"));
   cJSON_AddStringToObject(e, "class", cls ? cls : "");
-  cJSON_AddStringToObject(
-      e, "state",
-      str(row, "observed_lease_state") ? str(row, "observed_lease_state") : "");
-  cJSON_AddStringToObject(e, "status",
-                          str(row, "observed_lease_status")
-                              ? str(row, "observed_lease_status")
+  cJSON_AddStringToObject(e, "state",
+                          ll_json_str(row, "observed_lease_state")
+                              ? ll_json_str(row, "observed_lease_state")
                               : "");
-  cJSON_AddNumberToObject(e, "http_status", num(row, "http_status", 0));
+  cJSON_AddStringToObject(e, "status",
+                          ll_json_str(row, "observed_lease_status")
+                              ? ll_json_str(row, "observed_lease_status")
+                              : "");
+  cJSON_AddNumberToObject(e, "http_status",
+                          ll_json_long(row, "http_status", 0));
   cJSON_DeleteItemFromObjectCaseSensitive(m->events, id);
   cJSON_AddItemToObject(m->events, id, e);
 }
 
 static void add_doubt(ll_model *m, const cJSON *row, ll_op op) {
   cJSON *d = cJSON_CreateObject();
-  cJSON_AddStringToObject(d, "event_id", str(row, "event_id"));
+  cJSON_AddStringToObject(d, "event_id", ll_json_str(row, "event_id"));
   cJSON_AddStringToObject(d, "operation", ll_op_name(op));
-  cJSON_AddNumberToObject(d, "revision", num(row, "payload_revision", -1));
-  cJSON_AddStringToObject(d, "actor", str(row, "actor_alias"));
-  cJSON_AddStringToObject(d, "lease", str(row, "lease_alias_supplied"));
-  cJSON_AddStringToObject(d, "class", str(row, "result_classification"));
+  cJSON_AddNumberToObject(d, "revision",
+                          ll_json_long(row, "payload_revision", -1));
+  cJSON_AddStringToObject(d, "actor", ll_json_str(row, "actor_alias"));
+  cJSON_AddStringToObject(d, "lease", ll_json_str(row, "lease_alias_supplied"));
+  cJSON_AddStringToObject(d, "class",
+                          ll_json_str(row, "result_classification"));
   cJSON_AddItemToArray(m->doubts, d);
 }
 
 static void observe(ll_model *m, const cJSON *row) {
   ll_epoch_state *ep = &m->ep;
-  const char *st = str(row, "observed_lease_state");
-  const char *ss = str(row, "observed_lease_status");
+  const char *st = ll_json_str(row, "observed_lease_state");
+  const char *ss = ll_json_str(row, "observed_lease_status");
   cpy(ep->obs_state, sizeof ep->obs_state, st);
   cpy(ep->obs_status, sizeof ep->obs_status, ss);
-  cpy(ep->obs_event, sizeof ep->obs_event, str(row, "event_id"));
-  cpy(m->last_props_event, sizeof m->last_props_event, str(row, "event_id"));
+  cpy(ep->obs_event, sizeof ep->obs_event, ll_json_str(row, "event_id"));
+  cpy(m->last_props_event, sizeof m->last_props_event,
+      ll_json_str(row, "event_id"));
   cpy(m->last_props_state, sizeof m->last_props_state, st);
   cpy(m->last_props_status, sizeof m->last_props_status, ss);
   m->last_props_ok = 1;
@@ -189,8 +173,10 @@ static void observe(ll_model *m, const cJSON *row) {
 
 static void content_read(ll_model *m, const cJSON *row, long rev) {
   ll_epoch_state *ep = &m->ep;
-  cpy(m->last_read_event, sizeof m->last_read_event, str(row, "event_id"));
-  cpy(m->last_read_sha, sizeof m->last_read_sha, str(row, "content_sha256"));
+  cpy(m->last_read_event, sizeof m->last_read_event,
+      ll_json_str(row, "event_id"));
+  cpy(m->last_read_sha, sizeof m->last_read_sha,
+      ll_json_str(row, "content_sha256"));
   m->last_read_revision = rev;
   m->last_read_ok = 1;
   ep->content_revision = rev;
@@ -205,18 +191,18 @@ static void content_read(ll_model *m, const cJSON *row, long rev) {
   if (rev >= 0 && ll_model_was_rejected(m, rev)) {
     ll_model_add_reason(m->reconcile_reasons,
                         "event %s: rejected revision %ld found in the content",
-                        pstr(row, "event_id"), rev);
+                        ll_json_pstr(row, "event_id"), rev);
   } else if (rev < 0) {
     ll_model_add_reason(m->reconcile_reasons,
                         "event %s: content is undeclared bytes (sha256 %s), "
                         "the accepted-write ledger says revision %ld",
-                        pstr(row, "event_id"), pstr(row, "content_sha256"),
-                        ep->last_accepted);
+                        ll_json_pstr(row, "event_id"),
+                        ll_json_pstr(row, "content_sha256"), ep->last_accepted);
   } else if (rev != ep->last_accepted) {
     ll_model_add_reason(m->reconcile_reasons,
                         "event %s: content is revision %ld, the accepted-write "
                         "ledger says %ld",
-                        pstr(row, "event_id"), rev, ep->last_accepted);
+                        ll_json_pstr(row, "event_id"), rev, ep->last_accepted);
   }
   if (rev >= 0 && rev == ep->gap_write_rev)
     ep->gap_readback = 1;
@@ -235,9 +221,9 @@ static int is_alias(const char *a, const char *b) {
 /* State changes caused by a response, once it is classed. */
 static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
   ll_epoch_state *ep = &m->ep;
-  const char *lease = str(row, "lease_alias_supplied");
-  const char *id = str(row, "event_id");
-  long rev = num(row, "payload_revision", -1);
+  const char *lease = ll_json_str(row, "lease_alias_supplied");
+  const char *id = ll_json_str(row, "event_id");
+  long rev = ll_json_long(row, "payload_revision", -1);
   int ok = strcmp(cls, "ACCEPTED_WRITE") == 0 ||
            strcmp(cls, "STATE_OBSERVED") == 0 ||
            strcmp(cls, "BREAK_ACCEPTED_NOT_COMPLETE") == 0;
@@ -260,20 +246,23 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
   }
   if (strcmp(cls, "EVIDENCE_ERROR") == 0) {
     m->evidence_errors++;
-    ll_model_add_reason(
-        m->hold_reasons, "event %s (%s): EVIDENCE_ERROR%s%s", id ? id : "?",
-        ll_op_name(op), str(row, "transport_error") ? ": " : "",
-        str(row, "transport_error") ? str(row, "transport_error") : "");
+    ll_model_add_reason(m->hold_reasons, "event %s (%s): EVIDENCE_ERROR%s%s",
+                        id ? id : "?", ll_op_name(op),
+                        ll_json_str(row, "transport_error") ? ": " : "",
+                        ll_json_str(row, "transport_error")
+                            ? ll_json_str(row, "transport_error")
+                            : "");
   }
   if (op == LL_OP_GET_PROPERTIES && ok) {
     observe(m, row);
-    if (is_alias(str(row, "observed_lease_state"), "broken") &&
-        is_alias(str(row, "observed_lease_status"), "unlocked"))
+    if (is_alias(ll_json_str(row, "observed_lease_state"), "broken") &&
+        is_alias(ll_json_str(row, "observed_lease_status"), "unlocked"))
       ep->saw_broken = 1;
   } else if (op == LL_OP_GET_PROPERTIES) {
     m->last_props_ok = 0;
   } else if (op == LL_OP_GET_BLOB && ok) {
-    content_read(m, row, ll_model_revision_of(m, str(row, "content_sha256")));
+    content_read(m, row,
+                 ll_model_revision_of(m, ll_json_str(row, "content_sha256")));
   } else if (op == LL_OP_GET_BLOB) {
     m->last_read_ok = 0;
   } else if (op == LL_OP_PUT_BLOB && ok) {
@@ -309,7 +298,7 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
   } else if (op == LL_OP_LEASE_BREAK && ok) {
     cpy(ep->old_holder, sizeof ep->old_holder, ep->holder);
     ep->phase = LL_PH_BREAK_SENT;
-    ep->break_period = num(row, "break_period", 0);
+    ep->break_period = ll_json_long(row, "break_period", 0);
   } else if (op == LL_OP_LEASE_RELEASE && ok) {
     ep->phase = LL_PH_RELEASED;
   } else if (op == LL_OP_DELETE_BLOB && ok) {
@@ -320,19 +309,19 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
 
 static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
                                ll_error *err) {
-  int opi = ll_op_from_name(str(row, "operation"));
+  int opi = ll_op_from_name(ll_json_str(row, "operation"));
   if (opi < 0)
     return ll_fail(err, LL_E_TAMPER, "row %ld: unknown operation",
-                   num(row, "seq", 0));
-  const char *id = str(row, "event_id");
+                   ll_json_long(row, "seq", 0));
+  const char *id = ll_json_str(row, "event_id");
   if (id)
     cJSON_DeleteItemFromObjectCaseSensitive(m->open_intents, id);
   cJSON *d = cJSON_CreateObject();
   if (!d)
     return ll_fail(err, LL_E_NOMEM, "out of memory");
   ll_baseline_classify(m, row, d);
-  long rev = ll_model_revision_of(m, str(row, "content_sha256"));
-  if (opi == LL_OP_GET_BLOB && str(row, "content_sha256")) {
+  long rev = ll_model_revision_of(m, ll_json_str(row, "content_sha256"));
+  if (opi == LL_OP_GET_BLOB && ll_json_str(row, "content_sha256")) {
     if (rev >= 0)
       cJSON_AddNumberToObject(d, "content_revision", rev);
     else
@@ -351,16 +340,18 @@ static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
   STATE_OR_NULL("lease_before_source", ep->obs_event);
 #undef STATE_OR_NULL
   ll_status st = settle(row, d, fill, err);
-  const char *cls =
-      str(d, "result_classification") ? str(d, "result_classification") : "";
+  const char *cls = ll_json_str(d, "result_classification")
+                        ? ll_json_str(d, "result_classification")
+                        : "";
   if (st == LL_OK) {
     const cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(d, "discrepancy")) {
       const cJSON *by = cJSON_GetObjectItemCaseSensitive(it, "explained_by");
       if (!cJSON_IsString(by))
-        ll_model_add_reason(
-            m->hold_reasons, "event %s (%s): unexplained discrepancy: %s",
-            id ? id : "?", pstr(row, "operation"), pstr(it, "text"));
+        ll_model_add_reason(m->hold_reasons,
+                            "event %s (%s): unexplained discrepancy: %s",
+                            id ? id : "?", ll_json_pstr(row, "operation"),
+                            ll_json_pstr(it, "text"));
     }
     outcome(m, row, (ll_op)opi, cls);
     remember_event(m, row, cls);
@@ -377,9 +368,9 @@ static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
   cJSON_DeleteItemFromObjectCaseSensitive(d, "record");
   ll_status st = settle(row, d, fill, err);
   if (st == LL_OK) {
-    const char *res = str(d, "result");
+    const char *res = ll_json_str(d, "result");
     ll_epoch_state *ep = &m->ep;
-    long found = num(d, "content_revision", -1);
+    long found = ll_json_long(d, "content_revision", -1);
     if (strcmp(res, "INCOMPLETE") == 0) {
       /* nothing lifted */
     } else if (strcmp(res, "REJECTED_REVISION_FOUND") == 0 ||
@@ -389,10 +380,11 @@ static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
     } else {
       cJSON *dd;
       cJSON_ArrayForEach(dd, m->doubts) {
-        if (strcmp(str(dd, "operation"), "Put Blob") == 0 &&
-            num(dd, "revision", -1) == found) {
+        if (strcmp(ll_json_str(dd, "operation"), "Put Blob") == 0 &&
+            ll_json_long(dd, "revision", -1) == found) {
           ep->last_accepted = found; /* the doubtful Put is committed */
-          if (ep->new_acquired && is_alias(str(dd, "lease"), ep->new_holder)) {
+          if (ep->new_acquired &&
+              is_alias(ll_json_str(dd, "lease"), ep->new_holder)) {
             ep->new_write_rev = found;
             ep->new_write_readback = 1;
           }
@@ -418,25 +410,29 @@ static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
 
 static ll_status apply_finding(ll_model *m, cJSON *row, int fill,
                                ll_error *err) {
-  const char *kind = str(row, "kind");
-  const char *res = str(row, "result");
+  const char *kind = ll_json_str(row, "kind");
+  const char *res = ll_json_str(row, "result");
   if (kind && strcmp(kind, "window") == 0) {
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(
-        m->events, str(row, "before_event") ? str(row, "before_event") : "");
+        m->events, ll_json_str(row, "before_event")
+                       ? ll_json_str(row, "before_event")
+                       : "");
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(
-        m->events, str(row, "put_event") ? str(row, "put_event") : "");
+        m->events,
+        ll_json_str(row, "put_event") ? ll_json_str(row, "put_event") : "");
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(
-        m->events, str(row, "after_event") ? str(row, "after_event") : "");
+        m->events,
+        ll_json_str(row, "after_event") ? ll_json_str(row, "after_event") : "");
 #define BREAKING(e)                                                            \
-  ((e) && strcmp(str(e, "state"), "breaking") == 0 &&                          \
-   strcmp(str(e, "status"), "locked") == 0)
+  ((e) && strcmp(ll_json_str(e, "state"), "breaking") == 0 &&                  \
+   strcmp(ll_json_str(e, "status"), "locked") == 0)
     const char *want = "INCONCLUSIVE_WINDOW";
     if (BREAKING(b) && BREAKING(a) && p &&
-        strcmp(str(p, "class"), "ACCEPTED_WRITE") == 0)
+        strcmp(ll_json_str(p, "class"), "ACCEPTED_WRITE") == 0)
       want = "REPRODUCED";
     else if (BREAKING(b) && BREAKING(a) && p &&
-             strcmp(str(p, "class"), "UNKNOWN_OUTCOME") != 0 &&
-             num(p, "http_status", 0) >= 400)
+             strcmp(ll_json_str(p, "class"), "UNKNOWN_OUTCOME") != 0 &&
+             ll_json_long(p, "http_status", 0) >= 400)
       want = "CONTRADICTED"; /* a rejection where A is documented to write */
 #undef BREAKING
     cJSON *d = cJSON_CreateObject();
@@ -457,7 +453,7 @@ static ll_status apply_finding(ll_model *m, cJSON *row, int fill,
   if (kind && strcmp(kind, "poll") == 0 && res && strcmp(res, "HOLD") == 0) {
     m->poll_hold = 1;
     snprintf(m->ep.poll_hold, sizeof m->ep.poll_hold, "poll: %s",
-             str(row, "reason") ? str(row, "reason") : "HOLD");
+             ll_json_str(row, "reason") ? ll_json_str(row, "reason") : "HOLD");
   } else if (kind && strcmp(kind, "poll") == 0 && res &&
              strcmp(res, "BROKEN") == 0) {
     m->ep.poll_hold[0] = '\0'; /* a later observation supersedes it */
@@ -466,8 +462,8 @@ static ll_status apply_finding(ll_model *m, cJSON *row, int fill,
 }
 
 ll_status ll_model_apply(ll_model *m, cJSON *row, int fill, ll_error *err) {
-  const char *rec = str(row, "record");
-  long seq = num(row, "seq", 0);
+  const char *rec = ll_json_str(row, "record");
+  long seq = ll_json_long(row, "seq", 0);
   if (!rec)
     return ll_fail(err, LL_E_TAMPER, "row %ld: no record type", seq);
   if (!m->have_manifest && strcmp(rec, "manifest") != 0)
@@ -477,14 +473,16 @@ ll_status ll_model_apply(ll_model *m, cJSON *row, int fill, ll_error *err) {
   m->last_seq = seq;
   if (strcmp(rec, "manifest") == 0) {
     m->have_manifest = 1;
-    cpy(m->run_id, sizeof m->run_id, str(row, "run_id"));
-    cpy(m->endpoint_kind, sizeof m->endpoint_kind, str(row, "endpoint_kind"));
-    const char *label = str(row, "fixture_label");
+    cpy(m->run_id, sizeof m->run_id, ll_json_str(row, "run_id"));
+    cpy(m->endpoint_kind, sizeof m->endpoint_kind,
+        ll_json_str(row, "endpoint_kind"));
+    const char *label = ll_json_str(row, "fixture_label");
     cpy(m->judged_as, sizeof m->judged_as,
         strcmp(m->endpoint_kind, "replay") == 0 && label ? label
                                                          : m->endpoint_kind);
-    if (str(row, "api_version"))
-      cpy(m->api_version, sizeof m->api_version, str(row, "api_version"));
+    if (ll_json_str(row, "api_version"))
+      cpy(m->api_version, sizeof m->api_version,
+          ll_json_str(row, "api_version"));
     cJSON_Delete(m->actors);
     m->actors = cJSON_Duplicate(
         cJSON_GetObjectItemCaseSensitive(row, "permitted_actors"), 1);
@@ -492,16 +490,16 @@ ll_status ll_model_apply(ll_model *m, cJSON *row, int fill, ll_error *err) {
     if (m->ndecl >= LL_MAX_DECL)
       return ll_fail(err, LL_E_USAGE, "too many declared payloads");
     ll_decl *d = &m->decl[m->ndecl++];
-    d->revision = num(row, "revision", -1);
-    cpy(d->writer, sizeof d->writer, str(row, "writer"));
-    cpy(d->sha, sizeof d->sha, str(row, "payload_sha256"));
+    d->revision = ll_json_long(row, "revision", -1);
+    cpy(d->writer, sizeof d->writer, ll_json_str(row, "writer"));
+    cpy(d->sha, sizeof d->sha, ll_json_str(row, "payload_sha256"));
   } else if (strcmp(rec, "lifecycle") == 0) {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(row, "destructive");
-    epoch_reset(&m->ep, num(row, "fixture_epoch", m->ep.epoch + 1),
+    epoch_reset(&m->ep, ll_json_long(row, "fixture_epoch", m->ep.epoch + 1),
                 cJSON_IsTrue(x));
     m->last_props_ok = m->last_read_ok = 0;
   } else if (strcmp(rec, "intent") == 0) {
-    const char *id = str(row, "event_id");
+    const char *id = ll_json_str(row, "event_id");
     if (id) {
       cJSON_DeleteItemFromObjectCaseSensitive(m->open_intents, id);
       cJSON_AddItemToObject(m->open_intents, id, cJSON_Duplicate(row, 1));

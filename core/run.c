@@ -49,7 +49,7 @@ ll_status ll_run_append(ll_run *r, cJSON *row, ll_error *err) {
   return LL_OK;
 }
 
-static cJSON *last_export(ll_run *r) {
+cJSON *ll_run_last_export(ll_run *r) {
   const cJSON *rows = ll_ledger_export_rows(r->ledger);
   int n = cJSON_GetArraySize(rows);
   return n > 0 ? cJSON_Duplicate(cJSON_GetArrayItem(rows, n - 1), 1) : NULL;
@@ -408,7 +408,7 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
   if (st != LL_OK)
     return st;
   if (change_ok) {
-    cJSON *keep = last_export(r);
+    cJSON *keep = ll_run_last_export(r);
     st = bind_row(r, lw->alias, changed, "active", err);
     if (st == LL_OK)
       ll_strlcpy(lw->lease_id, changed, sizeof lw->lease_id);
@@ -419,7 +419,7 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
     *out_row = keep;
     return LL_OK;
   }
-  *out_row = last_export(r);
+  *out_row = ll_run_last_export(r);
   if (oc != LL_OUTCOME_RESPONSE)
     return ll_fail(err, LL_E_TRANSPORT, "%s: outcome %s", ll_op_name(s->op),
                    ll_outcome_name(oc));

@@ -36,6 +36,8 @@ struct ll_run {
 };
 
 ll_status ll_run_append(ll_run *r, cJSON *row, ll_error *err) LL_WARN_UNUSED;
+/* A copy of the last export row (caller deletes), or NULL. */
+cJSON *ll_run_last_export(ll_run *r);
 cJSON *ll_run_outcome_row(ll_run *r, const cJSON *intent, const ll_req_spec *s,
                           const ll_http_response *resp,
                           const ll_writer *proposed);

@@ -1,17 +1,12 @@
 /* Opening a run (fresh or for recovery) and turning a response into the
  * evidence row. */
+#include "jsonx.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "manifest.h"
 #include "run_impl.h"
-
-static const char *str(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static void add_str_or_null(cJSON *o, const char *k, const char *v) {
   if (v && *v)
     cJSON_AddStringToObject(o, k, v);
@@ -109,7 +104,7 @@ ll_status ll_run_write_expected(ll_run *r, ll_error *err) {
   cJSON *arr = cJSON_CreateArray();
   const cJSON *row;
   cJSON_ArrayForEach(row, ll_ledger_export_rows(r->ledger)) {
-    const char *rec = str(row, "record");
+    const char *rec = ll_json_str(row, "record");
     if (!rec || strcmp(rec, "declare") != 0)
       continue;
     cJSON *d = cJSON_CreateObject();
@@ -158,7 +153,7 @@ static ll_status open_fresh(ll_run *r, ll_run_config *cfg, ll_error *err) {
                                    cfg->fixture_label, &row, err);
   if (st != LL_OK)
     return st;
-  ll_strlcpy(r->run_id, str(row, "run_id"), sizeof r->run_id);
+  ll_strlcpy(r->run_id, ll_json_str(row, "run_id"), sizeof r->run_id);
   r->ledger = ll_ledger_open(cfg->evidence_dir, LL_LEDGER_CREATE, err);
   if (!r->ledger) {
     cJSON_Delete(row);
@@ -190,20 +185,21 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
     cJSON_Delete(copy);
     if (st != LL_OK)
       return st;
-    const char *rec = str(row, "record");
+    const char *rec = ll_json_str(row, "record");
     if (rec && strcmp(rec, "manifest") == 0) {
       char path[512];
       ll_target_blob_path(&r->target, path, sizeof path);
       char host[256];
       ll_manifest_account_host(r->target.account_url, host, sizeof host);
-      const char *rh = str(row, "account_host"), *rp = str(row, "blob_path");
+      const char *rh = ll_json_str(row, "account_host"),
+                 *rp = ll_json_str(row, "blob_path");
       if (!rh || !rp || strcmp(host, rh) != 0 || strcmp(path, rp) != 0)
         return ll_fail(err, LL_E_MANIFEST,
                        "recovery target %s %s differs from the recorded run's "
                        "%s %s: point AZURE_STORAGE_* at the same blob",
                        host, path, rh ? rh : "?", rp ? rp : "?");
-      ll_strlcpy(r->run_id, str(row, "run_id"), sizeof r->run_id);
-      const char *kind = str(row, "endpoint_kind");
+      ll_strlcpy(r->run_id, ll_json_str(row, "run_id"), sizeof r->run_id);
+      const char *kind = ll_json_str(row, "endpoint_kind");
       int was_replay = kind && strcmp(kind, "replay") == 0;
       if (was_replay != (cfg->fixture_label != NULL))
         return ll_fail(err, LL_E_MANIFEST,
@@ -214,21 +210,22 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
     }
     /* A binding marked "proposed" is a change not (yet) confirmed: the
      * writer keeps its previous ID; an "active" one replaces it. */
-    const char *bstate = str(row, "state");
+    const char *bstate = ll_json_str(row, "state");
     if (rec && strcmp(rec, "lease_bind") == 0 &&
         !(bstate && strcmp(bstate, "proposed") == 0)) {
       ll_writer *w = NULL;
       for (int i = 0; i < r->nwriters; i++)
-        if (strcmp(r->writers[i].alias, str(row, "alias")) == 0)
+        if (strcmp(r->writers[i].alias, ll_json_str(row, "alias")) == 0)
           w = &r->writers[i];
       if (!w && r->nwriters < LL_MAX_WRITERS)
         w = &r->writers[r->nwriters++];
       if (w) {
-        ll_strlcpy(w->alias, str(row, "alias"), sizeof w->alias);
-        ll_strlcpy(w->lease_id, str(row, "lease_real_id"), sizeof w->lease_id);
+        ll_strlcpy(w->alias, ll_json_str(row, "alias"), sizeof w->alias);
+        ll_strlcpy(w->lease_id, ll_json_str(row, "lease_real_id"),
+                   sizeof w->lease_id);
       }
     }
-    const char *ev = str(row, "event_id");
+    const char *ev = ll_json_str(row, "event_id");
     if (ev && ev[0] == 'e' && atol(ev + 1) > r->events)
       r->events = atol(ev + 1);
   }
@@ -253,7 +250,7 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
     snprintf(resp.transport_error, sizeof resp.transport_error,
              "intent without outcome found on reopen: the process ended with "
              "the request in flight");
-    int op = ll_op_from_name(str(in, "operation"));
+    int op = ll_op_from_name(ll_json_str(in, "operation"));
     ll_req_spec s = {.op = op < 0 ? LL_OP_GET_PROPERTIES : (ll_op)op};
     cJSON *o = ll_run_outcome_row(r, in, &s, &resp, NULL);
     cJSON_DeleteItemFromObjectCaseSensitive(o,

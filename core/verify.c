@@ -3,6 +3,7 @@
  * also be exactly its sanitized form. */
 #define _GNU_SOURCE
 #include "verify.h"
+#include "jsonx.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -12,12 +13,6 @@
 #include "ledger.h"
 #include "model.h"
 #include "sanitize.h"
-
-static const char *str(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static ll_status problem(ll_verify_report *rep, ll_error *err, long row,
                          const char *fmt, const char *detail) {
   rep->bad_row = row;
@@ -40,11 +35,11 @@ static ll_status compare(const cJSON *prot, const cJSON *exp,
   }
   for (int i = 0; i < np; i++) {
     const cJSON *p = cJSON_GetArrayItem(prot, i);
-    const char *rec = str(p, "record");
+    const char *rec = ll_json_str(p, "record");
     if (rec && strcmp(rec, "lease_bind") == 0 && n < 16 &&
-        str(p, "lease_real_id")) {
-      ids[n] = str(p, "lease_real_id");
-      aliases[n] = str(p, "alias") ? str(p, "alias") : "?";
+        ll_json_str(p, "lease_real_id")) {
+      ids[n] = ll_json_str(p, "lease_real_id");
+      aliases[n] = ll_json_str(p, "alias") ? ll_json_str(p, "alias") : "?";
       cJSON_AddItemToArray(ids_out, cJSON_CreateString(ids[n]));
       n++;
     }
@@ -160,12 +155,15 @@ ll_status ll_verify_dir(const char *dir, ll_verify_report *rep, ll_error *err) {
                err->message);
       break;
     }
-    const char *rec = str(row, "record");
-    if (rec && strcmp(rec, "manifest") == 0 && str(row, "blob_path"))
-      ll_strlcpy(rep->blob_path, str(row, "blob_path"), sizeof rep->blob_path);
+    const char *rec = ll_json_str(row, "record");
+    if (rec && strcmp(rec, "manifest") == 0 && ll_json_str(row, "blob_path"))
+      ll_strlcpy(rep->blob_path, ll_json_str(row, "blob_path"),
+                 sizeof rep->blob_path);
     if (rec && strcmp(rec, "decision") == 0) {
-      ll_strlcpy(rep->decision, str(row, "decision"), sizeof rep->decision);
-      ll_strlcpy(rep->window, str(row, "window_finding"), sizeof rep->window);
+      ll_strlcpy(rep->decision, ll_json_str(row, "decision"),
+                 sizeof rep->decision);
+      ll_strlcpy(rep->window, ll_json_str(row, "window_finding"),
+                 sizeof rep->window);
     }
   }
   rep->cleanup_confirmed = ll_model_cleanup_confirmed(m);

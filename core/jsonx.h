@@ -1,0 +1,37 @@
+/* Reading fields of a cJSON row, shared by the core modules that fold,
+ * classify and verify rows. Internal to core/. */
+#ifndef LL_JSONX_H
+#define LL_JSONX_H
+
+#include <cjson/cJSON.h>
+#include <limits.h>
+
+/* The string at key k, or NULL when absent or not a string. */
+static inline const char *ll_json_str(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The same for messages: a missing string prints as "?". */
+static inline const char *ll_json_pstr(const cJSON *o, const char *k) {
+  const char *s = ll_json_str(o, k);
+  return s ? s : "?";
+}
+
+/* A number as long; one out of long's range (or NaN) reads as absent:
+ * converting it would be undefined behaviour (found by fuzz_ledger). */
+static inline long ll_json_long(const cJSON *o, const char *k, long dflt) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsNumber(v) && v->valuedouble >= (double)LONG_MIN &&
+                 v->valuedouble < -(double)LONG_MIN
+             ? (long)v->valuedouble
+             : dflt;
+}
+
+static inline double ll_json_double(const cJSON *o, const char *k,
+                                    double dflt) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+#endif
