@@ -5,7 +5,10 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "hash.h"
+#include "ledger.h"
 #include "ll.h"
 
 /* The reader refuses longer lines, so the writer refuses to produce them. */
@@ -14,6 +17,44 @@
 #define ROW_HASH_KEY ",\"row_hash\":\""
 #define ROW_HASH_KEY_LEN 13
 #define HASH_HEX_LEN 64
+
+/* The ledger handle, shared by ledger.c (append) and ledger_open.c. */
+struct ll_ledger {
+  char *dir;
+  int fd_prot, fd_exp;
+  cJSON *rows, *export_rows;
+  long count;
+  char prev_prot[LL_SHA256_HEX], prev_exp[LL_SHA256_HEX];
+  char **ids, **aliases; /* bindings, in registration order */
+  size_t n_binds, cap_ids, cap_aliases;
+  char **secrets;
+  size_t n_secrets, cap_secrets;
+  int broken; /* a durability failure: every later append fails */
+};
+
+/* One row ready to write: its line (with '\n') and the parsed copy that
+ * joins the in-memory rows once the line is durable. */
+typedef struct {
+  char *line;
+  size_t len;
+  cJSON *parsed;
+  char hash[LL_SHA256_HEX];
+} built_row;
+
+/* Helpers of ledger.c used by ledger_open.c. */
+void ll_ledger_built_free(built_row *b);
+ll_status ll_ledger_build_row(const cJSON *src, long seq, const char *prev,
+                              built_row *out, ll_error *err);
+ll_status ll_ledger_write_durable(int fd, const char *buf, size_t len,
+                                  ll_error *err);
+ll_status ll_ledger_fsync_dir(const char *path, ll_error *err);
+ll_status ll_ledger_join(char *out, const char *a, const char *b,
+                         ll_error *err);
+ll_status ll_ledger_scan_line(const ll_ledger *l, const char *line, size_t len,
+                              int with_ids, const char *which, ll_error *err);
+int ll_ledger_is_lease_bind(const cJSON *row);
+ll_status ll_ledger_bind_from_row(ll_ledger *l, const cJSON *row,
+                                  ll_error *err);
 
 /* SHA-256 of prev_hash_hex || a || b, as lowercase hex. */
 ll_status ll_ledger_chain_hash(const char *prev, const char *a, size_t alen,
