@@ -14,15 +14,6 @@ local quote = helper.quote
 -- Process helpers shared with the slow-server specs.
 M.sleep, M.alive, M.wait_until, M.kill = slow.sleep, slow.alive, slow.wait_until, slow.kill
 
--- Starts `cmd` in the background (exec: the PID is the command's own).
-local function spawn(cmd, out, err)
-  local p = assert(io.popen(string.format("sh -c %s >%s 2>%s </dev/null & echo $!",
-    quote("exec " .. cmd), quote(out), quote(err))))
-  local pid = tonumber(p:read("l"))
-  p:close()
-  assert(pid, "could not start: " .. cmd)
-  return pid
-end
 
 function M.have_live()
   return os.getenv("AZURE_STORAGE_ACCOUNT_URL") ~= nil and os.getenv("LEASELUA_CA_FILE") ~= nil
@@ -43,15 +34,7 @@ function M.start(rules, lifetime_ms, idle_close_ms)
     "--upstream-ca %s --log %s --script %s --lifetime-ms %d", quote(M.js), quote(ca), quote(key),
     quote(os.getenv("AZURE_STORAGE_ACCOUNT_URL")), quote(ca), quote(p.log), quote(p.script), lifetime_ms or 120000) ..
     (idle_close_ms and (" --idle-close-ms " .. idle_close_ms) or "")
-  p.pid = spawn(cmd, dir .. "/port", dir .. "/proxy.err")
-  p.port = M.wait_until(function()
-    local text = helper.read(dir .. "/port")
-    return text and tonumber(text:match("^(%d+)\n"))
-  end, 10)
-  if not p.port then
-    M.kill(p.pid)
-    error("fault proxy did not start: " .. (helper.read(dir .. "/proxy.err") or ""))
-  end
+  p.pid, p.port = slow.start_listener(cmd, dir, "fault proxy")
   p.url = "https://127.0.0.1:" .. p.port .. "/devstoreaccount1"
   return p
 end

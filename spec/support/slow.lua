@@ -40,32 +40,33 @@ function M.kill(pid, signal)
   end
 end
 
--- `env` with the unsets (false) first: GNU env stops reading options at
--- the first NAME=VALUE.
-local function env_prefix(env)
-  local unset, set = {}, {}
-  for k, v in pairs(env or {}) do
-    if v == false then
-      unset[#unset + 1] = "-u " .. k
-    else
-      set[#set + 1] = k .. "=" .. quote(v)
-    end
-  end
-  table.sort(unset)
-  table.sort(set)
-  return "env " .. table.concat(unset, " ") .. " " .. table.concat(set, " ")
-end
+local env_prefix = helper.env_prefix
 
 -- Starts `cmd` (a shell word list, already quoted) in the background with
 -- stdout and stderr sent to files; returns its PID. `exec` makes the PID
 -- the command's own, not a wrapper shell's.
-local function spawn(cmd, out, err)
+function M.spawn(cmd, out, err)
   local p = assert(io.popen(string.format("sh -c %s >%s 2>%s </dev/null & echo $!",
     quote("exec " .. cmd), quote(out), quote(err))))
   local pid = tonumber(p:read("l"))
   p:close()
   assert(pid, "could not start: " .. cmd)
   return pid
+end
+
+-- start_listener(cmd, dir, what) -> pid, port: starts a loopback server
+-- that prints its port as its first line, and waits up to 10 s for it.
+function M.start_listener(cmd, dir, what)
+  local pid = M.spawn(cmd, dir .. "/port", dir .. "/listener.err")
+  local port = M.wait_until(function()
+    local text = helper.read(dir .. "/port")
+    return text and tonumber(text:match("^(%d+)\n"))
+  end, 10)
+  if not port then
+    M.kill(pid)
+    error(what .. " did not start: " .. (helper.read(dir .. "/listener.err") or ""))
+  end
+  return pid, port
 end
 
 -- start{delay_put_ms=, slow_puts=, lifetime_ms=} -> server with port, pid,
@@ -84,16 +85,8 @@ function M.start(opts)
   }
   local s = { dir = dir, log = dir .. "/requests.jsonl" }
   helper.write(s.log, "")
-  s.pid = spawn(env_prefix(env) .. " node " .. quote(M.server_js) .. " " .. quote(s.log),
-    dir .. "/port", dir .. "/server.err")
-  s.port = M.wait_until(function()
-    local text = helper.read(dir .. "/port")
-    return text and tonumber(text:match("^(%d+)\n"))
-  end, 10)
-  if not s.port then
-    M.kill(s.pid)
-    error("slow server did not start: " .. (helper.read(dir .. "/server.err") or ""))
-  end
+  s.pid, s.port = M.start_listener(env_prefix(env) .. " node " .. quote(M.server_js) .. " " .. quote(s.log),
+    dir, "slow server")
   s.url = "http://127.0.0.1:" .. s.port .. "/devstoreaccount1"
   return s
 end
@@ -191,7 +184,7 @@ function M.spawn_host(args, opts)
   local cmd = { env_prefix(env), quote(helper.host) }
   for _, a in ipairs(args) do cmd[#cmd + 1] = quote(a) end
   local h = { out = d .. "/out", err = d .. "/err" }
-  h.pid = spawn(table.concat(cmd, " "), h.out, h.err)
+  h.pid = M.spawn(table.concat(cmd, " "), h.out, h.err)
   return h
 end
 
