@@ -1,0 +1,212 @@
+/* Managed identity: one GET to IMDS or to App Service's IDENTITY_ENDPOINT
+ * for a storage token, and the transport rule for those endpoints. */
+#include "auth.h"
+#include "auth_impl.h"
+
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IMDS_DEFAULT "http://169.254.169.254/metadata/identity/oauth2/token"
+#define RESOURCE_DEFAULT "https://storage.azure.com/"
+
+static int host_is_loopback_or_imds(const char *host) {
+  unsigned char a[4];
+  if (strcmp(host, "169.254.169.254") == 0 || strcmp(host, "localhost") == 0 ||
+      strcmp(host, "[::1]") == 0)
+    return 1;
+  return inet_pton(AF_INET, host, a) == 1 && a[0] == 127;
+}
+
+ll_status ll_auth_check_identity_url(const char *url, ll_error *err) {
+  if (!url)
+    return ll_fail(err, LL_E_BAD_URL, "no managed identity endpoint");
+  CURLU *u = curl_url();
+  char *scheme = NULL, *host = NULL;
+  ll_status st = LL_OK;
+  if (!u)
+    return ll_fail(err, LL_E_NOMEM, "out of memory parsing a URL");
+  if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+      curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
+    st = ll_fail(err, LL_E_BAD_URL,
+                 "managed identity endpoint is not an absolute URL");
+  } else if (strcmp(scheme, "https") == 0) {
+    st = LL_OK;
+  } else if (strcmp(scheme, "http") != 0) {
+    st = ll_fail(err, LL_E_BAD_URL,
+                 "managed identity endpoint must be http or https, not %s",
+                 scheme);
+  } else if (!host_is_loopback_or_imds(host)) {
+    st = ll_fail(err, LL_E_INSECURE,
+                 "managed identity endpoint %s uses http outside loopback "
+                 "and IMDS: use https",
+                 host);
+  }
+  curl_free(scheme);
+  curl_free(host);
+  curl_url_cleanup(u);
+  return st;
+}
+
+typedef struct {
+  char *buf;
+  size_t len;
+  int overflow;
+} body_sink;
+
+static size_t sink_write(char *data, size_t size, size_t nmemb, void *ud) {
+  body_sink *s = ud;
+  size_t n = size * nmemb;
+  if (n > SECRET_CAP - s->len) {
+    s->overflow = 1;
+    return 0; /* aborts the transfer */
+  }
+  memcpy(s->buf + s->len, data, n);
+  s->len += n;
+  s->buf[s->len] = '\0';
+  return n;
+}
+
+/* Seconds since the epoch from a number or a digit string, or 0. */
+static int64_t json_epoch(const cJSON *v) {
+  if (cJSON_IsNumber(v) && v->valuedouble > 0 &&
+      v->valuedouble < 253402300800.0)
+    return (int64_t)v->valuedouble;
+  if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > 12)
+    return 0;
+  int64_t r = 0;
+  for (const char *p = v->valuestring; *p; p++) {
+    if (*p < '0' || *p > '9')
+      return 0;
+    r = r * 10 + (*p - '0');
+  }
+  return r;
+}
+
+/* The IMDS "error" field, when it is a short plain code safe to repeat. */
+static const char *safe_error_code(const cJSON *root) {
+  const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+  if (!cJSON_IsString(e) || strlen(e->valuestring) > 64)
+    return NULL;
+  for (const char *p = e->valuestring; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+          *p == '-'))
+      return NULL;
+  return e->valuestring;
+}
+
+/* One GET to App Service's IDENTITY_ENDPOINT or to IMDS, on a private
+ * handle: one attempt, no proxy, no redirects, short timeouts. */
+ll_status ll_auth_token_from_identity(const ll_auth_options *o, char **out,
+                                      int64_t *expires_on, ll_error *err) {
+  const char *ep = getenv("IDENTITY_ENDPOINT");
+  const char *hdr = getenv("IDENTITY_HEADER");
+  int app_service = ep && *ep && hdr && *hdr;
+  const char *base =
+      app_service ? ep : (o->imds_endpoint ? o->imds_endpoint : IMDS_DEFAULT);
+  ll_status st = ll_auth_check_identity_url(base, err);
+  if (st != LL_OK)
+    return st;
+
+  CURL *h = curl_easy_init();
+  char *res = NULL, *cid = NULL, *url = NULL, *hline = NULL;
+  struct curl_slist *headers = NULL;
+  body_sink sink = {malloc(SECRET_CAP + 1), 0, 0};
+  cJSON *root = NULL;
+  char errbuf[CURL_ERROR_SIZE] = "";
+  if (!h || !sink.buf) {
+    st = ll_fail(err, LL_E_NOMEM, "out of memory setting up managed identity");
+    goto cleanup;
+  }
+  const char *resource = o->resource ? o->resource : RESOURCE_DEFAULT;
+  res = curl_easy_escape(h, resource, 0);
+  cid = o->client_id ? curl_easy_escape(h, o->client_id, 0) : NULL;
+  size_t ulen =
+      strlen(base) + strlen(res ? res : "") + strlen(cid ? cid : "") + 80;
+  url = malloc(ulen);
+  if (!res || (o->client_id && !cid) || !url) {
+    st = ll_fail(err, LL_E_NOMEM, "out of memory setting up managed identity");
+    goto cleanup;
+  }
+  snprintf(url, ulen, "%s%sapi-version=%s&resource=%s%s%s", base,
+           strchr(base, '?') ? "&" : "?",
+           app_service ? "2019-08-01" : "2018-02-01", res,
+           cid ? "&client_id=" : "", cid ? cid : "");
+  if (app_service) {
+    size_t hlen = strlen(hdr) + sizeof "X-IDENTITY-HEADER: ";
+    hline = malloc(hlen);
+    if (hline)
+      snprintf(hline, hlen, "X-IDENTITY-HEADER: %s", hdr);
+  } else {
+    hline = strdup("Metadata: true");
+  }
+  struct curl_slist *hl = hline ? curl_slist_append(NULL, hline) : NULL;
+  if (!hl) {
+    st = ll_fail(err, LL_E_NOMEM, "out of memory setting up managed identity");
+    goto cleanup;
+  }
+  headers = hl;
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 10000L);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+  CURLcode rc = curl_easy_perform(h);
+  long status = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  if (sink.overflow) {
+    st = ll_fail(err, LL_E_AUTH, "managed identity response exceeds 64 KiB");
+    goto cleanup;
+  }
+  if (rc != CURLE_OK) {
+    st = ll_fail(err, LL_E_AUTH, "managed identity endpoint unreachable: %s",
+                 *errbuf ? errbuf : curl_easy_strerror(rc));
+    goto cleanup;
+  }
+  root = cJSON_ParseWithLength(sink.buf, sink.len);
+  if (status != 200) {
+    const char *code = safe_error_code(root);
+    st = ll_fail(err, LL_E_AUTH,
+                 "managed identity endpoint answered HTTP %ld%s%s: check "
+                 "the identity is assigned and the resource is right",
+                 status, code ? " " : "", code ? code : "");
+    goto cleanup;
+  }
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "access_token");
+  if (!cJSON_IsString(t) || !*t->valuestring) {
+    st = ll_fail(err, LL_E_AUTH,
+                 "managed identity response has no "
+                 "access_token");
+    goto cleanup;
+  }
+  *expires_on =
+      json_epoch(cJSON_GetObjectItemCaseSensitive(root, "expires_on"));
+  if (!(*out = strdup(t->valuestring)))
+    st = ll_fail(err, LL_E_NOMEM, "out of memory copying the token");
+cleanup:
+  ll_auth_json_wipe_delete(root);
+  if (sink.buf) {
+    OPENSSL_cleanse(sink.buf, SECRET_CAP + 1);
+    free(sink.buf);
+  }
+  curl_slist_free_all(headers);
+  ll_auth_wipe_free(hline);
+  free(url);
+  curl_free(res);
+  curl_free(cid);
+  if (h)
+    curl_easy_cleanup(h);
+  return st;
+}
