@@ -34,6 +34,13 @@ cleanup() {
     echo "run-specs: last lines of the Azurite log:" >&2
     tail -n 20 "$rundir/azurite.log" >&2
   fi
+  # CI shows only the tail of the output: name what failed last, after the
+  # Azurite log, so a failure is never just "Error 1".
+  if ((rc != 0)) && [[ -f $tmp/busted.log ]]; then
+    echo "run-specs: what busted reported as failing:" >&2
+    sed 's/\x1b\[[0-9;]*m//g' "$tmp/busted.log" |
+      grep -A 6 -E '^(Failure|Error) ' | head -n 60 >&2 || true
+  fi
   rm -rf "$tmp"
   exit "$rc"
 }
