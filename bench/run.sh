@@ -29,9 +29,9 @@ die() {
   exit 1
 }
 
-build=$(cd "${BUILD_DIR:-build}" 2>/dev/null && pwd) || die "build directory '${BUILD_DIR:-build}' not found (make build)"
-host=$build/leaselua
-[[ -x $host ]] || die "$host is not built (make build)"
+# shellcheck source=tools/lab.sh
+. "$root/tools/lab.sh"
+lab_build bench
 [[ -f $build/libleaselua_core.a ]] || die "$build/libleaselua_core.a is not built (make build)"
 for t in node npm curl lua5.4 cc pkg-config; do
   command -v "$t" >/dev/null || die "$t not found (run tools/deps.sh)"
@@ -65,8 +65,6 @@ out=$root/bench/out
 mkdir -p "$out"
 raw=$out/raw.jsonl
 : >"$raw"
-tmp=$(mktemp -d /tmp/leaselua-bench.XXXXXX)
-rundir=$tmp/run
 # Evidence on the disk (the file system of the default evidence root) and,
 # for the fsync A/B, on tmpfs.
 evdisk=$out/evidence.$$
@@ -76,18 +74,16 @@ if [[ -d /dev/shm && $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]]; then
   evshm=$(mktemp -d /dev/shm/leaselua-bench.XXXXXX)
 fi
 bg_pids=()
-# shellcheck disable=SC2317  # called by the EXIT trap
-cleanup() {
-  local rc=$?
+# shellcheck disable=SC2317  # called by lab_cleanup
+lab_before_stop() {
+  local p
   for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  "$root/tools/emulator/stop" "$rundir" >/dev/null || rc=1
-  rm -rf "$tmp" "$evdisk"
-  [[ -n $evshm ]] && rm -rf "$evshm"
-  exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck disable=SC2317  # called by lab_cleanup
+lab_after_stop() {
+  rm -rf "$evdisk"
+  [[ -z $evshm ]] || rm -rf "$evshm"
+}
 
 rec() { printf '%s\n' "$1" >>"$raw"; }
 # p50/p90/mean of numbers on stdin (one a line) as JSON
@@ -99,9 +95,7 @@ stats() {
 }
 
 say "mode $mode: $runs measured runs after one warm-up; lag: ${lag_period} s break x $lag_runs"
-"$root/tools/emulator/start" "$rundir" >&2
-# shellcheck disable=SC1091
-. "$rundir/env"
+lab_start bench
 export AZURE_STORAGE_CONTAINER=bench
 upstream=${AZURE_STORAGE_ACCOUNT_URL#https://}
 upstream=${upstream%%/*}

@@ -7,30 +7,15 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-build=${BUILD_DIR:-build}
-host=$root/$build/leaselua
-[[ -x $host ]] || {
-  echo "demo: $host is not built (make build)" >&2
-  exit 1
-}
-
-tmp=$(mktemp -d /tmp/leaselua-demo.XXXXXX)
-rundir=$tmp/run
+# shellcheck source=tools/lab.sh
+. "$root/tools/lab.sh"
+lab_build demo
 drill_pid=
-cleanup() {
-  local rc=$?
-  [[ -n $drill_pid ]] && kill -9 "$drill_pid" 2>/dev/null
-  "$root/tools/emulator/stop" "$rundir" >/dev/null || rc=1
-  rm -rf "$tmp"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck disable=SC2317  # called by lab_cleanup
+lab_before_stop() { [[ -z $drill_pid ]] || kill -9 "$drill_pid" 2>/dev/null; }
 
 start=$(date +%s)
-"$root/tools/emulator/start" "$rundir"
-. "$rundir/env"
+lab_start demo
 manifest=$root/tools/emulator/manifest.json
 bundle=evidence/demo-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$bundle"

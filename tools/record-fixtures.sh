@@ -12,33 +12,10 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-build=${BUILD_DIR:-build}
-build=$(cd "$build" 2>/dev/null && pwd) || {
-  echo "record-fixtures: build directory '${BUILD_DIR:-build}' not found (make build)" >&2
-  exit 1
-}
-host=$build/leaselua
-[[ -x $host ]] || {
-  echo "record-fixtures: $host is not built (make build)" >&2
-  exit 1
-}
-
-tmp=$(mktemp -d /tmp/leaselua-fixtures.XXXXXX)
-rundir=$tmp/run
-# shellcheck disable=SC2317  # called by the EXIT trap
-cleanup() {
-  local rc=$?
-  "$root/tools/emulator/stop" "$rundir" >/dev/null || rc=1
-  rm -rf "$tmp"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-"$root/tools/emulator/start" "$rundir"
-# shellcheck disable=SC1091
-. "$rundir/env"
+# shellcheck source=tools/lab.sh
+. "$root/tools/lab.sh"
+lab_build record-fixtures
+lab_start fixtures
 export AZURE_STORAGE_CONTAINER=lease-handoff-lab AZURE_STORAGE_BLOB=writer-handoff.json
 manifest=$root/tools/emulator/manifest.json
 azurite="Azurite $AZURITE_VERSION (emulator)"

@@ -11,28 +11,11 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
-build=$(cd "${BUILD_DIR:-build}" && pwd) || exit 1
-[[ -x $build/leaselua ]] || {
-  echo "drills: $build/leaselua is not built (make build)" >&2
-  exit 1
-}
-tmp=$(mktemp -d /tmp/leaselua-drills.XXXXXX)
-rundir=$tmp/run
-# shellcheck disable=SC2317  # called by the EXIT trap
-cleanup() {
-  local rc=$?
-  "$root/tools/emulator/stop" "$rundir" >/dev/null || rc=1
-  rm -rf "$tmp"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-"$root/tools/emulator/start" "$rundir"
-# shellcheck disable=SC1091
-. "$rundir/env"
-export LEASELUA=$build/leaselua LEASELUA_DRILL_LOG=$tmp/drills.jsonl
+# shellcheck source=tools/lab.sh
+. "$root/tools/lab.sh"
+lab_build drills
+lab_start drills
+export LEASELUA=$host LEASELUA_DRILL_LOG=$tmp/drills.jsonl
 : >"$LEASELUA_DRILL_LOG"
 rc=0
 lua5.4 /usr/bin/busted \
