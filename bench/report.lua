@@ -265,9 +265,9 @@ if cg and cg.ir and cg.ir.ll_run_request then
     "export copy %s, the secret/lease-ID scan %s, SHA-256 %.0f%%: valgrind hides SHA extensions, see the " ..
     "microbenchmark above), the exchange (libcurl, TLS) %s, the model fold %s, the outcome row %s; handing " ..
     "the row to Lua adds %s.",
-    cg.requests, req / cg.requests / 1000, share("ll_ledger_append"),
-    cg.ir.build_row and string.format("%.0f%%", 100 * (cg.ir.build_row - sha) / req) or "n/a",
-    share("ll_ledger_sanitize"), share("scan_line"), 100 * sha / req, share("http_exchange"),
+    cg.requests, req / cg.requests / 1000, share("ll_ledger_append_sync"),
+    cg.ir.ll_ledger_build_row and string.format("%.0f%%", 100 * (cg.ir.ll_ledger_build_row - sha) / req) or "n/a",
+    share("ll_ledger_sanitize"), share("ll_ledger_scan_line"), 100 * sha / req, share("http_exchange"),
     share("ll_model_apply"), share("ll_run_outcome_row"), share("ll_lua_push_json"))
 end
 p("")
