@@ -8,50 +8,31 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-build=${BUILD_DIR:-build}
-build=$(cd "$build" 2>/dev/null && pwd) || {
-  echo "run-specs: build directory '${BUILD_DIR:-build}' not found (make build)" >&2
-  exit 1
-}
-
+# shellcheck source=tools/lab.sh
+. "$root/tools/lab.sh"
+lab_build run-specs
 if [[ -z $(find spec -name '*_spec.lua' -print -quit 2>/dev/null) ]]; then
   echo "run-specs: no specs yet"
   exit 0
 fi
 
-[[ -x $build/leaselua ]] || {
-  echo "run-specs: $build/leaselua is not built" >&2
-  exit 1
-}
-
-tmp=$(mktemp -d /tmp/leaselua-specs.XXXXXX)
-rundir=$tmp/run
-# shellcheck disable=SC2317  # called by the EXIT trap
-cleanup() {
-  local rc=$?
-  "$root/tools/emulator/stop" "$rundir" || rc=1
-  if ((rc != 0)) && [[ -f $rundir/azurite.log ]]; then
+# shellcheck disable=SC2317  # called by lab_cleanup
+lab_after_stop() {
+  (($1 != 0)) || return 0
+  if [[ -f $rundir/azurite.log ]]; then
     echo "run-specs: last lines of the Azurite log:" >&2
     tail -n 20 "$rundir/azurite.log" >&2
   fi
   # CI shows only the tail of the output: name what failed last, after the
   # Azurite log, so a failure is never just "Error 1".
-  if ((rc != 0)) && [[ -f $tmp/busted.log ]]; then
+  if [[ -f $tmp/busted.log ]]; then
     echo "run-specs: what busted reported as failing:" >&2
     sed 's/\x1b\[[0-9;]*m//g' "$tmp/busted.log" |
       grep -A 6 -E '^(Failure|Error) ' | head -n 60 >&2 || true
   fi
-  rm -rf "$tmp"
-  exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-"$root/tools/emulator/start" "$rundir"
-# shellcheck disable=SC1091
-. "$rundir/env"
-export LEASELUA=$build/leaselua
+lab_start specs
+export LEASELUA=$host
 
 log=$tmp/busted.log
 set +e
