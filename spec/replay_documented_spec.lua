@@ -269,6 +269,9 @@ local cases = {
           assert.is_false(r.record == "finding" and r.result == "REPRODUCED")
         end
         assert.matches("breaking%-window finding: INCONCLUSIVE_WINDOW", runs[1].out)
+        -- the skipped cleanup names the decision and its reason, not a guess
+        assert.matches("14 cleanup skipped: the decision is HOLD %(ownership not proven: no fresh breaking " ..
+          "observation%); the blob is left for the operator", runs[1].out)
       end,
     },
   },

@@ -17,9 +17,13 @@ function M.after_broken(run, step, w, opts)
   end
   step("13 rev 6 with A", w.A.put, w.A, 6)
   step("13 rev 5 still there", run.read, run)
-  if run:decide().decision ~= "ACCEPT" then
-    run:note("14", "ownership or content uncertain: blob left for the operator")
-    print("14 cleanup skipped: ownership or content uncertain; the blob is left for the operator")
+  -- Cleanup only after ACCEPT: otherwise the blob (and B's lease, if B
+  -- holds it) stays as it is for the operator, with the reason named.
+  local d = run:decide()
+  if d.decision ~= "ACCEPT" then
+    local why = string.format("the decision is %s (%s)", d.decision, d.reasons[1] or "no reason given")
+    run:note("14", "cleanup skipped: " .. why .. "; blob left for the operator")
+    print("14 cleanup skipped: " .. why .. "; the blob is left for the operator")
     return
   end
   step("14 release B", w.B.release, w.B)
