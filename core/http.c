@@ -15,6 +15,14 @@
 #define HEADER_CAP_DEFAULT (64u * 1024u)
 #define CONNECT_TIMEOUT_DEFAULT 10000L
 #define TOTAL_TIMEOUT_DEFAULT 60000L
+/* A read reuses a connection only if it has been idle for less than this
+ * many whole seconds (CURLOPT_MAXAGE_CONN compares idle time truncated to
+ * seconds, so 2 means under 3 s). Servers close idle connections on their
+ * own clock (Node's http server, so Azurite, after 5 s): a read sent just as
+ * the server closes is one libcurl 7.88 silently sends again, and its row
+ * becomes EVIDENCE_ERROR. A poller that slept 5 s would race that close;
+ * a fresh connection after a long idle never does. */
+#define MAX_IDLE_REUSE_DEFAULT 2L
 
 typedef struct {
   ll_transport t;
@@ -22,7 +30,7 @@ typedef struct {
   char errbuf[CURL_ERROR_SIZE];
   ll_clock *clock; /* borrowed */
   char *ca_file;
-  long connect_ms, total_ms;
+  long connect_ms, total_ms, max_idle_s;
   size_t body_cap, header_cap;
 
   /* Per exchange: what the callbacks fill. */
@@ -464,6 +472,7 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
   SETOPT(CURLOPT_TIMEOUT_MS, h->total_ms);
   SETOPT(CURLOPT_FRESH_CONNECT, fresh);
   SETOPT(CURLOPT_FORBID_REUSE, fresh);
+  SETOPT(CURLOPT_MAXAGE_CONN, h->max_idle_s);
   SETOPT(CURLOPT_VERBOSE, 1L);
   SETOPT(CURLOPT_DEBUGFUNCTION, on_debug);
   SETOPT(CURLOPT_DEBUGDATA, h);
@@ -555,6 +564,7 @@ ll_transport *ll_http_new(const ll_http_options *opts, ll_clock *clock,
   h->clock = clock;
   h->connect_ms = CONNECT_TIMEOUT_DEFAULT;
   h->total_ms = TOTAL_TIMEOUT_DEFAULT;
+  h->max_idle_s = MAX_IDLE_REUSE_DEFAULT;
   h->body_cap = LL_BODY_CAP_DEFAULT;
   h->header_cap = HEADER_CAP_DEFAULT;
   if (opts) {
@@ -562,6 +572,8 @@ ll_transport *ll_http_new(const ll_http_options *opts, ll_clock *clock,
       h->connect_ms = opts->connect_timeout_ms;
     if (opts->total_timeout_ms > 0)
       h->total_ms = opts->total_timeout_ms;
+    if (opts->max_idle_reuse_s > 0)
+      h->max_idle_s = opts->max_idle_reuse_s;
     if (opts->body_cap > 0)
       h->body_cap = opts->body_cap;
     if (opts->header_cap > 0)

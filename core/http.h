@@ -75,6 +75,8 @@ typedef struct {
   long total_timeout_ms;   /* default 60000 */
   size_t body_cap;         /* default LL_BODY_CAP_DEFAULT */
   size_t header_cap;       /* total response header bytes, default 64 KiB */
+  long max_idle_reuse_s;   /* reads reuse a connection idle for fewer whole
+                              seconds than this plus one; default 2 */
 } ll_http_options;
 
 /* libcurl transport. The clock is borrowed and must outlive it. */

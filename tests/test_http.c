@@ -29,7 +29,7 @@ typedef struct {
 static fixture *fx_open(const step *script, int nscript, size_t body_cap,
                         size_t header_cap, long total_ms) {
   fixture *f = calloc(1, sizeof *f);
-  ll_http_options o = {NULL, 2000, total_ms, body_cap, header_cap};
+  ll_http_options o = {NULL, 2000, total_ms, body_cap, header_cap, 0};
   ll_error err = {0};
   if (!f || !(f->t = ll_http_new(&o, clk, &err))) {
     fprintf(stderr, "ll_http_new: %s\n", err.message);
@@ -92,6 +92,25 @@ static void test_resend_on_reused_read(void) {
   /* the first copy went on the reused connection, the copy on a new one */
   CHECK_INT(NREQ(f->s), 3);
   CHECK_INT(req_at(&f->s, 1).conn, req_at(&f->s, 0).conn);
+  CHECK(req_at(&f->s, 2).conn != req_at(&f->s, 1).conn);
+  fx_close(f);
+}
+
+/* Invariant 1, reads after a long idle: with the default limit (2, so
+ * under 3 s idle), a read right after another reuses its connection, and a
+ * read after 3.1 s idle opens a fresh one instead of racing the server's own
+ * idle close (Node's, so Azurite's, is 5 s; a poller may sleep that long). */
+static void test_idle_reuse_limit(void) {
+  fixture *f = fx_open(NULL, 0, 0, 0, 5000);
+  CHECK_INT(EX(f, "GET", "/a", 0, NULL), LL_OK);
+  CHECK_INT(EX(f, "GET", "/b", 0, NULL), LL_OK);
+  CHECK_INT(NCONNS(f->s), 1);
+  sleep_ms(3100);
+  CHECK_INT(EX(f, "GET", "/c", 0, NULL), LL_OK);
+  CHECK_INT(f->r.status, 200);
+  CHECK_INT(f->r.emitted_requests, 1);
+  CHECK_INT(NCONNS(f->s), 2);
+  CHECK_INT(NREQ(f->s), 3);
   CHECK(req_at(&f->s, 2).conn != req_at(&f->s, 1).conn);
   fx_close(f);
 }
@@ -376,6 +395,7 @@ int main(void) {
   test_check_url();
   test_resend_on_reused_read();
   test_mutation_fresh_connection();
+  test_idle_reuse_limit();
   test_not_listening();
   test_headers_reset_at_status_line();
   test_caps();
