@@ -204,6 +204,16 @@ describe("recovery while the lease is still breaking #faults", function()
   end)
 end)
 
+-- Every request head the proxy received is in the ledger. The ledger may
+-- count more only when a close raced a read on a reused connection: libcurl
+-- sent the head into a socket the proxy had just closed (so the proxy never
+-- read it) and sent it again; that row then says emitted_requests > 1.
+local function heads_accounted(d)
+  assert.is_true(d.emitted_total >= d.requests, "a request head the ledger does not count")
+  assert.is_true(d.emitted_total - d.requests <= d.extra_heads,
+    string.format("%d heads counted, %d received, %d on flagged rows", d.emitted_total, d.requests, d.extra_heads))
+end
+
 describe("keep-alive drills #faults", function()
   local manifest
 
@@ -224,8 +234,7 @@ describe("keep-alive drills #faults", function()
     assert.are.equal(0, d.duplicates, "duplicate mutations")
     assert.are.equal(0, d.reused_mutations, "mutations on a reused connection")
     assert.is_true(d.closed_connections > 0, "the proxy closed no idle connection")
-    -- every request head the proxy saw is in the ledger
-    assert.are.equal(d.requests, d.emitted_total)
+    heads_accounted(d)
     -- A close racing a read on a reused connection can make libcurl send
     -- that read again: then its row says so and the run never accepts.
     if d.rows_not_one_emitted == 0 then
@@ -248,7 +257,7 @@ describe("keep-alive drills #faults", function()
     fp.record(d)
     assert.are.equal(0, d.duplicates)
     assert.are.equal(0, d.reused_mutations)
-    assert.are.equal(d.requests, d.emitted_total)
+    heads_accounted(d)
     if d.rows_not_one_emitted == 0 then
       assert.are.equal("ACCEPT", d.decision, d.out)
     else

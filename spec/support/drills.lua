@@ -201,10 +201,11 @@ function M.full_run(o)
       if r.fault ~= "forward" then d.faulted = d.faulted + 1 end
     end
     d.closed_connections = #fp.log(p, "close")
-    d.rows_not_one_emitted, d.transport_rows, d.emitted_total = 0, 0, 0
+    d.rows_not_one_emitted, d.transport_rows, d.emitted_total, d.extra_heads = 0, 0, 0, 0
     for _, r in ipairs(fp.rows(ev)) do
       if r.record == "outcome" then
         d.emitted_total = d.emitted_total + (r.emitted_requests or 0)
+        d.extra_heads = d.extra_heads + math.max(0, (r.emitted_requests or 0) - 1)
         if r.emitted_requests ~= 1 then d.rows_not_one_emitted = d.rows_not_one_emitted + 1 end
         if r.outcome ~= "RESPONSE" then d.transport_rows = d.transport_rows + 1 end
       end
