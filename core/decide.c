@@ -189,6 +189,24 @@ ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
   return dec;
 }
 
+int ll_model_accept_reachable(const ll_model *m, const char **why) {
+  const ll_epoch_state *ep = &m->ep;
+  const cJSON *first = cJSON_GetArrayItem(m->hold_reasons, 0);
+  if (!first)
+    first = cJSON_GetArrayItem(m->reconcile_reasons, 0);
+  if (cJSON_IsString(first)) {
+    *why = first->valuestring;
+    return 0;
+  }
+  if (!ep->destructive && ep->saw_broken && !ep->saw_breaking) {
+    *why = "the lease left breaking without a fresh breaking observation in "
+           "this lifecycle";
+    return 0;
+  }
+  *why = NULL;
+  return 1;
+}
+
 char *ll_model_statement(const ll_model *m, ll_decision d) {
   const char *kind = m->endpoint_kind[0] ? m->endpoint_kind : "unknown";
   const char *label = m->judged_as[0] ? m->judged_as : kind;

@@ -299,6 +299,12 @@ ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   cJSON_ReplaceItemInObjectCaseSensitive(row, "statement",
                                          cJSON_CreateString(stmt ? stmt : ""));
   free(stmt);
+  /* Preview only (never recorded): can further steps still reach ACCEPT? */
+  const char *why = NULL;
+  int reachable = ll_model_accept_reachable(r->model, &why);
+  cJSON_AddBoolToObject(row, "accept_reachable", reachable);
+  if (why)
+    cJSON_AddStringToObject(row, "out_of_reach", why);
   *out = row;
   return LL_OK;
 }

@@ -77,6 +77,14 @@ int ll_model_cleanup_confirmed(const ll_model *m);
  * "INCONCLUSIVE_WINDOW" or "NOT_ATTEMPTED". */
 ll_decision ll_model_decide(const ll_model *m, cJSON **reasons,
                             const char **window);
+/* Whether further steps in this lifecycle can still end in ACCEPT. 0, with
+ * *why (owned by the model) set, when a HOLD or RECONCILE reason stands that
+ * no later step removes, or when the lease has left breaking without a
+ * fresh breaking observation in this lifecycle (one can no longer be made).
+ * The seed: HOLD means there is not enough trustworthy evidence to act, so a
+ * flow sends no more mutations once ACCEPT is out of reach. Doubts are not
+ * counted: a reconcile can settle them. */
+int ll_model_accept_reachable(const ll_model *m, const char **why);
 /* The seed's narrow ACCEPT statement, with the endpoint kind. malloc'd. */
 char *ll_model_statement(const ll_model *m, ll_decision d);
 

@@ -31,6 +31,7 @@ out.guarded(function()
     print("5 the lease is still breaking: nothing to do yet; run recovery again later")
     return
   end
+  if handoff.out_of_reach(run, "5") then return end
   if r.observed_lease_state == "leased" then
     local renew = step("5 prove B owns the lease (renew)", w.B.renew, w.B)
     if renew.http_status ~= 200 then

@@ -53,8 +53,9 @@ local SEED = {
     P = "RECONCILE", N = "RECONCILE" },
   ["6 break, period 2"] = {
     -- P: the break took effect but was never acknowledged and breaking was
-    --    never observed: the chain lacks the observed transition: HOLD,
-    --    even though recovery goes on to acquire B after broken.
+    --    never observed: the chain lacks the observed transition: HOLD.
+    --    Recovery finds broken, is told by the fold that ACCEPT is out of
+    --    reach, and sends no mutation (checked below).
     -- N: A still holds the lease; B's renew is refused: HOLD.
     P = "HOLD", N = "HOLD" },
   ["7 probe rev 3 while breaking"] = {
@@ -167,6 +168,11 @@ describe("fault drills #faults", function()
           assert.are.equal(want, d.recovery_decision, d.recovery_out)
           assert.are.equal(0, d.verify_rc, d.verify_out)
           assert.is_true(d.accept_has_chain, "an ACCEPT was printed without the full chain")
+          -- once breaking can no longer be observed, recovery mutates nothing
+          if label == "6 break, period 2" and fault.processed then
+            assert.is_truthy(d.recovery_out:find("ACCEPT is out of reach", 1, true), d.recovery_out)
+            assert.are.equal(0, d.recovery_mutations, "recovery mutated with ACCEPT out of reach")
+          end
         end)
     end
   end

@@ -418,6 +418,59 @@ static void test_apply_refusals(void) {
   rb_free(&b);
 }
 
+/* ACCEPT out of reach: after broken without breaking, or after a reason no
+ * later step removes; still in reach while breaking or once the chain is
+ * on track, and in a destructive lifecycle whatever it observed. */
+static void test_accept_reachable(void) {
+  static const struct {
+    const char *name;
+    ll_step steps[40];
+    int reachable;
+    const char *why; /* substring; NULL when reachable */
+  } rows[] = {
+      {"before the break", {CHAIN_SETUP, CHAIN_BREAK}, 1, NULL},
+      {"breaking seen, then broken", {CHAIN_TO_BROKEN, CHAIN_BROKEN}, 1, NULL},
+      {"late probe: broken without breaking",
+       {CHAIN_SETUP, CHAIN_BREAK, PROPS("broken", "unlocked"), LATE},
+       0,
+       "left breaking without a fresh breaking observation"},
+      {"an unexplained version discrepancy stands for the run",
+       {CHAIN_SETUP, PROPSM("leased", "locked", F_VER_NEW), BREAK(30),
+        CHAIN_PROBE},
+       0,
+       "returned 2026-06-06"},
+      {"a rejected revision found (RECONCILE)",
+       {AFTER_BROKEN, CHAIN_B,
+        PUT("A", 6, 412, "LeaseIdMismatchWithBlobOperation"), READ(6)},
+       0,
+       "rejected revision 6"},
+      {"the gap control: broken without breaking is its chain",
+       {LIFE(1), PUT(NULL, 100, 201, NULL), READ(100), ACQ("A", 201, NULL),
+        PUT("A", 101, 201, NULL), READ(101), BREAK(0),
+        PROPS("broken", "unlocked")},
+       1,
+       NULL},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    ll_rb b;
+    rb_init(&b, &LL_AZURE, 1);
+    rb_run(&b, rows[i].steps);
+    CHECK_INT(b.failed, 0);
+    const char *why = NULL;
+    int got = ll_model_accept_reachable(b.m, &why);
+    if (got != rows[i].reachable ||
+        (rows[i].why && !(why && strstr(why, rows[i].why))))
+      fprintf(stderr, "accept_reachable: %s: %d, %s\n", rows[i].name, got,
+              why ? why : "(no reason)");
+    CHECK_INT(got, rows[i].reachable);
+    if (rows[i].why)
+      CHECK(why && strstr(why, rows[i].why));
+    else
+      CHECK(why == NULL);
+    rb_free(&b);
+  }
+}
+
 int main(void) {
   for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
     run_scenario(&scenarios[i]);
@@ -425,5 +478,6 @@ int main(void) {
   test_verify_tamper();
   test_verify_reconcile();
   test_apply_refusals();
+  test_accept_reachable();
   return ll_test_report("test_decide");
 }

@@ -2,11 +2,25 @@
 -- fresh broken observation to cleanup (the seed's steps 10 to 14).
 local M = {}
 
+-- out_of_reach(run, label) -> true when the C fold says no further step can
+-- end in ACCEPT (the seed: HOLD means not enough trustworthy evidence to
+-- act); it then notes and prints why, and the caller sends nothing more.
+function M.out_of_reach(run, label)
+  local d = run:decide()
+  if d.accept_reachable then return false end
+  local why = "ACCEPT is out of reach (" .. d.out_of_reach .. "): no further mutation; " ..
+    "the blob is left for the operator"
+  run:note(label, why)
+  print(label .. " " .. why)
+  return true
+end
+
 -- after_broken(run, step, w): w holds A, B, A_unleased; opts.skip_rev5
 -- when revision 5 is already committed (recovery never rewrites it);
 -- opts.have_b when B already owns the lease.
 function M.after_broken(run, step, w, opts)
   opts = opts or {}
+  if M.out_of_reach(run, "10") then return end
   if not opts.have_b then
     step("10 rev 4 with stale A", w.A.put, w.A, 4)
     step("11 acquire B (infinite)", w.B.acquire, w.B, { duration = -1 })
