@@ -2,16 +2,19 @@
 -- fresh broken observation to cleanup (the seed's steps 10 to 14).
 local M = {}
 
+-- Notes and prints why the flow stops at this step.
+local function leave(run, label, why)
+  run:note(label, why .. "; the blob is left for the operator")
+  print(label .. " " .. why .. "; the blob is left for the operator")
+end
+
 -- out_of_reach(run, label) -> true when the C fold says no further step can
 -- end in ACCEPT (the seed: HOLD means not enough trustworthy evidence to
 -- act); it then notes and prints why, and the caller sends nothing more.
 function M.out_of_reach(run, label)
   local d = run:decide()
   if d.accept_reachable then return false end
-  local why = "ACCEPT is out of reach (" .. d.out_of_reach .. "): no further mutation; " ..
-    "the blob is left for the operator"
-  run:note(label, why)
-  print(label .. " " .. why)
+  leave(run, label, "ACCEPT is out of reach (" .. d.out_of_reach .. "): no further mutation")
   return true
 end
 
@@ -35,9 +38,8 @@ function M.after_broken(run, step, w, opts)
   -- holds it) stays as it is for the operator, with the reason named.
   local d = run:decide()
   if d.decision ~= "ACCEPT" then
-    local why = string.format("the decision is %s (%s)", d.decision, d.reasons[1] or "no reason given")
-    run:note("14", "cleanup skipped: " .. why .. "; blob left for the operator")
-    print("14 cleanup skipped: " .. why .. "; the blob is left for the operator")
+    leave(run, "14", string.format("cleanup skipped: the decision is %s (%s)", d.decision,
+      d.reasons[1] or "no reason given"))
     return
   end
   step("14 release B", w.B.release, w.B)
