@@ -236,6 +236,12 @@ local cases = {
     decision = "RECONCILE",
     window = "REPRODUCED",
     reasons = { "rejected revision 6 found in the content" },
+    checks = {
+      ["skips cleanup, naming the decision and its reason"] = function(_, _, runs)
+        assert.matches("14 cleanup skipped: the decision is RECONCILE %([^\n]-rejected revision 6 found in the " ..
+          "content%); the blob is left for the operator", runs[1].out)
+      end,
+    },
   },
   {
     title = "fixture documented/late-probe",
