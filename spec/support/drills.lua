@@ -122,6 +122,15 @@ local function recover_and_verify(p, ev, env, d)
   d.recovery_printed = out:match("DECISION: (%u+)")
 end
 
+-- After recovery: wherever it found ACCEPT out of reach it sent no mutation
+-- at all; `expected` says this drill must find it out of reach.
+function M.check_out_of_reach(d, expected)
+  local assert = require "luassert" -- busted's assert reaches spec files, not this module
+  local said = d.recovery_out:find("ACCEPT is out of reach", 1, true) ~= nil
+  if expected then assert.is_true(said, d.recovery_out) end
+  if said then assert.are.equal(0, d.recovery_mutations, "recovery mutated with ACCEPT out of reach") end
+end
+
 -- run{manifest, label, rule, waits_break, fault, processed} -> figures.
 function M.run(o)
   local t0 = now()
