@@ -132,7 +132,7 @@ static cJSON *build(recorder *r, const ll_http_request *q, const fx_req *v,
     add_body(rq, q->body, q->body_len, 1);
   int expect_emitted = 1;
   if (st != LL_OK) {
-    char msg[300];
+    char msg[sizeof err->message + 16];
     snprintf(msg, sizeof msg, "not sent: %s", err->message);
     cJSON_AddStringToObject(x, "transport_error", msg);
     cJSON_AddStringToObject(x, "outcome", "NOT_SENT");

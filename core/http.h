@@ -36,7 +36,7 @@ typedef struct {
   int body_truncated;   /* body exceeded the cap: outcome is UNKNOWN */
   int emitted_requests; /* request heads seen leaving (CURLINFO_HEADER_OUT) */
   int curl_code;        /* 0 when no transport error */
-  char transport_error[256];
+  char transport_error[1024];
   int64_t mono_start_ns, mono_end_ns;
   int64_t utc_start_ms, utc_end_ms;
 } ll_http_response;

@@ -45,8 +45,14 @@ ll_status ll_fail(ll_error *err, ll_code code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     err->code = code;
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof err->message) {
+      size_t end = sizeof err->message - 4; /* room for "..." and NUL */
+      while (end > 0 && ((unsigned char)err->message[end] & 0xC0) == 0x80)
+        end--; /* never leave half a UTF-8 character */
+      memcpy(err->message + end, "...", 4);
+    }
   }
   return code;
 }

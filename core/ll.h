@@ -49,9 +49,12 @@ typedef enum {
 
 typedef ll_code ll_status;
 
+/* One line naming what was wrong and what to do. Long enough for a full
+ * path plus the explanation; a message that still does not fit ends in
+ * "..." (cut on a UTF-8 boundary), so a cut is never silent. */
 typedef struct {
   ll_code code;
-  char message[256];
+  char message[1024];
 } ll_error;
 
 const char *ll_code_name(ll_code code);

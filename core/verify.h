@@ -11,7 +11,7 @@ typedef struct {
   int protected_read; /* protected ledger present and readable */
   long rows;          /* export rows */
   long bad_row;       /* first bad row (1-based), 0 when none */
-  char problem[512];  /* first problem, empty when consistent */
+  char problem[1100]; /* first problem, empty when consistent */
   char decision[16];  /* recomputed decision of the last decision row */
   char window[32];
   char blob_path[512];   /* from the manifest row */
