@@ -37,7 +37,10 @@ function M.cleanup()
   helper.cleanup()
 end
 
+-- A fixture's path: a name relative to fixtures/ without .json, or an
+-- absolute path, returned as it is.
 function M.fixture(name)
+  if name:sub(1, 1) == "/" then return name end
   return helper.root .. "/fixtures/" .. name .. ".json"
 end
 
