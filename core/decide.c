@@ -189,6 +189,11 @@ ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
   return dec;
 }
 
+const char *ll_model_hold_reason(const ll_model *m) {
+  const cJSON *first = cJSON_GetArrayItem(m->hold_reasons, 0);
+  return cJSON_IsString(first) ? first->valuestring : NULL;
+}
+
 int ll_model_accept_reachable(const ll_model *m, const char **why) {
   const ll_epoch_state *ep = &m->ep;
   const cJSON *first = cJSON_GetArrayItem(m->hold_reasons, 0);

@@ -52,6 +52,16 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
                    "3); run reconcile (properties, content read, comparison) "
                    "before any further mutation",
                    ll_op_name(r->op));
+  /* The seed: an unexplained discrepancy is HOLD, and a writer that loses
+   * confidence stops mutating. A doubt about the evidence itself is settled
+   * by a person, not by a reconcile, so it blocks for the rest of the run. */
+  const char *held = ll_model_hold_reason(m);
+  if (held)
+    return ll_fail(err, LL_E_HOLD,
+                   "%s refused: the run can only end HOLD (%.400s) and no "
+                   "reconcile lifts that (invariant 3); no mutation follows a "
+                   "doubt about the evidence: leave the blob for the operator",
+                   ll_op_name(r->op), held);
   if (ll_model_unreconciled(m) >= 0)
     return ll_fail(err, LL_E_UNRECONCILED,
                    "%s refused: accepted revision %ld has not been read back "

@@ -85,6 +85,10 @@ ll_decision ll_model_decide(const ll_model *m, cJSON **reasons,
  * flow sends no more mutations once ACCEPT is out of reach. Doubts are not
  * counted: a reconcile can settle them. */
 int ll_model_accept_reachable(const ll_model *m, const char **why);
+/* The first reason that makes the run HOLD whatever follows (an
+ * EVIDENCE_ERROR, an unexplained discrepancy), or NULL. No reconcile lifts
+ * it, so the guard refuses every further mutation while it stands. */
+const char *ll_model_hold_reason(const ll_model *m);
 /* The seed's narrow ACCEPT statement, with the endpoint kind. malloc'd. */
 char *ll_model_statement(const ll_model *m, ll_decision d);
 

@@ -17,6 +17,9 @@
   LIFE(1), PUT(NULL, 100, 201, NULL), READ(100), ACQ("A", 201, NULL),          \
       PUT("A", 101, 201, NULL), READ(101), BREAK(30),                          \
       PROPS("breaking", "locked"), CHAIN_BROKEN
+#define AFTER_BROKEN_B                                                         \
+  CHAIN_TO_BROKEN, CHAIN_BROKEN, CHAIN_STALE, ACQ("B", 201, NULL),             \
+      PUT("B", 5, 201, NULL), READ(5)
 #define PUT_REQ(actor, lease, bound, rev, control)                             \
   { LL_OP_PUT_BLOB, actor, lease, bound, rev, control }
 #define REQ(op, actor, lease, bound)                                           \
@@ -128,6 +131,40 @@ static const guard_case cases[] = {
      PUT_REQ("B", "B", 1, 5, 0),
      LL_E_HOLD,
      "invariant 3"},
+    /* invariant 3, run-wide: a doubt about the evidence holds for good */
+    {"a version mismatch on a read: no break",
+     1,
+     {LEASED_A, READF(1, F_VER_NEW)},
+     REQ(LL_OP_LEASE_BREAK, "operator", NULL, 0),
+     LL_E_HOLD,
+     "Lease Break refused: the run can only end HOLD (event "},
+    {"a read sent twice: no further write",
+     1,
+     {LEASED_A, READF(1, F_EMIT2)},
+     PUT_REQ("A", "A", 1, 2, 0),
+     LL_E_HOLD,
+     "no reconcile lifts that (invariant 3)"},
+    {"an unexplained 409 for stale A: no release by B",
+     1,
+     {AFTER_BROKEN_B, PUT("A", 6, 409, "LeaseIdMismatchWithBlobOperation"),
+      READ(5)},
+     REQ(LL_OP_LEASE_RELEASE, "B", "B", 1),
+     LL_E_HOLD,
+     "unexplained discrepancy"},
+    {"the same chain with the documented 412 may release",
+     1,
+     {AFTER_BROKEN_B, PUT("A", 6, 412, "LeaseIdMismatchWithBlobOperation"),
+      READ(5)},
+     REQ(LL_OP_LEASE_RELEASE, "B", "B", 1),
+     LL_OK,
+     NULL},
+    {"an EVIDENCE_ERROR mutation still holds after a reconcile",
+     1,
+     {LEASED_A, PUTF("A", 2, 412, "LeaseIdMissing", F_EMIT2),
+      PROPS("leased", "locked"), READ(1), RECON},
+     PUT_REQ("A", "A", 1, 3, 0),
+     LL_E_HOLD,
+     "2 request heads emitted for one attempt"},
     /* invariant 4: reconcile after accept */
     {"acquire before rev 0 is read back",
      1,
