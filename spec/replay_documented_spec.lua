@@ -142,19 +142,28 @@ local cases = {
     branch = { "HOLD EVIDENCE_ERROR" },
     phases = { { MAIN, "documented/version-mismatch" } },
     exits = { 2 },
+    -- No reconcile lifts a doubt about the evidence: C refuses the break.
     trace = (function()
-      local t = lines(TO_8, {
-        "9 wait for broken: Get Blob Properties 200 broken/unlocked STATE_OBSERVED",
-        "finding poll BROKEN",
-        "note 10",
-        "decision HOLD, window REPRODUCED",
-      })
+      local t = { table.unpack(TO_8, 1, 11) }
       t[10] = "5 unconditioned read: Get Blob 200 content 1 EVIDENCE_ERROR"
-      return t
+      return lines(t, { "refusal LL_E_HOLD Lease Break", "decision HOLD, window NOT_ATTEMPTED" })
     end)(),
     decision = "HOLD",
-    window = "REPRODUCED",
+    window = "NOT_ATTEMPTED",
     reasons = { "(Get Blob): EVIDENCE_ERROR", "requested x-ms-version 2023-11-03, returned 2021-12-02" },
+    checks = {
+      ["stops at the break, refused in C, and leaves A's lease in place"] = function(_, rows, runs)
+        local refusal
+        for _, r in ipairs(rows) do
+          if r.record == "refusal" then refusal = r end
+          assert.is_false(r.record == "intent" and r.operation == "Lease Break", "a break was sent")
+        end
+        assert.are.equal("LL_E_HOLD", refusal.code)
+        assert.matches("^Lease Break refused: the run can only end HOLD %(event e%d+ %(Get Blob%): unexplained " ..
+          "discrepancy: requested x%-ms%-version 2023%-11%-03, returned 2021%-12%-02%)", refusal.message)
+        assert.matches("stopped: LL_E_HOLD: Lease Break refused", runs[1].out)
+      end,
+    },
   },
   {
     title = "fixture documented/poll-deadline",
