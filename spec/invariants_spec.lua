@@ -187,3 +187,50 @@ describe("invariant 3: the HOLD latch", function()
     run:close()
   end)
 end)
+
+describe("invariant 3, run-wide: a doubt about the evidence", function()
+  local port, log, pid, pipe
+  setup(function()
+    log = helper.tmpdir() .. "/requests.log"
+    pipe = io.popen("node spec/support/slow_server.js " .. log ..
+      " --get-version=2021-12-02 --lifetime=30000 & echo $!; wait", "r")
+    pid = pipe:read("l")
+    port = pipe:read("l")
+  end)
+  teardown(function()
+    if pid then os.execute("kill " .. pid .. " 2>/dev/null") end
+    if pipe then pipe:close() end
+    helper.cleanup()
+  end)
+
+  it("refuses every mutation for the rest of the run, even after a reconcile", function()
+    local run = ll.open {
+      evidence = helper.tmpdir() .. "/ev", manifest = helper.manifest_table,
+      account_url = "http://127.0.0.1:" .. port .. "/devstoreaccount1",
+      container = "lease-handoff-lab", blob = "doubt.json",
+      auth = { kind = "command", token_command = helper.quote(helper.host) .. " dev-token" },
+    }
+    run:declare(0, "A")
+    run:declare(1, "A")
+    local U = run:unbound("A")
+    assert.are.equal(201, U:put(0).http_status)
+    -- the service says it executed the read under another version
+    local read = run:read()
+    assert.are.equal("2021-12-02", read.returned_api_version)
+    local e = refused(run, "LL_E_HOLD", U.put, U, 1)
+    assert.are.equal(3, e.invariant)
+    assert.matches("can only end HOLD %(event e%d+ %(Get Blob%).-2021%-12%-02%).-no reconcile lifts that", e.message)
+    local A = run:writer("A")
+    refused(run, "LL_E_HOLD", A.acquire, A, { duration = -1 })
+    run:properties()
+    run:reconcile()
+    refused(run, "LL_E_HOLD", U.delete, U)
+    run:properties() -- reads stay allowed
+    assert.are.equal("HOLD", run:finish().decision)
+    run:close()
+    -- the server saw one Put and nothing after the read but reads
+    local methods = {}
+    for line in io.lines(log) do methods[#methods + 1] = line:match('"method":"(%u+)"') end
+    assert.are.same({ "PUT", "GET", "HEAD", "HEAD", "GET", "HEAD" }, methods)
+  end)
+end)

@@ -7,11 +7,13 @@
 // usage: node slow_server.js LOGFILE [--delay-put=MS] [--delay-get=MS]
 //                                     [--delay-head=MS] [--delay-lease=MS]
 //                                     [--delay-all=MS] [--slow-puts=N]
-//                                     [--lifetime=MS]
+//                                     [--lifetime=MS] [--get-version=V]
 // The same knobs as environment variables: DELAY_PUT_MS, DELAY_GET_MS,
 // DELAY_HEAD_MS, DELAY_LEASE_MS, DELAY_ALL_MS, SLOW_PUTS, LIFETIME_MS
 // (argv wins). A Put Blob is a PUT without comp= or restype=; SLOW_PUTS=N
-// delays only the first N of them (default: every one).
+// delays only the first N of them (default: every one). --get-version=V
+// answers Get Blob with x-ms-version V instead of 2023-11-03 (a service
+// that executed the read under another version).
 //
 // The first stdout line is the port. Every request is appended to LOGFILE
 // as one JSON line {method, url, lease_action, t, body_len} (t in ms since
@@ -54,6 +56,8 @@ if (!(lifetime > 0 && lifetime < 2 ** 31)) {
   process.exit(64);
 }
 const slowPuts = knob("slow-puts", "SLOW_PUTS", Infinity);
+const getVersion = (process.argv.slice(3).find((a) => a.startsWith("--get-version=")) || "").slice(14) ||
+  "2023-11-03";
 for (const [k, v] of Object.entries({ ...delays, lifetime, slowPuts })) {
   if (Number.isNaN(v) || v < 0) {
     process.stderr.write(`slow_server: bad ${k} value\n`);
@@ -141,6 +145,7 @@ function answer(req, res, kind, action, body) {
       h["x-ms-blob-type"] = "BlockBlob";
       h["x-ms-lease-state"] = "available";
       h["x-ms-lease-status"] = "unlocked";
+      if (kind === "get") h["x-ms-version"] = getVersion;
       res.writeHead(200, { ...h, "Content-Length": lastBody.length });
       return res.end(kind === "get" ? lastBody : undefined);
     }
