@@ -69,8 +69,8 @@ function M.start_listener(cmd, dir, what)
   return pid, port
 end
 
--- start{delay_put_ms=, slow_puts=, lifetime_ms=} -> server with port, pid,
--- log (path), url (the account URL), dir.
+-- start{delay_put_ms=, slow_puts=, lifetime_ms=, get_version=} -> server
+-- with port, pid, log (path), url (the account URL), dir.
 function M.start(opts)
   opts = opts or {}
   local dir = helper.tmpdir()
@@ -82,6 +82,7 @@ function M.start(opts)
     DELAY_ALL_MS = false,
     SLOW_PUTS = opts.slow_puts and tostring(opts.slow_puts) or false,
     LIFETIME_MS = tostring(opts.lifetime_ms or 60000),
+    GET_VERSION = opts.get_version or false,
   }
   local s = { dir = dir, log = dir .. "/requests.jsonl" }
   helper.write(s.log, "")

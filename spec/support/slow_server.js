@@ -9,7 +9,7 @@
 //                                     [--delay-all=MS] [--slow-puts=N]
 //                                     [--lifetime=MS] [--get-version=V]
 // The same knobs as environment variables: DELAY_PUT_MS, DELAY_GET_MS,
-// DELAY_HEAD_MS, DELAY_LEASE_MS, DELAY_ALL_MS, SLOW_PUTS, LIFETIME_MS
+// DELAY_HEAD_MS, DELAY_LEASE_MS, DELAY_ALL_MS, SLOW_PUTS, LIFETIME_MS, GET_VERSION
 // (argv wins). A Put Blob is a PUT without comp= or restype=; SLOW_PUTS=N
 // delays only the first N of them (default: every one). --get-version=V
 // answers Get Blob with x-ms-version V instead of 2023-11-03 (a service
@@ -57,7 +57,7 @@ if (!(lifetime > 0 && lifetime < 2 ** 31)) {
 }
 const slowPuts = knob("slow-puts", "SLOW_PUTS", Infinity);
 const getVersion = (process.argv.slice(3).find((a) => a.startsWith("--get-version=")) || "").slice(14) ||
-  "2023-11-03";
+  process.env.GET_VERSION || "2023-11-03";
 for (const [k, v] of Object.entries({ ...delays, lifetime, slowPuts })) {
   if (Number.isNaN(v) || v < 0) {
     process.stderr.write(`slow_server: bad ${k} value\n`);
