@@ -362,39 +362,21 @@ ll_transport *ll_fixture_replay_open(const char *path, const char *account_path,
                                      ll_clock **out_clock, char *label,
                                      size_t label_cap, ll_error *err) {
   *out_clock = NULL;
-  FILE *f = path ? fopen(path, "rb") : NULL;
-  if (!f) {
-    ll_fail(err, LL_E_USAGE, "cannot read fixture %.200s: check --replay",
-            path ? path : "(none)");
+  ll_buf b = {0};
+  ll_status st = ll_buf_read_file(&b, path, (64u << 20) - 1);
+  if (st != LL_OK) {
+    if (st == LL_E_IO)
+      ll_fail(err, LL_E_USAGE, "cannot read fixture %.200s: check --replay",
+              path ? path : "(none)");
+    else if (st == LL_E_TOO_LARGE)
+      ll_fail(err, LL_E_PARSE, "fixture %.200s is larger than 64 MiB", path);
+    else
+      ll_fail(err, LL_E_NOMEM, "out of memory reading fixture %.200s", path);
+    free(b.p);
     return NULL;
   }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap || cap >= (64u << 20))
-      break;
-    char *more = realloc(buf, cap * 2);
-    if (!more) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = more;
-    cap *= 2;
-  }
-  int too_big = buf && n == cap;
-  fclose(f);
-  if (!buf || too_big) {
-    ll_fail(err, buf ? LL_E_PARSE : LL_E_NOMEM,
-            buf ? "fixture %.200s is larger than 64 MiB"
-                : "out of memory reading fixture %.200s",
-            path);
-    free(buf);
-    return NULL;
-  }
-  ll_transport *t = ll_fixture_replay_text(buf, n, path, account_path,
+  ll_transport *t = ll_fixture_replay_text(b.p, b.n, path, account_path,
                                            out_clock, label, label_cap, err);
-  free(buf);
+  free(b.p);
   return t;
 }

@@ -175,3 +175,25 @@ void ll_buf_put(ll_buf *b, const char *s, size_t n) {
   b->n += n;
   b->p[b->n] = '\0';
 }
+
+ll_status ll_buf_read_file(ll_buf *b, const char *path, size_t max) {
+  FILE *f = path ? fopen(path, "rb") : NULL;
+  if (!f)
+    return LL_E_IO;
+  ll_buf_put(b, "", 0);
+  char chunk[1 << 16];
+  size_t k;
+  ll_status st = LL_OK;
+  while (st == LL_OK && (k = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (b->n + k > max)
+      st = LL_E_TOO_LARGE;
+    else
+      ll_buf_put(b, chunk, k);
+  }
+  if (st == LL_OK && ferror(f))
+    st = LL_E_IO;
+  fclose(f);
+  if (st == LL_OK && b->oom)
+    st = LL_E_NOMEM;
+  return st;
+}

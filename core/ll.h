@@ -98,6 +98,11 @@ typedef struct {
   int oom;
 } ll_buf;
 void ll_buf_put(ll_buf *b, const char *s, size_t n);
+/* Appends the whole file at path to b (b->p is then allocated, even for an
+ * empty file). LL_E_IO when it cannot be opened or read, LL_E_TOO_LARGE
+ * once b would pass max bytes, LL_E_NOMEM. err is not filled: each caller
+ * names the file in its own words. The caller frees b->p. */
+ll_status ll_buf_read_file(ll_buf *b, const char *path, size_t max);
 
 /* Bounded string copy that always terminates; returns 0 if it truncated. */
 int ll_strlcpy(char *dst, const char *src, size_t cap);

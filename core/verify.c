@@ -6,6 +6,7 @@
 #include "jsonx.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -64,28 +65,15 @@ static ll_status compare(const cJSON *prot, const cJSON *exp,
 
 static ll_status scan_export(const char *path, const cJSON *ids,
                              ll_verify_report *rep, ll_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return ll_fail(err, LL_E_IO, "cannot read %s", path);
-  size_t cap = 1 << 20, len = 0;
-  char *buf = malloc(cap);
-  size_t k;
-  while (buf && (k = fread(buf + len, 1, cap - len, f)) > 0) {
-    len += k;
-    if (len == cap) {
-      char *nb = realloc(buf, cap * 2);
-      if (!nb) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = nb;
-      cap *= 2;
-    }
+  ll_buf b = {0};
+  ll_status st = ll_buf_read_file(&b, path, SIZE_MAX);
+  if (st != LL_OK) {
+    free(b.p);
+    return st == LL_E_NOMEM ? ll_fail(err, LL_E_NOMEM, "out of memory")
+                            : ll_fail(err, LL_E_IO, "cannot read %s", path);
   }
-  fclose(f);
-  if (!buf)
-    return ll_fail(err, LL_E_NOMEM, "out of memory");
+  char *buf = b.p;
+  size_t len = b.n;
   const char *list[16];
   size_t n = 0;
   const cJSON *it;

@@ -1,8 +1,10 @@
-/* The caller-owned error: a message that fits is kept whole, one that does
- * not ends in "..." on a UTF-8 boundary, and every class has its documented
- * exit code. */
+/* ll.c's shared pieces: the caller-owned error (a message that fits is kept
+ * whole, one that does not ends in "..." on a UTF-8 boundary, and every
+ * class has its documented exit code), and reading a whole file. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ll.h"
 #include "testlib.h"
@@ -65,9 +67,53 @@ static void test_exit_codes(void) {
   CHECK_STR(ll_code_name((ll_code)-1), "LL_E_INTERNAL");
 }
 
+static void test_read_file(void) {
+  char *dir = ll_test_tmpdir();
+  CHECK(dir != NULL);
+  if (!dir)
+    return;
+  char path[1100];
+  snprintf(path, sizeof path, "%s/f", dir);
+  ll_buf b = {0};
+  CHECK_INT(ll_buf_read_file(&b, path, 100), LL_E_IO); /* not there yet */
+  CHECK_INT(ll_buf_read_file(&b, NULL, 100), LL_E_IO);
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  if (f)
+    fclose(f);
+  CHECK_INT(ll_buf_read_file(&b, path, 100), LL_OK); /* empty: still a text */
+  CHECK(b.p != NULL && b.n == 0 && b.p[0] == '\0');
+  free(b.p);
+  /* more than one read's worth, with a NUL inside */
+  enum { BIG = 200000 };
+  char *big = malloc(BIG);
+  CHECK(big != NULL);
+  if (big) {
+    for (size_t i = 0; i < BIG; i++)
+      big[i] = (char)('a' + i % 26);
+    big[7] = '\0';
+    f = fopen(path, "wb");
+    CHECK(f && fwrite(big, 1, BIG, f) == BIG);
+    if (f)
+      fclose(f);
+    b = (ll_buf){0};
+    CHECK_INT(ll_buf_read_file(&b, path, BIG), LL_OK);
+    CHECK(b.n == BIG && memcmp(b.p, big, BIG) == 0 && b.p[BIG] == '\0');
+    free(b.p);
+    b = (ll_buf){0};
+    CHECK_INT(ll_buf_read_file(&b, path, BIG - 1), LL_E_TOO_LARGE);
+    free(b.p);
+    free(big);
+  }
+  remove(path);
+  rmdir(dir);
+  free(dir);
+}
+
 int main(void) {
   test_whole();
   test_cut_is_marked();
   test_exit_codes();
+  test_read_file();
   return ll_test_report("test_error");
 }
