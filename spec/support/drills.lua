@@ -122,6 +122,16 @@ local function recover_and_verify(p, ev, env, d)
   d.recovery_printed = out:match("DECISION: (%u+)")
 end
 
+-- The end of every drill: the proxy is stopped whatever happened, the
+-- drill's wall time goes into d, and an error raised inside the drill is
+-- raised again only then.
+local function finish(p, t0, d, ok, err)
+  fp.stop(p)
+  d.seconds = math.floor((now() - t0) * 10 + 0.5) / 10
+  if not ok then error(err, 0) end
+  return d
+end
+
 -- After recovery: wherever it found ACCEPT out of reach it sent no mutation
 -- at all; `expected` says this drill must find it out of reach.
 function M.check_out_of_reach(d, expected)
@@ -183,10 +193,7 @@ function M.run(o)
     if o.waits_break then fp.sleep(M.BREAK + 0.6) end
     recover_and_verify(p, ev, env, d)
   end)
-  fp.stop(p)
-  d.seconds = math.floor((now() - t0) * 10 + 0.5) / 10
-  if not ok then error(err, 0) end
-  return d
+  return finish(p, t0, d, ok, err)
 end
 
 -- full_run{manifest, rules, idle_close_ms} -> figures of a whole main
@@ -222,10 +229,7 @@ function M.full_run(o)
     local vrc = fp.run_host({ "verify", ev }, {})
     d.verify_rc = vrc
   end)
-  fp.stop(p)
-  d.seconds = math.floor((now() - t0) * 10 + 0.5) / 10
-  if not ok then error(err, 0) end
-  return d
+  return finish(p, t0, d, ok, err)
 end
 
 -- crash{manifest, label, rule, waits_break} -> figures: the main handoff
@@ -273,10 +277,7 @@ function M.crash(o)
     end
   end)
   if host then fp.kill(host.pid, "KILL") end
-  fp.stop(p)
-  d.seconds = math.floor((now() - t0) * 10 + 0.5) / 10
-  if not ok then error(err, 0) end
-  return d
+  return finish(p, t0, d, ok, err)
 end
 
 return M
