@@ -26,9 +26,7 @@ describe("a non-GUID lease ID in a tampered protected ledger", function()
   local srv, token, manifest
 
   setup(function()
-    local rc, out = helper.run_env { "dev-token", "3600" }
-    assert.are.equal(0, rc)
-    token = out:match("^(%S+)\n$")
+    token = helper.dev_token()
     manifest = helper.manifest_file(helper.tmpdir())
   end)
   teardown(function()

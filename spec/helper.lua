@@ -6,24 +6,39 @@ M.root = os.getenv("PWD")
 M.host = os.getenv("LEASELUA") or (M.root .. "/build/leaselua")
 
 local counter = 0
-local tmp_root
 
--- A fresh private temporary directory, removed by M.cleanup().
-function M.tmpdir()
-  if not tmp_root then
-    local p = io.popen("mktemp -d /tmp/leaselua-spec.XXXXXX")
-    tmp_root = p:read("l")
-    p:close()
+-- tmp_space(base, prefix) -> tmpdir, cleanup: tmpdir() makes a fresh
+-- numbered directory under one private root, made by mktemp in base (a
+-- path, or a function giving one) on first use; cleanup() removes the
+-- root, unless LEASELUA_KEEP is set.
+function M.tmp_space(base, prefix)
+  local root, n = nil, 0
+  local function tmpdir()
+    if not root then
+      local p = io.popen("mktemp -d " .. (type(base) == "function" and base() or base) .. "/" .. prefix .. ".XXXXXX")
+      root = p:read("l")
+      p:close()
+    end
+    n = n + 1
+    local d = string.format("%s/%d", root, n)
+    os.execute("mkdir -p '" .. d .. "'")
+    return d
   end
-  counter = counter + 1
-  local d = string.format("%s/%d", tmp_root, counter)
-  os.execute("mkdir -p '" .. d .. "'")
-  return d
+  local function cleanup()
+    if root and not os.getenv("LEASELUA_KEEP") then os.execute("rm -rf '" .. root .. "'") end
+    root = nil
+  end
+  return tmpdir, cleanup
 end
 
-function M.cleanup()
-  if tmp_root and not os.getenv("LEASELUA_KEEP") then os.execute("rm -rf '" .. tmp_root .. "'") end
-  tmp_root = nil
+-- A fresh private temporary directory, removed by M.cleanup().
+M.tmpdir, M.cleanup = M.tmp_space("/tmp", "leaselua-spec")
+
+-- How many times pattern matches in s.
+function M.count(s, pattern)
+  local n = 0
+  for _ in s:gmatch(pattern) do n = n + 1 end
+  return n
 end
 
 function M.write(path, text)
@@ -210,5 +225,17 @@ end
 
 -- The name several specs use; M.run already puts the unsets first.
 M.run_env = M.run
+
+-- A valid bearer token for loopback test servers, from `leaselua dev-token
+-- 3600`; minted once per busted process.
+local dev_token
+function M.dev_token()
+  if not dev_token then
+    local rc, out = M.run { "dev-token", "3600" }
+    dev_token = rc == 0 and out:match("^(%S+)\n$") or nil
+    assert(dev_token, "leaselua dev-token failed (exit " .. tostring(rc) .. ")")
+  end
+  return dev_token
+end
 
 return M

@@ -155,11 +155,10 @@ describe("strict replay", function()
   it("refuses to recover a replayed run against a live endpoint", function()
     local dir = rp.tmpdir() .. "/rev5"
     assert.are.equal(2, (rp.replay("main_handoff", "documented/rev5-lost", dir)))
-    local _, token = helper.run({ "dev-token" })
     local env = {}
     for k, v in pairs(rp.OFFLINE) do env[k] = v end
     env.AZURE_STORAGE_ACCOUNT_URL = "https://replay.invalid"
-    env.AZURE_STORAGE_TOKEN = token:match("%S+")
+    env.AZURE_STORAGE_TOKEN = helper.dev_token()
     local rc, out, err = helper.run_env({ "scripts/recovery.lua", "--evidence", dir }, env)
     assert.are.equal(64, rc, out .. err)
     assert.matches("this evidence is a replay: recover it with %-%-replay FIXTURE", err)

@@ -19,11 +19,7 @@ local function chromium(args)
   return helper.read(d .. "/out") or ""
 end
 
-local function count(s, pattern)
-  local n = 0
-  for _ in s:gmatch(pattern) do n = n + 1 end
-  return n
-end
+local count = helper.count
 
 -- The evidence of a main handoff that ended ACCEPT: a replay of the
 -- recorded fixture when the fixture and --replay exist, else a live run

@@ -9,11 +9,7 @@ local function report(dir)
   return rc, out, err, helper.read(dir .. "/report.html"), helper.read(dir .. "/summary.md")
 end
 
-local function count(s, pattern)
-  local n = 0
-  for _ in s:gmatch(pattern) do n = n + 1 end
-  return n
-end
+local count = helper.count
 
 local function listing(dir)
   local p = io.popen("ls -A " .. helper.quote(dir))

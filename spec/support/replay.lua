@@ -17,23 +17,13 @@ M.OFFLINE = {
 -- Evidence of replays lives on /dev/shm when there is one: every row is
 -- fsync'd, and on a busy disk fsync, not the replay, would set the pace
 -- of the offline suite. Removed by M.cleanup().
-local tmp_root, counter = nil, 0
-function M.tmpdir()
-  if not tmp_root then
-    local base = os.execute("test -d /dev/shm -a -w /dev/shm") and "/dev/shm" or "/tmp"
-    local p = io.popen("mktemp -d " .. base .. "/leaselua-replay.XXXXXX")
-    tmp_root = p:read("l")
-    p:close()
-  end
-  counter = counter + 1
-  local d = string.format("%s/%d", tmp_root, counter)
-  os.execute("mkdir -p '" .. d .. "'")
-  return d
-end
+local remove_replays
+M.tmpdir, remove_replays = helper.tmp_space(function()
+  return os.execute("test -d /dev/shm -a -w /dev/shm") and "/dev/shm" or "/tmp"
+end, "leaselua-replay")
 
 function M.cleanup()
-  if tmp_root and not os.getenv("LEASELUA_KEEP") then os.execute("rm -rf '" .. tmp_root .. "'") end
-  tmp_root = nil
+  remove_replays()
   helper.cleanup()
 end
 

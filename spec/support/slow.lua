@@ -98,12 +98,7 @@ end
 
 -- The requests the server logged, as tables.
 function M.requests(s)
-  local cjson = require "cjson"
-  local out = {}
-  for line in (helper.read(s.log) or ""):gmatch("[^\n]+") do
-    out[#out + 1] = cjson.decode(line)
-  end
-  return out
+  return M.decode_lines(s.log)
 end
 
 -- Put Blob requests: PUT without comp= or restype=.
@@ -117,15 +112,8 @@ end
 
 -- The environment a host process needs to talk to the server: a dev token
 -- (bearer auth, no SAS).
-local token
 function M.host_env()
-  if not token then
-    local p = assert(io.popen(quote(helper.host) .. " dev-token 3600"))
-    token = p:read("l")
-    p:close()
-    assert(token and #token > 0, "leaselua dev-token printed nothing")
-  end
-  return { AZURE_STORAGE_TOKEN = token, AZURE_STORAGE_SAS = false }
+  return { AZURE_STORAGE_TOKEN = helper.dev_token(), AZURE_STORAGE_SAS = false }
 end
 
 -- A Lua literal for a value made of strings, numbers, booleans and tables,
