@@ -196,11 +196,10 @@ const char *ll_model_hold_reason(const ll_model *m) {
 
 int ll_model_accept_reachable(const ll_model *m, const char **why) {
   const ll_epoch_state *ep = &m->ep;
-  const cJSON *first = cJSON_GetArrayItem(m->hold_reasons, 0);
-  if (!first)
-    first = cJSON_GetArrayItem(m->reconcile_reasons, 0);
-  if (cJSON_IsString(first)) {
-    *why = first->valuestring;
+  const char *held = ll_model_hold_reason(m);
+  const cJSON *rec = cJSON_GetArrayItem(m->reconcile_reasons, 0);
+  if (held || cJSON_IsString(rec)) {
+    *why = held ? held : rec->valuestring;
     return 0;
   }
   if (!ep->destructive && ep->saw_broken && !ep->saw_breaking) {
