@@ -22,6 +22,43 @@ void ll_lua_error_mt(lua_State *L) {
   lua_pop(L, 1);
 }
 
+/* Error tables made here are remembered, with their exit code, in a
+ * weak-keyed registry table: the host trusts that code, never a field a
+ * script could have written into the table. */
+static const char errors_key = 'e';
+
+static void remember_error(lua_State *L, int exit_code) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &errors_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &errors_key);
+  }
+  lua_pushvalue(L, -2);
+  lua_pushinteger(L, exit_code);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+int ll_lua_error_exit(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  int code = -1;
+  if (lua_type(L, idx) != LUA_TTABLE)
+    return -1;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &errors_key) == LUA_TTABLE) {
+    lua_pushvalue(L, idx);
+    if (lua_rawget(L, -2) == LUA_TNUMBER)
+      code = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return code;
+}
+
 void ll_lua_push_error(lua_State *L, ll_code code, const char *message) {
   lua_createtable(L, 0, 4);
   lua_pushstring(L, ll_code_name(code));
@@ -34,6 +71,7 @@ void ll_lua_push_error(lua_State *L, ll_code code, const char *message) {
   lua_setfield(L, -2, "exit");
   ll_lua_error_mt(L);
   luaL_setmetatable(L, LL_ERROR_MT);
+  remember_error(L, ll_code_exit(code));
 }
 
 int ll_lua_raise(lua_State *L, ll_code code, const char *message) {

@@ -14,6 +14,9 @@
 void ll_lua_push_error(lua_State *L, ll_code code, const char *message);
 /* Raises that error table. Never returns. */
 int ll_lua_raise(lua_State *L, ll_code code, const char *message);
+/* The exit code of an error table made by ll_lua_push_error (whatever a
+ * script wrote into its fields since), or -1 for any other value. */
+int ll_lua_error_exit(lua_State *L, int idx);
 /* Registers the error metatable; idempotent. */
 void ll_lua_error_mt(lua_State *L);
 

@@ -1,6 +1,7 @@
 /* The `leaselua` module table: versions, payloads and hashes, a narrow
  * environment reader, ledger reading, and leaselua.open. */
 #include <lauxlib.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include "hash.h"
 #include "http.h"
 #include "l_common.h"
+#include "l_host.h"
 #include "l_json.h"
 #include "l_run.h"
 #include "ledger.h"
@@ -54,18 +56,10 @@ static int l_sha256(lua_State *L) {
   return 1;
 }
 
-/* Scripts may read the target and presentation variables, never a
- * credential: tokens and SAS stay in C. */
-static const char *const env_allowed[] = {"AZURE_STORAGE_ACCOUNT_URL",
-                                          "AZURE_STORAGE_CONTAINER",
-                                          "AZURE_STORAGE_BLOB",
-                                          "LEASELUA_CA_FILE",
-                                          "LEASELUA_EVIDENCE_ROOT",
-                                          "NO_COLOR",
-                                          "TERM",
-                                          "AZURITE_VERSION",
-                                          "LEASELUA_PAUSE_AFTER",
-                                          NULL};
+/* Scripts may read presentation variables only: the target, credentials
+ * and files are the operator's, read in C (core/operator.h). */
+static const char *const env_allowed[] = {"NO_COLOR", "TERM", "COLUMNS",
+                                          "LEASELUA_PAUSE_AFTER", NULL};
 
 /* leaselua.getenv(name) -> value | nil; raises for names outside the
  * allow list. */
@@ -91,8 +85,14 @@ static int l_isatty(lua_State *L) {
 }
 
 /* leaselua.ledger(dir) -> array of export rows | nil, err. The chain is
- * checked; a broken chain is an error naming the row. */
+ * checked; a broken chain is an error naming the row. The embedding API
+ * only: a sandboxed script reads its own run's rows (run:rows()), never a
+ * path it chose. */
 static int l_ledger(lua_State *L) {
+  if (ll_lua_host(L))
+    return ll_lua_raise(L, LL_E_USAGE,
+                        "leaselua.ledger reads a path: a script reads its own "
+                        "run's rows with run:rows()");
   const char *dir = luaL_checkstring(L, 1);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
@@ -114,7 +114,33 @@ static int l_ledger(lua_State *L) {
   return 1;
 }
 
+/* leaselua.help(text): prints the script's usage to stdout; a script that
+ * only did this exits 0 (it opened no run, so nothing is claimed). */
+static int l_help(lua_State *L) {
+  size_t n = 0;
+  const char *text = luaL_checklstring(L, 1, &n);
+  fwrite(text, 1, n, stdout);
+  if (n == 0 || text[n - 1] != '\n')
+    fputc('\n', stdout);
+  ll_host *h = ll_lua_host(L);
+  if (h)
+    h->help = 1;
+  return 0;
+}
+
+/* leaselua.usage_error(message): raises the usage error (exit 64) a flow
+ * gives for a bad argument of its own. */
+static int l_usage_error(lua_State *L) {
+  size_t n = 0;
+  const char *msg = luaL_checklstring(L, 1, &n);
+  char buf[600];
+  snprintf(buf, sizeof buf, "%.*s", (int)(n < 590 ? n : 590), msg);
+  return ll_lua_raise(L, LL_E_USAGE, buf);
+}
+
 static const luaL_Reg funcs[] = {{"versions", l_versions},
+                                 {"help", l_help},
+                                 {"usage_error", l_usage_error},
                                  {"payload", l_payload},
                                  {"sha256", l_sha256},
                                  {"getenv", l_getenv},

@@ -10,6 +10,7 @@
 #include "l_json.h"
 #include "l_run.h"
 #include "manifest.h"
+#include "operator.h"
 #include "run.h"
 #include "transport_factory.h"
 
@@ -52,91 +53,248 @@ int ll_lua_finish_run(lua_State *L, ll_run *run, ll_status st, cJSON *row,
 
 /* ---------------------------------------------------------------- open */
 
-static ll_status read_file(const char *path, char **out, size_t *len,
-                           ll_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return ll_fail(err, LL_E_MANIFEST,
-                   "cannot read manifest %s: check --manifest", path);
-  char *buf = malloc(65537);
-  size_t n = buf ? fread(buf, 1, 65537, f) : 0;
-  fclose(f);
-  if (!buf)
-    return ll_fail(err, LL_E_NOMEM, "out of memory");
-  *out = buf;
-  *len = n;
-  return LL_OK;
+/* Pushes t[k] without metamethods; returns its type. */
+static int rawfield(lua_State *L, int idx, const char *k) {
+  lua_pushstring(L, k);
+  return lua_rawget(L, idx);
 }
 
-/* run = leaselua.open{evidence=, manifest=path|table, account_url=,
- * container=, blob=, ca_file=, auth={...}, deadline_s=, recover=,
- * connect_timeout_ms=, total_timeout_ms=, replay=, record=}. Raises on any
- * configuration error, naming it. */
-static int l_open(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
-  ll_error err = {0};
-  char msg[256];
-  const char *evidence = ll_lua_optfield_str(L, 1, "evidence", NULL);
-  const char *url = ll_lua_optfield_str(L, 1, "account_url", NULL);
-  const char *container = ll_lua_optfield_str(L, 1, "container", NULL);
-  const char *blob = ll_lua_optfield_str(L, 1, "blob", NULL);
-  int recover = ll_lua_optfield_bool(L, 1, "recover", 0);
-  lua_Integer deadline_s = ll_lua_optfield_int(L, 1, "deadline_s", 900);
-  lua_Integer max_put = ll_lua_optfield_int(L, 1, "max_single_put", 0);
-  if (max_put < 0)
-    return luaL_argerror(L, 1, "max_single_put must be positive");
-  if (!evidence)
-    return ll_lua_raise(L, LL_E_USAGE,
-                        "no evidence directory: pass --evidence DIR");
-  if (!url || !container || !blob)
-    return ll_lua_raise(L, LL_E_USAGE,
-                        "target incomplete: set AZURE_STORAGE_ACCOUNT_URL, "
-                        "AZURE_STORAGE_CONTAINER and AZURE_STORAGE_BLOB");
-  ll_transport_config tc;
-  ll_transport_config_from_lua(L, 1, &tc);
-  lua_getfield(L, 1, "manifest");
-  cJSON *manifest = NULL;
-  if (lua_type(L, -1) == LUA_TSTRING) {
-    char *text = NULL;
-    size_t len = 0;
-    ll_status st = read_file(lua_tostring(L, -1), &text, &len, &err);
-    if (st == LL_OK) {
-      st = ll_manifest_parse(text, len, &manifest, &err);
-      free(text);
+static int open_raise(lua_State *L, ll_code code, const char *fmt,
+                      const char *a) {
+  char msg[512];
+  snprintf(msg, sizeof msg, fmt, a);
+  return ll_lua_raise(L, code, msg);
+}
+
+static long plan_int(lua_State *L, int t, const char *k, long lo, long hi) {
+  int ok = 0;
+  lua_Integer n = t == LUA_TNUMBER ? lua_tointegerx(L, -1, &ok) : 0;
+  if (!ok || n < lo || n > hi) {
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "leaselua.open{%s = ...} must be an integer from %ld to %ld", k,
+             lo, hi);
+    ll_lua_raise(L, LL_E_USAGE, msg);
+  }
+  return (long)n;
+}
+
+static void plan_str(lua_State *L, int t, const char *k, char *dst,
+                     size_t cap) {
+  size_t n = 0;
+  const char *v = t == LUA_TSTRING ? lua_tolstring(L, -1, &n) : NULL;
+  if (!v || n == 0 || n >= cap || strlen(v) != n)
+    open_raise(L, LL_E_USAGE,
+               "leaselua.open{%s = ...} must be a short non-empty string", k);
+  memcpy(dst, v, n + 1);
+}
+
+/* The flow keys: name, actors, break_period(s), window_attempts. In the
+ * host's sandbox every other key is refused, with where the operator sets
+ * it; the embedding API also takes the operator keys (transport_factory). */
+static void read_plan(lua_State *L, int idx, ll_flow_plan *p, int sandbox) {
+  memset(p, 0, sizeof *p);
+  ll_strlcpy(p->name, "run", sizeof p->name);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    if (lua_type(L, -2) != LUA_TSTRING)
+      ll_lua_raise(L, LL_E_USAGE,
+                   "leaselua.open takes a table of named "
+                   "options");
+    const char *k = lua_tostring(L, -2); /* the key stays on the stack */
+    int t = lua_type(L, -1);
+    if (strcmp(k, "destructive") == 0 || strcmp(k, "recover") == 0) {
+      /* the embedding API's own keys of these names are read again by
+       * ll_operator_from_lua; for a plan they say what the flow needs */
+      if (t != LUA_TBOOLEAN)
+        open_raise(L, LL_E_USAGE, "leaselua.open{%s = ...} must be a boolean",
+                   k);
+      if (k[0] == 'd')
+        p->destructive = lua_toboolean(L, -1);
+      else
+        p->recover = lua_toboolean(L, -1);
+    } else if (strcmp(k, "name") == 0) {
+      plan_str(L, t, k, p->name, sizeof p->name);
+    } else if (strcmp(k, "window_attempts") == 0) {
+      p->window_attempts = plan_int(L, t, k, -1000000, 1000000);
+    } else if (strcmp(k, "break_period") == 0) {
+      p->break_periods[0] = plan_int(L, t, k, -1000000, 1000000);
+      p->nbreaks = 1;
+    } else if (strcmp(k, "break_periods") == 0 || strcmp(k, "actors") == 0) {
+      int breaks = k[0] == 'b';
+      int max = breaks ? LL_PLAN_MAX_BREAKS : LL_PLAN_MAX_ACTORS;
+      if (t != LUA_TTABLE || lua_rawlen(L, -1) == 0 ||
+          lua_rawlen(L, -1) > (size_t)max)
+        open_raise(L, LL_E_USAGE,
+                   "leaselua.open{%s = ...} must be a short non-empty list", k);
+      int n = (int)lua_rawlen(L, -1);
+      for (int i = 1; i <= n; i++) {
+        int it = lua_rawgeti(L, -1, i);
+        if (breaks)
+          p->break_periods[i - 1] = plan_int(L, it, k, -1000000, 1000000);
+        else
+          plan_str(L, it, k, p->actors[i - 1], sizeof p->actors[0]);
+        lua_pop(L, 1);
+      }
+      if (breaks)
+        p->nbreaks = n;
+      else
+        p->nactors = n;
+    } else if (sandbox) {
+      char hint[160];
+      char msg[512];
+      if (ll_operator_hint(k, hint, sizeof hint))
+        snprintf(msg, sizeof msg,
+                 "'%.64s' is the operator's to set, not the script's "
+                 "(invariant 14): %s",
+                 k, hint);
+      else
+        snprintf(msg, sizeof msg,
+                 "leaselua.open has no option '%.64s': a script passes only "
+                 "name, actors, break_period(s), window_attempts, "
+                 "destructive and recover",
+                 k);
+      ll_lua_raise(L, LL_E_USAGE, msg);
     }
-    if (st != LL_OK)
-      return ll_lua_raise(L, st, err.message);
-  } else if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_pop(L, 1);
+  }
+}
+
+/* The manifest: the operator's file, or (embedding API only) a table. */
+static cJSON *open_manifest(lua_State *L, const ll_operator *op, int sandbox,
+                            ll_error *err) {
+  cJSON *manifest = NULL;
+  if (op->manifest[0]) {
+    ll_buf b = {0};
+    ll_status st = ll_buf_read_file(&b, op->manifest, 65536);
+    if (st == LL_OK && b.oom)
+      st = LL_E_NOMEM;
+    if (st == LL_OK)
+      st = ll_manifest_parse(b.p, b.n, &manifest, err);
+    else if (st == LL_E_TOO_LARGE)
+      ll_fail(err, LL_E_MANIFEST,
+              "manifest %s is larger than 64 KiB: check --manifest",
+              op->manifest);
+    else
+      ll_fail(err, st == LL_E_NOMEM ? LL_E_NOMEM : LL_E_MANIFEST,
+              "cannot read manifest %s: check --manifest", op->manifest);
+    free(b.p);
+    return manifest;
+  }
+  if (!sandbox && rawfield(L, 1, "manifest") == LUA_TTABLE) {
+    char msg[256];
     manifest = ll_lua_to_json(L, -1, msg, sizeof msg);
     if (!manifest)
-      return ll_lua_raise(L, LL_E_MANIFEST, msg);
-  } else if (!recover) {
-    return ll_lua_raise(L, LL_E_MANIFEST,
-                        "no manifest: pass --manifest FILE (see "
-                        "docs/EVIDENCE.md for its fields)");
+      ll_fail(err, LL_E_MANIFEST, "%s", msg);
+    lua_pop(L, 1);
+    return manifest;
   }
-  lua_pop(L, 1);
+  if (!sandbox)
+    lua_pop(L, 1);
+  if (!op->recover)
+    ll_fail(err, LL_E_MANIFEST,
+            "no manifest: pass --manifest FILE (see docs/EVIDENCE.md for its "
+            "fields)");
+  return NULL;
+}
+
+/* run = leaselua.open{name=, actors=, break_period(s)=, window_attempts=}
+ * in the host's sandbox: everything else is the operator's (command line,
+ * environment, manifest; core/operator.h). The embedding API (stock lua5.4)
+ * also takes the operator keys: evidence, manifest (path or table),
+ * account_url, container, blob, ca_file, auth={...}, deadline_s, recover,
+ * connect_timeout_ms, total_timeout_ms, replay, record. Raises on any
+ * configuration error, naming it, before anything is sent. */
+static int l_open(lua_State *L) {
+  ll_host *host = ll_lua_host(L);
+  if (lua_isnoneornil(L, 1)) {
+    lua_settop(L, 0);
+    lua_newtable(L);
+  }
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  ll_flow_plan plan;
+  read_plan(L, 1, &plan, host != NULL);
+  ll_operator local;
+  const ll_operator *op = host ? host->op : &local;
+  ll_error err = {0};
+  if (host && host->opened)
+    return ll_lua_raise(L, LL_E_USAGE,
+                        "a script opens one run: leaselua.open was already "
+                        "called");
+  if (host && plan.destructive && !op->destructive)
+    return ll_lua_raise(L, LL_E_USAGE,
+                        "this flow overwrites the blob without a lease: the "
+                        "operator passes --destructive --after DIR (an "
+                        "accepted, cleaned-up main handoff on this blob)");
+  if (host && plan.recover && !op->recover)
+    return ll_lua_raise(L, LL_E_USAGE,
+                        "this flow recovers an interrupted run: pass "
+                        "--recover --evidence DIR");
+  if (!host) {
+    ll_operator_defaults(&local);
+    const char *sas = getenv("AZURE_STORAGE_SAS");
+    if (sas && *sas)
+      local.auth_kind = LL_AUTH_SAS;
+    ll_operator_from_lua(L, 1, &local);
+    if (ll_operator_finish(&local, &err) != LL_OK)
+      return ll_lua_raise(L, err.code, err.message);
+  }
+  if (ll_flow_plan_check(&plan, NULL, &err) != LL_OK)
+    return ll_lua_raise(L, err.code, err.message);
+  cJSON *manifest = open_manifest(L, op, host != NULL, &err);
+  if (err.code)
+    return ll_lua_raise(L, err.code, err.message);
+  if (manifest) {
+    const cJSON *actors =
+        cJSON_GetObjectItemCaseSensitive(manifest, "permitted_actors");
+    if (ll_flow_plan_check(&plan, actors, &err) != LL_OK) {
+      cJSON_Delete(manifest);
+      return ll_lua_raise(L, err.code, err.message);
+    }
+  }
+  char evidence[512];
+  ll_strlcpy(evidence, op->evidence, sizeof evidence);
+  if (!evidence[0] &&
+      ll_operator_default_evidence(op, plan.name, evidence, sizeof evidence,
+                                   &err) != LL_OK) {
+    cJSON_Delete(manifest);
+    return ll_lua_raise(L, err.code, err.message);
+  }
   l_run *h = lua_newuserdatauv(L, sizeof *h, 1);
   h->run = NULL;
+  h->host = NULL;
   luaL_setmetatable(L, LL_RUN_MT);
   ll_run_config cfg = {0};
-  if (ll_transport_make(&tc, url, deadline_s, &cfg, &err) != LL_OK) {
+  char label_local[16] = "";
+  char *label = host ? host->label : label_local;
+  if (ll_transport_make(op, &cfg, label, sizeof label_local, &err) != LL_OK) {
     cJSON_Delete(manifest);
     return ll_lua_raise(L, err.code, err.message);
   }
   cfg.evidence_dir = evidence;
-  cfg.recover = recover;
+  cfg.recover = op->recover;
   cfg.manifest = manifest;
-  cfg.account_url = url;
-  cfg.container = container;
-  cfg.blob = blob;
+  cfg.account_url = op->account_url;
+  cfg.container = op->container;
+  cfg.blob = op->blob;
   cfg.lua_version = LUA_RELEASE;
-  cfg.max_single_put = (size_t)max_put;
+  cfg.max_single_put = op->max_single_put;
   h->run = ll_run_open(&cfg, &err);
   cJSON_Delete(manifest);
-  ll_transport_config_cleanup(&tc);
   if (!h->run)
     return ll_lua_raise(L, err.code, err.message);
+  if (ll_run_plan(h->run, &plan, op->after[0] ? op->after : NULL, &err) !=
+      LL_OK) {
+    ll_run_close(h->run);
+    h->run = NULL;
+    return ll_lua_raise(L, err.code, err.message);
+  }
+  if (host) {
+    host->opened = 1;
+    host->handle = h;
+    h->host = host;
+  }
   return 1;
 }
 

@@ -22,14 +22,28 @@ static int l_declare(lua_State *L) {
   return ll_lua_finish_run(L, h->run, st, row, &err);
 }
 
-/* run:lifecycle{destructive=false, reason="", after=DIR} -> epoch */
+/* run:lifecycle{destructive=false, reason=""} -> epoch. Under the host a
+ * destructive lifecycle needs the operator's --destructive --after DIR;
+ * the embedding API passes after=DIR itself. */
 static int l_lifecycle(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
   int destructive = ll_lua_optfield_bool(L, 2, "destructive", 0);
-  const char *reason = ll_lua_optfield_str(L, 2, "reason", "");
-  const char *after = ll_lua_optfield_str(L, 2, "after", NULL);
+  char reason[256] = "", after[512] = "";
+  ll_strlcpy(reason, ll_lua_optfield_str(L, 2, "reason", ""), sizeof reason);
+  const char *a = ll_lua_optfield_str(L, 2, "after", NULL);
+  if (h->host && a)
+    return ll_lua_raise(L, LL_E_USAGE,
+                        "'after' is the operator's to set, not the script's "
+                        "(invariant 14): pass --destructive --after DIR on the "
+                        "command line");
+  if (h->host && destructive && !h->host->op->destructive)
+    return ll_lua_raise(L, LL_E_USAGE,
+                        "a destructive lifecycle needs the operator's "
+                        "--destructive --after DIR on the command line");
+  ll_strlcpy(after, h->host ? h->host->op->after : (a ? a : ""), sizeof after);
   ll_error err = {0};
-  ll_status st = ll_run_lifecycle(h->run, destructive, reason, after, &err);
+  ll_status st = ll_run_lifecycle(h->run, destructive, reason,
+                                  after[0] ? after : NULL, &err);
   if (st != LL_OK)
     return ll_lua_raise(L, st, err.message);
   lua_pushinteger(L, ll_model_epoch(ll_run_model(h->run)));
@@ -50,6 +64,23 @@ static int l_note(lua_State *L) {
   const char *text = luaL_checkstring(L, 3);
   ll_error err = {0};
   ll_status st = ll_run_note(h->run, step, text, &err);
+  if (st != LL_OK)
+    return ll_lua_raise(L, st, err.message);
+  return 0;
+}
+
+/* run:stop(kind, reason): a deliberate stop, recorded as a stop row; no
+ * request follows it. kind: "stop-after", "left-for-operator",
+ * "out-of-reach", or another short word. */
+static int l_stop(lua_State *L) {
+  l_run *h = ll_lua_check_run(L, 1);
+  size_t kn = 0, rn = 0;
+  const char *kind = luaL_checklstring(L, 2, &kn);
+  const char *reason = luaL_checklstring(L, 3, &rn);
+  luaL_argcheck(L, kn > 0 && kn <= 32, 2, "a short kind, e.g. stop-after");
+  luaL_argcheck(L, rn <= 1000, 3, "at most 1000 bytes");
+  ll_error err = {0};
+  ll_status st = ll_run_stop(h->run, kind, reason, &err);
   if (st != LL_OK)
     return ll_lua_raise(L, st, err.message);
   return 0;
@@ -204,20 +235,51 @@ static int l_sleep(lua_State *L) {
   return 0;
 }
 
+void ll_lua_run_end(ll_host *host, l_run *h, const char *why) {
+  if (!h->run)
+    return;
+  ll_error err = {0};
+  if (ll_run_abandon(h->run, why, &err) == LL_E_REPLAY) {
+    const char *detail = ll_run_replay_detail(h->run);
+    fprintf(stderr, "leaselua: LL_E_REPLAY: %s\n",
+            detail ? detail : err.message);
+    host->replay_failed = 1;
+  }
+  if (ll_run_replay_detail(h->run))
+    host->replay_failed = 1;
+  host->decision = ll_run_decision(h->run);
+  ll_run_close(h->run);
+  h->run = NULL;
+  if (host->handle == h)
+    host->handle = NULL;
+}
+
 /* run:close(): safe to call twice; also __close. It ends the transport
  * first: a replay with exchanges never requested raises LL_E_REPLAY (not
- * while another error is unwinding), a recording writes its fixture. */
+ * while another error is unwinding), a recording writes its fixture. A
+ * host-owned run without a decision gets the host's HOLD decision first
+ * (ll_run_abandon). */
 static int l_close(lua_State *L) {
   l_run *h = luaL_checkudata(L, 1, LL_RUN_MT);
   ll_error err = {0};
   ll_status st = LL_OK;
-  if (h->run && lua_isnoneornil(L, 2)) {
+  int unwinding = !lua_isnoneornil(L, 2);
+  if (h->run && h->host && ll_run_decision(h->run) < 0) {
+    ll_host *host = h->host;
+    ll_lua_run_end(host, h, unwinding ? "it raised an error" : "it returned");
+    return 0;
+  }
+  if (h->run && !unwinding) {
     st = ll_run_end_transport(h->run, &err);
     const char *detail = ll_run_replay_detail(h->run);
     lua_pushstring(L, detail ? detail : err.message); /* outlives the run */
   }
-  ll_run_close(h->run);
-  h->run = NULL;
+  if (h->host) {
+    ll_lua_run_end(h->host, h, "it returned");
+  } else {
+    ll_run_close(h->run);
+    h->run = NULL;
+  }
   if (st != LL_OK)
     return ll_lua_raise(L, st, lua_tostring(L, -1));
   return 0;
@@ -226,6 +288,10 @@ static int l_close(lua_State *L) {
 /* __gc: closes without raising. */
 static int l_gc(lua_State *L) {
   l_run *h = luaL_checkudata(L, 1, LL_RUN_MT);
+  if (h->host) {
+    ll_lua_run_end(h->host, h, "its run was collected");
+    return 0;
+  }
   ll_run_close(h->run);
   h->run = NULL;
   return 0;
@@ -243,6 +309,7 @@ static int l_tostring(lua_State *L) {
 static const luaL_Reg flow[] = {{"declare", l_declare},
                                 {"lifecycle", l_lifecycle},
                                 {"note", l_note},
+                                {"stop", l_stop},
                                 {"step", l_step},
                                 {"reconcile", l_reconcile},
                                 {"probe", l_probe},

@@ -126,6 +126,8 @@ ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
                         ep->new_holder);
   if (ep->poll_hold[0])
     ll_model_add_reason(hold, "%s", ep->poll_hold);
+  if (m->abandoned[0])
+    ll_model_add_reason(hold, "%s", m->abandoned);
   *window = m->window_reproduced_any     ? "REPRODUCED"
             : m->window_inconclusive_any ? "INCONCLUSIVE_WINDOW"
                                          : "NOT_ATTEMPTED";

@@ -37,6 +37,12 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
     return ll_fail(err, LL_E_MANIFEST,
                    "no request before the run manifest is recorded "
                    "(invariant 11): record the manifest first");
+  const char *stopped = ll_model_stopped(m);
+  if (stopped)
+    return ll_fail(err, LL_E_ORDER,
+                   "%s refused: the flow stopped (%.300s); no request follows "
+                   "a stop: recover the run to go on",
+                   ll_op_name(r->op), stopped);
   if (!ll_model_actor_permitted(m, actor) ||
       (r->lease && !ll_model_actor_permitted(m, r->lease)))
     return ll_fail(err, LL_E_MANIFEST,

@@ -523,9 +523,20 @@ ll_status ll_model_apply(ll_model *m, cJSON *row, int fill, ll_error *err) {
     free(stmt);
     ll_status st = settle(row, d, fill, err);
     cJSON_Delete(d);
+    snprintf(m->stopped, sizeof m->stopped,
+             "decided: the decision is recorded");
     return st;
+  } else if (strcmp(rec, "stop") == 0) {
+    const char *kind = ll_json_str(row, "kind");
+    const char *why = ll_json_str(row, "reason");
+    snprintf(m->stopped, sizeof m->stopped, "%s: %s", kind ? kind : "stop",
+             why ? why : "");
+    if (kind && strcmp(kind, "no-decision") == 0)
+      cpy(m->abandoned, sizeof m->abandoned, why);
+  } else if (strcmp(rec, "recovery") == 0) {
+    m->stopped[0] = m->abandoned[0] = '\0'; /* a new session goes on */
   }
-  /* lease_bind, refusal, recovery and note rows change no state. */
+  /* lease_bind, refusal, flow and note rows change no state. */
   return LL_OK;
 }
 
@@ -582,6 +593,10 @@ int ll_model_actor_permitted(const ll_model *m, const char *actor) {
       return 1;
   }
   return 0;
+}
+
+const char *ll_model_stopped(const ll_model *m) {
+  return m->stopped[0] ? m->stopped : NULL;
 }
 
 int ll_model_cleanup_confirmed(const ll_model *m) {

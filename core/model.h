@@ -69,6 +69,9 @@ const char *ll_model_observed_status(const ll_model *m);
 long ll_model_last_accepted(const ll_model *m);
 /* actor is listed in the manifest's permitted_actors. */
 int ll_model_actor_permitted(const ll_model *m, const char *actor);
+/* "kind: reason" of this session's stop row, or NULL: no request follows a
+ * deliberate stop. */
+const char *ll_model_stopped(const ll_model *m);
 /* The lifecycle's blob was deleted after its lease was given up. */
 int ll_model_cleanup_confirmed(const ll_model *m);
 

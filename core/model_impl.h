@@ -78,6 +78,10 @@ struct ll_model {
   int poll_hold;
   int window_reproduced_any, window_inconclusive_any;
   long last_seq;
+  /* a stop row of this session: no request follows it; a no-decision
+   * stop's reason is a HOLD reason until recovery reopens the run */
+  char stopped[200];
+  char abandoned[512];
 };
 
 /* baseline.c */

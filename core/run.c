@@ -94,12 +94,38 @@ static ll_status bind_row(ll_run *r, const char *alias, const char *id,
   return st;
 }
 
+static int plan_has_actor(const ll_run *r, const char *alias) {
+  for (int i = 0; i < r->plan.nactors; i++)
+    if (strcmp(r->plan.actors[i], alias) == 0)
+      return 1;
+  return 0;
+}
+
+/* A break period or another lifecycle outside what the flow declared. */
+static ll_status plan_refuses(const ll_run *r, const ll_req_spec *s,
+                              ll_error *err) {
+  if (!r->planned || s->op != LL_OP_LEASE_BREAK || r->plan.nbreaks == 0)
+    return LL_OK;
+  for (int i = 0; i < r->plan.nbreaks; i++)
+    if (r->plan.break_periods[i] == s->break_period)
+      return LL_OK;
+  return ll_fail(err, LL_E_USAGE,
+                 "break period %ld s was not declared at open: the flow "
+                 "declares its break periods before the first request",
+                 s->break_period);
+}
+
 ll_status ll_run_bind(ll_run *r, const char *alias, ll_error *err) {
   if (!alias_ok(alias))
     return ll_fail(err, LL_E_USAGE,
                    "writer alias must be 1-15 letters, digits, '-' or '_'");
   if (find_writer(r, alias))
     return LL_OK;
+  if (r->planned && r->plan.nactors > 0 && !plan_has_actor(r, alias))
+    return ll_fail(err, LL_E_USAGE,
+                   "writer %s is not among the actors the flow declared at "
+                   "open: declare it in leaselua.open{actors = ...}",
+                   alias);
   if (r->nwriters >= LL_MAX_WRITERS)
     return ll_fail(err, LL_E_USAGE, "too many writers (max %d)",
                    LL_MAX_WRITERS);
@@ -150,7 +176,7 @@ ll_status ll_run_declare(ll_run *r, long revision, const char *writer,
   return LL_OK;
 }
 
-static ll_status check_after(ll_run *r, const char *after, ll_error *err) {
+ll_status ll_run_check_after(ll_run *r, const char *after, ll_error *err) {
   ll_verify_report rep;
   char path[512];
   if (!after || !*after)
@@ -183,8 +209,14 @@ static ll_status check_after(ll_run *r, const char *after, ll_error *err) {
 
 ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
                            const char *after_dir, ll_error *err) {
+  if (!destructive && r->planned && r->plan.window_attempts > 0 &&
+      ll_model_epoch(r->model) >= r->plan.window_attempts)
+    return ll_fail(err, LL_E_USAGE,
+                   "lifecycle %ld exceeds the %ld window attempts the flow "
+                   "declared at open",
+                   ll_model_epoch(r->model) + 1, r->plan.window_attempts);
   if (destructive) {
-    ll_status st = check_after(r, after_dir, err);
+    ll_status st = ll_run_check_after(r, after_dir, err);
     if (st != LL_OK)
       return st;
   }
@@ -276,6 +308,8 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
   if (s->op == LL_OP_LEASE_ACQUIRE)
     g.lease = s->proposed;
   ll_status st = ll_guard_check(r->model, &g, err);
+  if (st == LL_OK)
+    st = plan_refuses(r, s, err);
   if (st != LL_OK)
     return refuse(r, s, st, err);
 

@@ -288,6 +288,7 @@ ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
     ll_fail(err, LL_E_NOMEM, "out of memory");
     return NULL;
   }
+  r->decision = -1;
   r->transport = cfg->transport;
   if (r->transport) {
     r->transport->run_ctx = r;

@@ -171,7 +171,7 @@ describe("emulator fixtures, replayed", function()
     phases = { { "main_handoff", "emulator/wait-while-breaking", { "--stop-after", "8" } } },
     exits = { 1 },
     trace = rp.cat({ "0 create container: Create Container 409 ContainerAlreadyExists STATE_OBSERVED" },
-      lifecycle(1, 30), REPRODUCED, { "decision WAIT, window REPRODUCED" }),
+      lifecycle(1, 30), REPRODUCED, { "stop 8 fresh properties stop-after", "decision WAIT, window REPRODUCED" }),
     decision = "WAIT",
     window = "REPRODUCED",
     reasons = { "is breaking/locked; the flow needs broken" },
