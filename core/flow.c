@@ -301,6 +301,9 @@ ll_status ll_run_record_decision(ll_run *r, cJSON **out, ll_error *err) {
 ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   ll_status st;
   *out = NULL;
+  if (record && r->decision >= 0)
+    return ll_fail(err, LL_E_ORDER,
+                   "the decision is already recorded: a run is finished once");
   if (record) {
     st = ll_run_end_transport(r, err);
     if (st == LL_OK)
