@@ -102,7 +102,8 @@ for _, name in ipairs { "AZURE_STORAGE_TOKEN", "AZURE_STORAGE_SAS", "AZURE_STORA
   local ok = pcall(ll.getenv, name)
   print(name .. "=" .. tostring(ok))
 end
-print("os=" .. tostring(os) .. " io=" .. tostring(io) .. " debug=" .. tostring(debug) .. " package=" .. tostring(package))
+print("os=" .. tostring(os) .. " io=" .. tostring(io) .. " debug=" .. tostring(debug) ..
+  " package=" .. tostring(package))
 ll.help("done")
 ]])
     local rc, out, err = helper.run({ s }, { AZURE_STORAGE_TOKEN = "secret-token-value" })
