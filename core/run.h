@@ -29,6 +29,8 @@ typedef struct {
   ll_auth *auth;             /* ownership moves to the run; NULL in replay */
   size_t max_single_put;     /* 0: LL_MAX_SINGLE_PUT */
   const char *fixture_label; /* replay: the fixture's endpoint kind */
+  const char *api_version;   /* --api-version; NULL: the manifest's */
+  int allow_unlisted_api_version; /* --allow-api-version (manifest.h) */
 } ll_run_config;
 
 ll_run *ll_run_open(ll_run_config *cfg, ll_error *err);

@@ -149,8 +149,10 @@ static ll_status write_environment(ll_run *r, const cJSON *manifest,
 
 static ll_status open_fresh(ll_run *r, ll_run_config *cfg, ll_error *err) {
   cJSON *row = NULL;
-  ll_status st = ll_manifest_build(cfg->manifest, &r->target, cfg->lua_version,
-                                   cfg->fixture_label, &row, err);
+  ll_manifest_input in = {cfg->lua_version, cfg->fixture_label,
+                          cfg->api_version, cfg->allow_unlisted_api_version};
+  ll_status st =
+      ll_manifest_build_with(cfg->manifest, &r->target, &in, &row, err);
   if (st != LL_OK)
     return st;
   ll_strlcpy(r->run_id, ll_json_str(row, "run_id"), sizeof r->run_id);

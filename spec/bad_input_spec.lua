@@ -205,6 +205,22 @@ describe("host bad input", function()
       { "LL_E_AUTH", "is not valid before", "%(st=%)" })
   end)
 
+  it("refuses a manifest api_version that is not a date", function()
+    local m = helper.write(helper.tmpdir() .. "/banana.json",
+      '{"resource_owner":"o","ticket":"T","permitted_actors":["A","B","operator","observer"],' ..
+      '"cleanup_authority":"o","api_version":"banana"}')
+    refused(base_args(nil, { manifest = m }), base_env(),
+      { "LL_E_MANIFEST", "'api_version' is \"banana\"", "YYYY%-MM%-DD" })
+  end)
+
+  it("refuses a manifest api_version leaselua does not know", function()
+    local m = helper.write(helper.tmpdir() .. "/unlisted.json",
+      '{"resource_owner":"o","ticket":"T","permitted_actors":["A","B","operator","observer"],' ..
+      '"cleanup_authority":"o","api_version":"2099-01-01"}')
+    refused(base_args(nil, { manifest = m }), base_env(),
+      { "LL_E_MANIFEST", "2099%-01%-01 is not an Azure Storage service version", "%-%-allow%-api%-version" })
+  end)
+
   it("refuses a payload over max_single_put before sending it", function()
     local dir = helper.tmpdir()
     local script = helper.write(dir .. "/too_large.lua", [[
