@@ -131,12 +131,12 @@ static int collect(int rfd, char *buf, size_t cap, int64_t deadline,
 }
 
 /* Waits for the child until the deadline, then kills it by its PID and
- * waits for good: the child is reaped on every path, never a zombie. */
-static void reap(pid_t pid, int kill_now, int64_t deadline, ll_proc_result *r) {
+ * waits for good; killed says it was killed already. The child is reaped
+ * on every path, never left a zombie. */
+static void reap(pid_t pid, int killed, int64_t deadline, ll_proc_result *r) {
   int status = 0;
   pid_t w = 0;
-  if (kill_now)
-    kill(pid, SIGKILL);
+  int kill_now = killed;
   while (!kill_now) {
     w = waitpid(pid, &status, WNOHANG);
     if (w == pid || (w < 0 && errno != EINTR))
@@ -209,9 +209,12 @@ ll_status ll_proc_capture(const ll_proc_options *o, ll_proc_result *r,
   }
   r->pid = (long)pid;
   int read_err = collect(p[0], buf, o->out_cap, deadline, r) != 0 ? errno : 0;
-  close(p[0]); /* a child still writing now gets EPIPE */
+  int stop = r->timed_out || r->overflow || read_err;
+  if (stop) /* before the close: it dies of SIGKILL, not of a late EPIPE */
+    kill(pid, SIGKILL);
+  close(p[0]);
   p[0] = -1;
-  reap(pid, r->timed_out || r->overflow || read_err, deadline, r);
+  reap(pid, stop, deadline, r);
   if (read_err) {
     st = ll_fail(err, LL_E_IO, "cannot read the output of %s: %s", name,
                  strerror(read_err));

@@ -86,8 +86,11 @@ static void test_proc_table(void) {
     } else {
       CHECK(r.out == NULL);
       CHECK_INT(r.out_len, 0);
-      CHECK_INT(r.term_signal, SIGKILL);
     }
+    /* head may finish its 70000 bytes before the kill lands; the others
+     * never stop on their own */
+    if (rows[i].how != OK_EXIT && strcmp(rows[i].argv[0], "head") != 0)
+      CHECK_INT(r.term_signal, SIGKILL);
     if (rows[i].how == TIMEOUT)
       CHECK(took >= rows[i].timeout_ms && took < 5000);
     check_reaped(r.pid);
@@ -284,6 +287,13 @@ static void test_strace(const char *dir) {
     return;
   self[n] = '\0';
   snprintf(log, sizeof log, "%s/execve.log", dir);
+  /* LeakSanitizer cannot run under ptrace: the traced child of an ASan
+   * build checks no leaks (the untraced runs of this test do). */
+  const char *asan = getenv("ASAN_OPTIONS");
+  char opts[512];
+  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
+           asan && *asan ? ":" : "");
+  setenv("ASAN_OPTIONS", opts, 1);
   const char *argv[] = {"/usr/bin/strace", "-f", "-qq", "-e",
                         "trace=execve",    "-o", log,   self,
                         "--token-child",   NULL};
