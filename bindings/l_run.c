@@ -280,6 +280,8 @@ static int l_open(lua_State *L) {
   cfg.blob = op->blob;
   cfg.lua_version = LUA_RELEASE;
   cfg.max_single_put = op->max_single_put;
+  cfg.api_version = op->api_version[0] ? op->api_version : NULL;
+  cfg.allow_unlisted_api_version = op->allow_api_version;
   h->run = ll_run_open(&cfg, &err);
   cJSON_Delete(manifest);
   if (!h->run)

@@ -73,6 +73,8 @@ void ll_operator_from_lua(lua_State *L, int idx, ll_operator *op) {
   copy_str(L, idx, "record_description", op->record_description,
            sizeof op->record_description);
   copy_str(L, idx, "after", op->after, sizeof op->after);
+  copy_str(L, idx, "api_version", op->api_version, sizeof op->api_version);
+  op->allow_api_version = copy_bool(L, idx, "allow_api_version");
   if (rawfield(L, idx, "manifest") == LUA_TSTRING)
     copy_str(L, idx, "manifest", op->manifest, sizeof op->manifest);
   lua_pop(L, 1);

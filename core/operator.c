@@ -64,6 +64,10 @@ static const opt opts[] = {
          "      allow a destructive lifecycle (the gap control)"),
     STR("after", "after", after, LL_AUTH_NONE,
         "DIR   the accepted, cleaned-up run that authorises it"),
+    STR("api-version", "api_version", api_version, LL_AUTH_NONE,
+        "DATE  the x-ms-version to send (default the manifest's)"),
+    FLAG("allow-api-version", "allow_api_version", allow_api_version,
+         LL_AUTH_NONE, "      allow a version leaselua does not list"),
     NUM("timeout-ms", "total_timeout_ms", total_timeout_ms, 1, 600000,
         "N     one request's whole time budget (default 60000)"),
     NUM("connect-timeout-ms", "connect_timeout_ms", connect_timeout_ms, 1,
@@ -111,7 +115,11 @@ ll_status ll_operator_from_env(ll_operator *o, const char *(*get)(const char *),
     st = set_env(o->evidence_root, sizeof o->evidence_root,
                  "LEASELUA_EVIDENCE_ROOT", get, err);
   const char *sas = get("AZURE_STORAGE_SAS");
-  if (st == LL_OK && sas && *sas)
+  const char *token = get("AZURE_STORAGE_TOKEN");
+  o->sas_env = sas && *sas;
+  o->token_env = token && *token;
+  o->env_read = 1;
+  if (st == LL_OK && o->sas_env)
     o->auth_kind = LL_AUTH_SAS;
   return st;
 }
@@ -212,6 +220,19 @@ ll_status ll_operator_finish(ll_operator *o, ll_error *err) {
                      "https://<account>.blob.core.windows.net), or pass "
                      "--replay FILE");
     ll_strlcpy(o->account_url, LL_REPLAY_ACCOUNT_URL, sizeof o->account_url);
+  }
+  if (o->env_read && !o->replay[0]) {
+    ll_auth_sources src = {0};
+    src.token_env = o->token_env;
+    src.sas_env = o->sas_env;
+    src.token_file = o->auth_kind == LL_AUTH_TOKEN_FILE;
+    src.token_command = o->auth_kind == LL_AUTH_TOKEN_COMMAND;
+    src.managed_identity = o->auth_kind == LL_AUTH_MANAGED_IDENTITY;
+    ll_auth_kind kind;
+    ll_status st = ll_auth_choose(&src, &kind, err);
+    if (st != LL_OK)
+      return st;
+    o->auth_kind = kind;
   }
   if (!o->container[0] || !o->blob[0])
     return ll_fail(err, LL_E_USAGE,

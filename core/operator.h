@@ -35,10 +35,16 @@ typedef struct {
   /* credential: at most one of --token-file, --token-command,
    * --managed-identity; else AZURE_STORAGE_SAS or AZURE_STORAGE_TOKEN */
   ll_auth_kind auth_kind;
+  int token_env, sas_env; /* AZURE_STORAGE_TOKEN / _SAS are set (host) */
+  int env_read;           /* ll_operator_from_env ran: choose the credential */
   char token_file[512];
   char token_command[1024];
   char imds_endpoint[512]; /* --imds-endpoint (tests: a loopback IMDS) */
   char client_id[128];     /* --client-id, a user-assigned identity */
+  /* the service version: --api-version (else the manifest's, else
+   * LL_API_VERSION); an unlisted one needs --allow-api-version */
+  char api_version[16];
+  int allow_api_version;
   /* lifecycle boundaries */
   int recover;     /* --recover: reopen --evidence, append only */
   int destructive; /* --destructive: a destructive lifecycle may start */
@@ -69,8 +75,10 @@ ll_status ll_operator_from_args(ll_operator *o, int argc, char **argv,
 
 /* Whole-configuration rules, checked before anything is opened or sent:
  * --replay and --record exclude each other, --recover needs --evidence,
- * --destructive needs --after, a live run needs an account URL. A replay
- * without an account URL gets LL_REPLAY_ACCOUNT_URL. */
+ * --destructive needs --after, a live run needs an account URL, and
+ * (after ll_operator_from_env) exactly one credential source: a SAS and a
+ * token, or a flag and AZURE_STORAGE_TOKEN, is refused, never a silent
+ * choice. A replay without an account URL gets LL_REPLAY_ACCOUNT_URL. */
 ll_status ll_operator_finish(ll_operator *o, ll_error *err) LL_WARN_UNUSED;
 
 /* The default evidence directory, unique: evidence_root/<flow>-<UTC
