@@ -34,8 +34,12 @@ static int l_versions(lua_State *L) {
 
 /* leaselua.payload(revision, writer) -> bytes, sha256 (raises on bad input) */
 static int l_payload(lua_State *L) {
-  lua_Integer rev = luaL_checkinteger(L, 1);
-  const char *writer = luaL_checkstring(L, 2);
+  const char *fn = "leaselua.payload";
+  lua_Integer rev =
+      ll_lua_arg_int(L, 1, fn, "the revision", 0, LL_LUA_REVISION_MAX);
+  char writer[LL_LUA_ALIAS_CAP];
+  ll_lua_arg_str(L, 2, fn, "the writer (1 to 15 of [A-Za-z0-9_-])", writer,
+                 sizeof writer, 1);
   ll_payload p;
   ll_error err = {0};
   if (ll_payload_build((long)rev, writer, &p, &err) != LL_OK)
@@ -47,8 +51,10 @@ static int l_payload(lua_State *L) {
 
 /* leaselua.sha256(s) -> lowercase hex */
 static int l_sha256(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TSTRING)
+    return ll_lua_raise(L, LL_E_USAGE, "leaselua.sha256: pass a string");
   size_t len;
-  const char *s = luaL_checklstring(L, 1, &len);
+  const char *s = lua_tolstring(L, 1, &len); /* argument slot: stays put */
   char hex[LL_SHA256_HEX];
   if (ll_sha256_hex(s, len, hex) != LL_OK)
     return ll_lua_raise(L, LL_E_INTERNAL, "SHA-256 failed");

@@ -14,11 +14,20 @@
 #include "run.h"
 #include "transport_factory.h"
 
+/* The run at idx; misuse names the method as luaL_argerror does (from
+ * the call site, never from the value). */
 l_run *ll_lua_check_run(lua_State *L, int idx) {
-  l_run *h = luaL_checkudata(L, idx, LL_RUN_MT);
-  if (!h->run)
-    ll_lua_raise(L, LL_E_CLOSED, "run handle used after close");
-  return h;
+  l_run *h = luaL_testudata(L, idx, LL_RUN_MT);
+  if (h && h->run)
+    return h;
+  char fn[64] = "run";
+  lua_Debug ar;
+  if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name)
+    snprintf(fn, sizeof fn, "run:%.48s", ar.name);
+  if (!h)
+    ll_lua_check_handle(L, idx, LL_RUN_MT, fn); /* raises */
+  ll_lua_raisef(L, LL_E_CLOSED, "%s: run handle used after close", fn);
+  return h; /* not reached */
 }
 
 /* Pushes row (and deletes it), or the error convention of STYLE.md:
@@ -322,16 +331,19 @@ static ll_req_spec spec(ll_op op, const char *step, const char *actor) {
 /* run:properties([step]) -> row | nil, err */
 static int l_properties(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
-  ll_req_spec s = spec(LL_OP_GET_PROPERTIES, luaL_optstring(L, 2, "properties"),
-                       "observer");
+  char step[LL_LUA_LABEL_CAP] = "properties";
+  ll_lua_arg_str(L, 2, "run:properties", "the step label", step, sizeof step,
+                 0);
+  ll_req_spec s = spec(LL_OP_GET_PROPERTIES, step, "observer");
   return request(L, h->run, &s);
 }
 
 /* run:read([step]) -> row | nil, err (content read without a lease) */
 static int l_read(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
-  ll_req_spec s =
-      spec(LL_OP_GET_BLOB, luaL_optstring(L, 2, "read"), "observer");
+  char step[LL_LUA_LABEL_CAP] = "read";
+  ll_lua_arg_str(L, 2, "run:read", "the step label", step, sizeof step, 0);
+  ll_req_spec s = spec(LL_OP_GET_BLOB, step, "observer");
   return request(L, h->run, &s);
 }
 
@@ -344,29 +356,33 @@ static int l_create_container(lua_State *L) {
 
 /* run:break_lease{period=30[, step]} -> row | nil, err */
 static int l_break(lua_State *L) {
+  const char *fn = "run:break_lease";
   l_run *h = ll_lua_check_run(L, 1);
-  lua_Integer period = ll_lua_optfield_int(L, 2, "period", 30);
-  if (period < 0 || period > 60)
-    return luaL_argerror(L, 2, "break period must be 0..60 seconds");
-  ll_req_spec s = spec(LL_OP_LEASE_BREAK,
-                       ll_lua_optfield_str(L, 2, "step", "break"), "operator");
+  lua_Integer period = ll_lua_opt_int(L, 2, fn, "period", 30, 0, 60);
+  char step[LL_LUA_LABEL_CAP] = "break";
+  ll_lua_opt_str(L, 2, fn, "step", step, sizeof step);
+  ll_req_spec s = spec(LL_OP_LEASE_BREAK, step, "operator");
   s.break_period = (long)period;
   return request(L, h->run, &s);
 }
 
-static l_writer *check_writer(lua_State *L, int idx, l_run **run) {
-  l_writer *w = luaL_checkudata(L, idx, LL_WRITER_MT);
+/* The writer at idx and its run (which the writer keeps alive). The run
+ * handle itself is what the uservalue holds, never a script's value. */
+static l_writer *check_writer(lua_State *L, int idx, const char *fn,
+                              l_run **run) {
+  l_writer *w = ll_lua_check_handle(L, idx, LL_WRITER_MT, fn);
   lua_getiuservalue(L, idx, 1);
   *run = ll_lua_check_run(L, -1);
-  lua_pop(L, 1);
+  lua_pop(L, 1); /* still referenced by the writer at idx */
   return w;
 }
 
 static int new_writer(lua_State *L, int bound) {
+  const char *fn = bound ? "run:writer" : "run:unbound";
   l_run *h = ll_lua_check_run(L, 1);
-  const char *alias = luaL_checkstring(L, 2);
-  if (strlen(alias) >= 16)
-    return luaL_argerror(L, 2, "alias longer than 15 characters");
+  char alias[LL_LUA_ALIAS_CAP];
+  ll_lua_arg_str(L, 2, fn, "the writer alias (1 to 15 of [A-Za-z0-9_-])", alias,
+                 sizeof alias, 1);
   if (bound) {
     ll_error err = {0};
     ll_status st = ll_run_bind(h->run, alias, &err);
@@ -393,33 +409,37 @@ static int l_unbound_new(lua_State *L) {
 
 /* W:put(revision[, {step=, control=}]) -> row | nil, err */
 static int l_w_put(lua_State *L) {
+  const char *fn = "writer:put";
   l_run *h;
-  l_writer *w = check_writer(L, 1, &h);
-  lua_Integer rev = luaL_checkinteger(L, 2);
-  char step[64];
+  l_writer *w = check_writer(L, 1, fn, &h);
+  lua_Integer rev =
+      ll_lua_arg_int(L, 2, fn, "the revision", 0, LL_LUA_REVISION_MAX);
+  char step[LL_LUA_LABEL_CAP];
   snprintf(step, sizeof step, "rev %lld", (long long)rev);
-  ll_req_spec s =
-      spec(LL_OP_PUT_BLOB, ll_lua_optfield_str(L, 3, "step", step), w->alias);
+  ll_lua_opt_str(L, 3, fn, "step", step, sizeof step);
+  ll_req_spec s = spec(LL_OP_PUT_BLOB, step, w->alias);
   s.revision = (long)rev;
   s.bound = w->bound;
   s.lease = w->bound ? w->alias : NULL;
-  s.control = ll_lua_optfield_bool(L, 3, "control", 0);
+  s.control = ll_lua_opt_bool(L, 3, fn, "control", 0);
   return request(L, h->run, &s);
 }
 
-static int lease_op(lua_State *L, ll_op op, const char *dflt) {
+static int lease_op(lua_State *L, ll_op op, const char *fn, const char *dflt) {
   l_run *h;
-  l_writer *w = check_writer(L, 1, &h);
+  l_writer *w = check_writer(L, 1, fn, &h);
   if (!w->bound && op != LL_OP_DELETE_BLOB)
-    return ll_lua_raise(L, LL_E_USAGE,
-                        "an unbound writer has no lease to act on");
-  char step[64];
+    return ll_lua_raisef(L, LL_E_USAGE,
+                         "%s: an unbound writer has no lease to act on", fn);
+  char step[LL_LUA_LABEL_CAP];
   snprintf(step, sizeof step, "%s %s", dflt, w->alias);
-  ll_req_spec s = spec(op, ll_lua_optfield_str(L, 2, "step", step), w->alias);
+  ll_lua_opt_str(L, 2, fn, "step", step, sizeof step);
+  ll_req_spec s = spec(op, step, w->alias);
   s.bound = w->bound;
   if (op == LL_OP_LEASE_ACQUIRE) {
     s.proposed = w->alias;
-    s.lease_duration = (long)ll_lua_optfield_int(L, 2, "duration", -1);
+    /* -1 (infinite) or 15..60: the core names the gap in between */
+    s.lease_duration = (long)ll_lua_opt_int(L, 2, fn, "duration", -1, -1, 60);
   } else {
     s.lease = w->bound ? w->alias : NULL;
   }
@@ -428,24 +448,30 @@ static int lease_op(lua_State *L, ll_op op, const char *dflt) {
 
 /* W:acquire{duration=-1} / W:release() / W:renew() / W:delete() */
 static int l_w_acquire(lua_State *L) {
-  return lease_op(L, LL_OP_LEASE_ACQUIRE, "acquire");
+  return lease_op(L, LL_OP_LEASE_ACQUIRE, "writer:acquire", "acquire");
 }
 static int l_w_release(lua_State *L) {
-  return lease_op(L, LL_OP_LEASE_RELEASE, "release");
+  return lease_op(L, LL_OP_LEASE_RELEASE, "writer:release", "release");
 }
 static int l_w_renew(lua_State *L) {
-  return lease_op(L, LL_OP_LEASE_RENEW, "renew");
+  return lease_op(L, LL_OP_LEASE_RENEW, "writer:renew", "renew");
 }
 static int l_w_change(lua_State *L) {
-  return lease_op(L, LL_OP_LEASE_CHANGE, "change");
+  return lease_op(L, LL_OP_LEASE_CHANGE, "writer:change", "change");
 }
 static int l_w_delete(lua_State *L) {
-  return lease_op(L, LL_OP_DELETE_BLOB, "delete by");
+  return lease_op(L, LL_OP_DELETE_BLOB, "writer:delete", "delete by");
 }
 
+/* W.alias, W.bound, or a method; nil for any other key (strings only: a
+ * number is not converted in place, nothing else is a name). */
 static int l_w_index(lua_State *L) {
-  l_writer *w = luaL_checkudata(L, 1, LL_WRITER_MT);
-  const char *k = luaL_checkstring(L, 2);
+  l_writer *w = ll_lua_check_handle(L, 1, LL_WRITER_MT, "writer.__index");
+  if (lua_type(L, 2) != LUA_TSTRING) {
+    lua_pushnil(L);
+    return 1;
+  }
+  const char *k = lua_tostring(L, 2); /* argument slot: stays reachable */
   if (strcmp(k, "alias") == 0) {
     lua_pushstring(L, w->alias);
     return 1;
@@ -455,13 +481,15 @@ static int l_w_index(lua_State *L) {
     return 1;
   }
   luaL_getmetatable(L, LL_WRITER_MT);
-  lua_getfield(L, -1, "methods");
-  lua_getfield(L, -1, k);
+  lua_pushliteral(L, "methods");
+  lua_rawget(L, -2);
+  lua_pushvalue(L, 2);
+  lua_rawget(L, -2);
   return 1;
 }
 
 static int l_w_tostring(lua_State *L) {
-  l_writer *w = luaL_checkudata(L, 1, LL_WRITER_MT);
+  l_writer *w = ll_lua_check_handle(L, 1, LL_WRITER_MT, "writer.__tostring");
   lua_pushfstring(L, "leaselua.Writer(%s%s)", w->alias,
                   w->bound ? ", lease-bound" : ", unbound");
   return 1;
