@@ -45,12 +45,21 @@ static void print_usage(FILE *f) {
   free(b.p);
 }
 
+/* Longest part of a script's own error string that is printed. */
+#define HOST_MSG_MAX 2048
+
+/* The message handler: a string (or number) gets its traceback, cut to
+ * HOST_MSG_MAX bytes first; any other value travels as it is, for
+ * describe. Nothing of the value runs: no __tostring, no __index. */
 static int traceback(lua_State *L) {
-  if (lua_type(L, 1) == LUA_TTABLE)
+  if (lua_type(L, 1) != LUA_TSTRING && lua_type(L, 1) != LUA_TNUMBER)
     return 1; /* leaselua error objects travel as they are */
-  const char *msg = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
-  if (!msg)
-    msg = luaL_typename(L, 1);
+  size_t len = 0;
+  const char *msg = lua_tolstring(L, 1, &len);
+  if (len > HOST_MSG_MAX)
+    msg = lua_pushfstring(L, "%s... (%I bytes in all)",
+                          lua_pushlstring(L, msg, HOST_MSG_MAX),
+                          (lua_Integer)len);
   luaL_traceback(L, L, msg, 1);
   return 1;
 }
@@ -63,8 +72,11 @@ static int describe(lua_State *L) {
     int tc = lua_rawget(L, 1);
     lua_pushliteral(L, "message");
     int tm = lua_rawget(L, 1);
-    lua_pushfstring(L, "%s: %s",
-                    tc == LUA_TSTRING ? lua_tostring(L, -2) : "error",
+    ll_code code;
+    const char *name = tc == LUA_TSTRING ? lua_tostring(L, -2) : "error";
+    if (ll_lua_error_code(L, 1, &code))
+      name = ll_code_name(code); /* what C raised, not what a script wrote */
+    lua_pushfstring(L, "%s: %s", name,
                     tm == LUA_TSTRING ? lua_tostring(L, -1)
                                       : "(an error object without a message)");
     return 1;
@@ -74,7 +86,8 @@ static int describe(lua_State *L) {
     lua_tostring(L, -1);
     return 1;
   }
-  lua_pushfstring(L, "an error object of type %s", luaL_typename(L, 1));
+  lua_pushfstring(L, "the script raised %s, not an error message",
+                  lua_isnil(L, 1) ? "nil" : luaL_typename(L, 1));
   return 1;
 }
 
