@@ -1,7 +1,8 @@
 # leaselua: developer and CI entry points (GNU make).
 #   make build        install what is missing, configure and build (build/)
 #   make check        build, ctest, luacheck, busted specs against Azurite
-#   make check-asan   ASan+UBSan build in build-asan/, ctest, the replay specs
+#   make check-asan   ASan+UBSan build in build-asan/, ctest, the replay specs and
+#                     the hostile-value sweep (tools/asan-specs.sh)
 #   make demo         build, then the handoff demo against a fresh Azurite
 #   make fixtures     re-record fixtures/emulator from a fresh Azurite, regenerate
 #                     fixtures/documented, then replay them all offline
