@@ -71,16 +71,6 @@ int ll_lua_arg_str(lua_State *L, int idx, const char *fn, const char *name,
 lua_Integer ll_lua_arg_int(lua_State *L, int idx, const char *fn,
                            const char *name, lua_Integer lo, lua_Integer hi);
 
-/* Deprecated: only l_open and ll_transport_config_from_lua still call
- * these, and they are being rewritten on the readers above; remove these
- * once they are. Raw access (no __index runs), so the returned string
- * stays reachable from the table at idx while the table is unchanged. */
-const char *ll_lua_optfield_str(lua_State *L, int idx, const char *k,
-                                const char *dflt);
-lua_Integer ll_lua_optfield_int(lua_State *L, int idx, const char *k,
-                                lua_Integer dflt);
-int ll_lua_optfield_bool(lua_State *L, int idx, const char *k, int dflt);
-
 int luaopen_leaselua_run(lua_State *L); /* adds open/ledger/verify to the
                                            module table at -1 */
 int ll_lua_open_module(lua_State *L);   /* luaopen body */
