@@ -70,7 +70,8 @@ static const char *const env_allowed[] = {"NO_COLOR", "TERM", "COLUMNS",
 /* leaselua.getenv(name) -> value | nil; raises for names outside the
  * allow list. */
 static int l_getenv(lua_State *L) {
-  const char *name = luaL_checkstring(L, 1);
+  char name[64];
+  ll_lua_arg_str(L, 1, "leaselua.getenv", "name", name, sizeof name, 1);
   for (const char *const *p = env_allowed; *p; p++) {
     if (strcmp(*p, name) == 0) {
       const char *v = getenv(name);
@@ -81,7 +82,11 @@ static int l_getenv(lua_State *L) {
       return 1;
     }
   }
-  return luaL_argerror(L, 1, "not a variable scripts may read");
+  return ll_lua_raisef(L, LL_E_USAGE,
+                       "leaselua.getenv: %s is not a variable scripts may "
+                       "read (only NO_COLOR, TERM, COLUMNS, "
+                       "LEASELUA_PAUSE_AFTER)",
+                       name);
 }
 
 /* leaselua.isatty() -> true when stdout is a terminal */
@@ -99,7 +104,8 @@ static int l_ledger(lua_State *L) {
     return ll_lua_raise(L, LL_E_USAGE,
                         "leaselua.ledger reads a path: a script reads its own "
                         "run's rows with run:rows()");
-  const char *dir = luaL_checkstring(L, 1);
+  char dir[LL_LUA_PATH_CAP];
+  ll_lua_arg_str(L, 1, "leaselua.ledger", "dir", dir, sizeof dir, 1);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   luaL_addstring(&b, dir);
@@ -122,9 +128,19 @@ static int l_ledger(lua_State *L) {
 
 /* leaselua.help(text): prints the script's usage to stdout; a script that
  * only did this exits 0 (it opened no run, so nothing is claimed). */
+static const char *text_arg(lua_State *L, const char *fn, size_t *n) {
+  if (lua_type(L, 1) != LUA_TSTRING)
+    ll_lua_raisef(L, LL_E_USAGE, "%s: argument 1 must be a string, got %s", fn,
+                  luaL_typename(L, 1));
+  const char *s = lua_tolstring(L, 1, n); /* stays on the stack */
+  if (*n > 65536)
+    ll_lua_raisef(L, LL_E_USAGE, "%s: the text is longer than 64 KiB", fn);
+  return s;
+}
+
 static int l_help(lua_State *L) {
   size_t n = 0;
-  const char *text = luaL_checklstring(L, 1, &n);
+  const char *text = text_arg(L, "leaselua.help", &n);
   fwrite(text, 1, n, stdout);
   if (n == 0 || text[n - 1] != '\n')
     fputc('\n', stdout);
@@ -138,7 +154,7 @@ static int l_help(lua_State *L) {
  * gives for a bad argument of its own. */
 static int l_usage_error(lua_State *L) {
   size_t n = 0;
-  const char *msg = luaL_checklstring(L, 1, &n);
+  const char *msg = text_arg(L, "leaselua.usage_error", &n);
   char buf[600];
   snprintf(buf, sizeof buf, "%.*s", (int)(n < 590 ? n : 590), msg);
   return ll_lua_raise(L, LL_E_USAGE, buf);

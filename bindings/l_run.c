@@ -220,7 +220,11 @@ static int l_open(lua_State *L) {
     lua_settop(L, 0);
     lua_newtable(L);
   }
-  luaL_checktype(L, 1, LUA_TTABLE);
+  if (lua_type(L, 1) != LUA_TTABLE)
+    return ll_lua_raisef(L, LL_E_USAGE,
+                         "leaselua.open: argument 1 must be a table of "
+                         "options, got %s",
+                         luaL_typename(L, 1));
   lua_settop(L, 1);
   ll_flow_plan plan;
   read_plan(L, 1, &plan, host != NULL);

@@ -129,7 +129,7 @@ local MODULE = {
 -- Functions whose errors may still be plain strings in Lua's own wording
 -- (luaL_checktype, luaL_checkstring, luaL_argerror): the lead's, not yet
 -- on the readers of bindings/l_common.h.
-local PLAIN_ERRORS_ALLOWED = { open = true, getenv = true, ledger = true, help = true, usage_error = true }
+local PLAIN_ERRORS_ALLOWED = {}
 -- What not to sweep: help prints its string (a mebibyte to the spec's
 -- output; a number as a string), so it gets only the values it refuses.
 local SKIP = {
