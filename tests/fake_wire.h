@@ -176,7 +176,7 @@ static inline ll_run *fw_open(fake_wire *w, const char *evidence,
   cfg.lua_version = "Lua 5.4.6";
   cfg.transport = fw_transport(w);
   cfg.clock = ll_clock_new_real();
-  (void)lock_dir;
+  cfg.lock_dir = lock_dir;
   ll_run *r = ll_run_open(&cfg, err);
   cJSON_Delete(man);
   return r;
