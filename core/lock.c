@@ -19,7 +19,8 @@
 #include "jsonx.h"
 
 struct ll_lock {
-  int fd;
+  int dir, fd;
+  char name[LL_SHA256_HEX + 8];
 };
 
 static void default_dir(char *buf, size_t cap) {
@@ -81,6 +82,40 @@ static void holder_of(int fd, char *pid, size_t pcap, char *ev, size_t ecap) {
   }
 }
 
+/* Opens and flocks name under dfd. 0: locked; EWOULDBLOCK: another run
+ * holds it (*out_fd stays open, to read its note); another errno: failed.
+ * A release unlinks the file while it still holds the lock, so a lock won
+ * on a file that was unlinked meanwhile is worth nothing: then the file
+ * the name now points to is locked instead. */
+static int lock_file(int dfd, const char *name, int *out_fd) {
+  *out_fd = -1;
+  for (int tries = 0; tries < 8; tries++) {
+    int fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+      return errno ? errno : EIO;
+    struct stat a, b;
+    if (fstat(fd, &a) != 0 || !S_ISREG(a.st_mode) || a.st_uid != geteuid()) {
+      close(fd);
+      return EPERM;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      int e = errno;
+      if (e == EWOULDBLOCK)
+        *out_fd = fd;
+      else
+        close(fd);
+      return e;
+    }
+    if (fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+        a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+      *out_fd = fd;
+      return 0;
+    }
+    close(fd);
+  }
+  return EBUSY;
+}
+
 ll_status ll_lock_take(const char *dir, const char *host, const char *blob_path,
                        const char *evidence_dir, ll_lock **out, ll_error *err) {
   char where[512], key[1024], name[LL_SHA256_HEX + 8];
@@ -103,38 +138,33 @@ ll_status ll_lock_take(const char *dir, const char *host, const char *blob_path,
   int dfd = open_private_dir(where, err);
   if (dfd < 0)
     return err ? err->code : LL_E_IO;
-  int fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  int saved = errno;
-  close(dfd);
-  struct stat sb;
-  if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
-      sb.st_uid != geteuid()) {
-    if (fd >= 0)
-      close(fd);
-    return ll_fail(err, LL_E_IO,
-                   "cannot use the lock file %s/%s: %s: remove it", where, name,
-                   fd < 0 ? strerror(saved) : "not a file of this user");
-  }
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    saved = errno;
+  int fd;
+  int e = lock_file(dfd, name, &fd);
+  if (e == EWOULDBLOCK) {
     char pid[64], ev[1024];
     holder_of(fd, pid, sizeof pid, ev, sizeof ev);
     close(fd);
-    if (saved == EWOULDBLOCK)
-      return ll_fail(err, LL_E_SCOPE,
-                     "blob %s%s is in use by another run (pid %s, evidence "
-                     "%.400s): one run per blob at a time (invariant 14); "
-                     "let it finish, or recover it once it has ended",
-                     host, blob_path, pid, ev);
-    return ll_fail(err, LL_E_IO, "cannot lock %s/%s: %s", where, name,
-                   strerror(saved));
+    close(dfd);
+    return ll_fail(err, LL_E_SCOPE,
+                   "blob %s%s is in use by another run (pid %s, evidence "
+                   "%.400s): one run per blob at a time (invariant 14); let "
+                   "it finish, or recover it once it has ended",
+                   host, blob_path, pid, ev);
   }
-  ll_lock *l = malloc(sizeof *l);
+  ll_lock *l = e == 0 ? malloc(sizeof *l) : NULL;
   if (!l) {
-    close(fd);
-    return ll_fail(err, LL_E_NOMEM, "out of memory");
+    if (fd >= 0)
+      close(fd);
+    close(dfd);
+    if (e == 0)
+      return ll_fail(err, LL_E_NOMEM, "out of memory");
+    return ll_fail(err, LL_E_IO,
+                   "cannot use the lock file %s/%s: %s: remove it", where, name,
+                   e == EPERM ? "not a file of this user" : strerror(e));
   }
+  l->dir = dfd;
   l->fd = fd;
+  ll_strlcpy(l->name, name, sizeof l->name);
   /* Who holds it, for a refused second run; best effort, the lock is
    * what counts. */
   char cwd[512] = "";
@@ -157,9 +187,10 @@ ll_status ll_lock_take(const char *dir, const char *host, const char *blob_path,
 void ll_lock_release(ll_lock *l) {
   if (!l)
     return;
-  int t = ftruncate(l->fd, 0); /* the holder's note goes with the lock */
-  (void)t;
+  /* unlinked while still held (see lock_file), so no file is left over */
+  (void)unlinkat(l->dir, l->name, 0);
   close(l->fd); /* releases the flock */
+  close(l->dir);
   free(l);
 }
 

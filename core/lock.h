@@ -25,7 +25,9 @@ typedef struct ll_lock ll_lock;
 ll_status ll_lock_take(const char *dir, const char *host, const char *blob_path,
                        const char *evidence_dir, ll_lock **out,
                        ll_error *err) LL_WARN_UNUSED;
-/* Releases and frees; NULL is fine. */
+/* Releases and frees; NULL is fine. The file is unlinked while still
+ * held, so none is left behind (a taker that locked the unlinked file
+ * sees the name point elsewhere and locks that instead). */
 void ll_lock_release(ll_lock *l);
 
 /* Before a fresh run on (host, blob_path): each sibling of evidence_dir

@@ -237,6 +237,28 @@ static void test_lock_dir(void) {
             LL_OK);
   ll_lock_release(l);
   ll_lock_release(NULL);
+  /* a release leaves no file behind */
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s')\"", path("made"));
+  CHECK_INT(system(cmd), 0);
+  /* a lock file that is a link is never followed */
+  mkdirs("linked");
+  CHECK_INT(chmod(path("linked"), 0700), 0);
+  CHECK_INT(ll_lock_take(path("linked"), "h", "/p", "ev", &l, &err), LL_OK);
+  char lockname[600] = "";
+  snprintf(cmd, sizeof cmd, "ls '%s'", path("linked"));
+  FILE *ls = popen(cmd, "r");
+  CHECK(ls && fgets(lockname, sizeof lockname, ls) != NULL);
+  if (ls)
+    pclose(ls);
+  lockname[strcspn(lockname, "\n")] = '\0';
+  ll_lock_release(l);
+  char target[700];
+  snprintf(target, sizeof target, "%s/%s", path("linked"), lockname);
+  CHECK_INT(symlink(path("elsewhere"), target), 0);
+  CHECK_INT(ll_lock_take(path("linked"), "h", "/p", "ev", &l, &err), LL_E_IO);
+  CHECK(strstr(err.message, "cannot use the lock file") != NULL);
+  CHECK(access(path("elsewhere"), F_OK) != 0);
 }
 
 static void test_root_bound(void) {
