@@ -311,14 +311,11 @@ os.execute("sleep 60")
     assert.are.equal("LL_E_SCOPE", err.code)
     assert.matches(cfg.evidence:gsub("%p", "%%%0"), err.message)
     assert.are.equal("HOLD", run:finish().decision)
-    -- after finish nothing is sent, and no second decision is recorded
-    local rows = #run:rows()
-    ok, err = pcall(run.properties, run)
-    assert.is_false(ok)
-    assert.are.equal("LL_E_ORDER", err.code)
-    assert.matches("the run is finished", err.message)
+    -- after finish nothing is sent, no lifecycle starts, no second decision
+    refused(run, "LL_E_ORDER", run.properties, run)
+    refused(run, "LL_E_ORDER", run.lifecycle, run, {})
     assert.is_false(pcall(run.finish, run))
-    assert.are.equal(rows, #run:rows())
+    assert.are.equal(1, count(run:rows(), "decision"))
     run:close()
     local other = ll.open { evidence = helper.tmpdir() .. "/ev", manifest = helper.manifest_table,
       account_url = proxy.url, container = CONTAINER, blob = cfg.blob, ca_file = os.getenv("LEASELUA_CA_FILE") }
