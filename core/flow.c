@@ -268,6 +268,7 @@ static cJSON *decision_row(ll_run *r) {
   cJSON_AddNullToObject(row, "reasons");
   cJSON_AddNullToObject(row, "window_finding");
   cJSON_AddNullToObject(row, "statement");
+  cJSON_AddNullToObject(row, "open_doubts");
   return row;
 }
 
@@ -326,6 +327,8 @@ ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   cJSON_ReplaceItemInObjectCaseSensitive(row, "statement",
                                          cJSON_CreateString(stmt ? stmt : ""));
   free(stmt);
+  cJSON_ReplaceItemInObjectCaseSensitive(
+      row, "open_doubts", cJSON_CreateNumber(ll_model_doubts(r->model)));
   /* Preview only (never recorded): can further steps still reach ACCEPT? */
   const char *why = NULL;
   int reachable = ll_model_accept_reachable(r->model, &why);

@@ -207,6 +207,27 @@ ll_status ll_run_check_after(ll_run *r, const char *after, ll_error *err) {
   return LL_OK;
 }
 
+/* A refusal row: what was refused, the code and the invariant it names. */
+static ll_status refusal_row(ll_run *r, const char *step, const char *op,
+                             const char *actor, ll_status code, ll_error *err) {
+  ll_error keep = *err;
+  cJSON *row = cJSON_CreateObject();
+  cJSON_AddStringToObject(row, "record", "refusal");
+  cJSON_AddNumberToObject(row, "fixture_epoch", ll_model_epoch(r->model));
+  cJSON_AddStringToObject(row, "step", r->step[0] ? r->step : step);
+  cJSON_AddStringToObject(row, "operation", op);
+  cJSON_AddStringToObject(row, "actor_alias", actor);
+  cJSON_AddStringToObject(row, "code", ll_code_name(code));
+  cJSON_AddNumberToObject(row, "invariant", ll_guard_invariant(code));
+  cJSON_AddStringToObject(row, "message", keep.message);
+  ll_status st = ll_run_append(r, row, err);
+  cJSON_Delete(row);
+  if (st != LL_OK)
+    return st;
+  *err = keep;
+  return code;
+}
+
 ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
                            const char *after_dir, ll_error *err) {
   if (!destructive && r->planned && r->plan.window_attempts > 0 &&
@@ -219,6 +240,16 @@ ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
     ll_status st = ll_run_check_after(r, after_dir, err);
     if (st != LL_OK)
       return st;
+  }
+  /* The guard's scope is the blob: a lifecycle starts only from a known
+   * state, and resets neither the latch nor the read-back rule. */
+  ll_error why = {0};
+  ll_status gst = ll_guard_lifecycle(r->model, &why);
+  if (gst != LL_OK) {
+    if (err)
+      *err = why;
+    return refusal_row(r, "lifecycle", "Lifecycle", "operator", gst,
+                       err ? err : &why);
   }
   cJSON *row = cJSON_CreateObject();
   cJSON_AddStringToObject(row, "record", "lifecycle");
@@ -245,23 +276,8 @@ ll_status ll_run_note(ll_run *r, const char *step, const char *text,
 
 static ll_status refuse(ll_run *r, const ll_req_spec *s, ll_status code,
                         ll_error *err) {
-  ll_error keep = *err;
-  cJSON *row = cJSON_CreateObject();
-  cJSON_AddStringToObject(row, "record", "refusal");
-  cJSON_AddNumberToObject(row, "fixture_epoch", ll_model_epoch(r->model));
-  cJSON_AddStringToObject(row, "step",
-                          r->step[0] ? r->step : (s->step ? s->step : ""));
-  cJSON_AddStringToObject(row, "operation", ll_op_name(s->op));
-  cJSON_AddStringToObject(row, "actor_alias", s->actor ? s->actor : "");
-  cJSON_AddStringToObject(row, "code", ll_code_name(code));
-  cJSON_AddNumberToObject(row, "invariant", ll_guard_invariant(code));
-  cJSON_AddStringToObject(row, "message", keep.message);
-  ll_status st = ll_run_append(r, row, err);
-  cJSON_Delete(row);
-  if (st != LL_OK)
-    return st;
-  *err = keep;
-  return code;
+  return refusal_row(r, s->step ? s->step : "", ll_op_name(s->op),
+                     s->actor ? s->actor : "", code, err);
 }
 
 static void shape(const ll_http_request *q, const char *url, char *buf,

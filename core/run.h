@@ -31,6 +31,7 @@ typedef struct {
   const char *fixture_label; /* replay: the fixture's endpoint kind */
   const char *api_version;   /* --api-version; NULL: the manifest's */
   int allow_unlisted_api_version; /* --allow-api-version (manifest.h) */
+  const char *lock_dir;           /* NULL: the per-user default (core/lock.h) */
 } ll_run_config;
 
 ll_run *ll_run_open(ll_run_config *cfg, ll_error *err);

@@ -4,6 +4,7 @@
 #define LL_RUN_IMPL_H
 
 #include "hash.h"
+#include "lock.h"
 #include "run.h"
 
 #define LL_MAX_WRITERS 8
@@ -27,7 +28,8 @@ struct ll_run {
   ll_writer writers[LL_MAX_WRITERS];
   int nwriters;
   long events;
-  int dead; /* the ledger failed: nothing more may be sent */
+  int dead;      /* the ledger failed: nothing more may be sent */
+  ll_lock *lock; /* one run per blob at a time (NULL for a replay) */
   int expected_dirty;
   char step[96];     /* the script's current step label */
   ll_flow_plan plan; /* what the flow declared at open (ll_run_plan) */

@@ -280,6 +280,25 @@ static const char *run_endpoint_kind(void *ctx) {
   return ll_model_endpoint_kind(((ll_run *)ctx)->model);
 }
 
+/* One run per blob (invariant 14), before anything is written: the lock,
+ * then, for a fresh run, the previous runs on the blob in the same
+ * evidence root. A replay touches no blob and is exempt: it locks nothing
+ * (replays of one fixture may run side by side) and its bundles, labelled
+ * replay, never block a live run. Recovery is the way to settle a
+ * previous run, so it does not look at its siblings: a fresh run beside
+ * an unsettled one is refused, so at most one is unsettled per root. */
+static ll_status guard_blob(ll_run *r, const ll_run_config *cfg,
+                            ll_error *err) {
+  char host[256], path[512];
+  ll_manifest_account_host(r->target.account_url, host, sizeof host);
+  ll_target_blob_path(&r->target, path, sizeof path);
+  ll_status st =
+      ll_lock_take(cfg->lock_dir, host, path, cfg->evidence_dir, &r->lock, err);
+  if (st == LL_OK && !cfg->recover)
+    st = ll_lock_check_previous(cfg->evidence_dir, host, path, err);
+  return st;
+}
+
 ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
   ll_run *r = calloc(1, sizeof *r);
   ll_status st = LL_OK;
@@ -308,6 +327,8 @@ ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
                         err);
   if (st == LL_OK && !cfg->evidence_dir)
     st = ll_fail(err, LL_E_USAGE, "no evidence directory: pass --evidence DIR");
+  if (st == LL_OK && !cfg->fixture_label)
+    st = guard_blob(r, cfg, err);
   if (st == LL_OK)
     st = cfg->recover ? open_recover(r, cfg, err) : open_fresh(r, cfg, err);
   if (st == LL_OK && r->auth) {
@@ -346,6 +367,7 @@ void ll_run_close(ll_run *r) {
   ll_transport_free(r->transport);
   ll_clock_free(r->clock);
   ll_auth_free(r->auth);
+  ll_lock_release(r->lock); /* last: the run no longer touches the blob */
   memset(r->writers, 0, sizeof r->writers);
   free(r);
 }

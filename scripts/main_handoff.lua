@@ -54,6 +54,7 @@ out.guarded(function()
     if window.result == "REPRODUCED" or attempt == opts.window_attempts then break end
     step("7 finish lifecycle: wait broken", run.wait_for_broken, run, { progress = true })
     step("7 finish lifecycle: delete", A_unleased.delete, A_unleased)
+    step("7 confirm absent", run.properties, run)
   end
   if step("8 fresh properties", run.properties, run).observed_lease_state == "breaking" then
     step("8 B acquire while breaking", B.acquire, B, { duration = -1 })
