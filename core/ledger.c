@@ -250,17 +250,73 @@ ll_status ll_ledger_bind_alias(ll_ledger *l, const char *alias,
 
 ll_status ll_ledger_add_secret(ll_ledger *l, const char *secret,
                                ll_error *err) {
-  if (!l || !secret || !*secret)
-    return ll_fail(err, LL_E_USAGE, "add_secret needs a non-empty secret");
+  return ll_ledger_add_named_secret(l, secret, "secret", err);
+}
+
+ll_status ll_ledger_add_named_secret(ll_ledger *l, const char *secret,
+                                     const char *name, ll_error *err) {
+  if (!l || !secret || !*secret || !name || !*name || strlen(name) > 32)
+    return ll_fail(err, LL_E_USAGE,
+                   "add_secret needs a non-empty secret and a name");
   for (size_t i = 0; i < l->n_secrets; i++)
     if (strcmp(l->secrets[i], secret) == 0)
       return LL_OK;
-  if (!grow(&l->secrets, l->n_secrets, &l->cap_secrets))
+  char ph[48];
+  snprintf(ph, sizeof ph, "{{secret:%s}}", name);
+  /* Two vectors with one count, like the bindings. */
+  if (!grow(&l->secrets, l->n_secrets, &l->cap_secrets) ||
+      !grow(&l->secret_ph, l->n_secrets, &l->cap_secret_ph))
     return ll_fail(err, LL_E_NOMEM, "out of memory registering a secret");
-  if (!(l->secrets[l->n_secrets] = strdup(secret)))
+  char *s = strdup(secret), *p = strdup(ph);
+  if (!s || !p) {
+    free(s);
+    free(p);
     return ll_fail(err, LL_E_NOMEM, "out of memory registering a secret");
-  l->n_secrets++;
+  }
+  l->secrets[l->n_secrets] = s;
+  l->secret_ph[l->n_secrets++] = p;
   return LL_OK;
+}
+
+size_t ll_ledger_secrets(const ll_ledger *l, const char *const **secrets,
+                         const char *const **placeholders) {
+  *secrets = l ? (const char *const *)l->secrets : NULL;
+  *placeholders = l ? (const char *const *)l->secret_ph : NULL;
+  return l ? l->n_secrets : 0;
+}
+
+ll_status ll_ledger_redact(const ll_ledger *l, cJSON *row, ll_error *err) {
+  if (!l || !cJSON_IsObject(row))
+    return ll_fail(err, LL_E_USAGE, "ledger_redact needs a JSON object");
+  unsigned found = 0;
+  ll_buf where = {0}, note = {0};
+  ll_status st = ll_sanitize_redact(row, (const char *const *)l->secrets,
+                                    (const char *const *)l->secret_ph,
+                                    l->n_secrets, &found, &where);
+  if (st == LL_OK && found) {
+    const cJSON *old = cJSON_GetObjectItemCaseSensitive(row, "notes");
+    if (cJSON_IsString(old) && old->valuestring[0]) {
+      ll_buf_put(&note, old->valuestring, strlen(old->valuestring));
+      ll_buf_put(&note, "; ", 2);
+    }
+    ll_sanitize_note(&note, where.p, found, (const char *const *)l->secret_ph,
+                     l->n_secrets);
+    cJSON *text = note.oom ? NULL : cJSON_CreateString(note.p);
+    int kept = 0;
+    if (text && old)
+      kept = cJSON_ReplaceItemInObjectCaseSensitive(row, "notes", text);
+    else if (text)
+      kept = cJSON_AddItemToObject(row, "notes", text);
+    if (!kept) {
+      cJSON_Delete(text);
+      st = LL_E_NOMEM;
+    }
+  }
+  if (st == LL_E_NOMEM || where.oom)
+    st = ll_fail(err, LL_E_NOMEM, "out of memory redacting an evidence row");
+  free(where.p);
+  free(note.p);
+  return st;
 }
 
 int ll_ledger_is_lease_bind(const cJSON *row) {

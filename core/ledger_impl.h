@@ -32,8 +32,8 @@ struct ll_ledger {
   char prev_prot[LL_SHA256_HEX], prev_exp[LL_SHA256_HEX];
   char **ids, **aliases; /* bindings, in registration order */
   size_t n_binds, cap_ids, cap_aliases;
-  char **secrets;
-  size_t n_secrets, cap_secrets;
+  char **secrets, **secret_ph; /* the secret, its "{{secret:NAME}}" */
+  size_t n_secrets, cap_secrets, cap_secret_ph;
   int broken; /* a durability failure: every later append fails */
 };
 

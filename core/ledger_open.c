@@ -476,11 +476,14 @@ void ll_ledger_close(ll_ledger *l) {
     free(l->ids[i]);
     free(l->aliases[i]);
   }
-  for (size_t i = 0; i < l->n_secrets; i++)
+  for (size_t i = 0; i < l->n_secrets; i++) {
     free(l->secrets[i]);
+    free(l->secret_ph[i]);
+  }
   free(l->ids);
   free(l->aliases);
   free(l->secrets);
+  free(l->secret_ph);
   cJSON_Delete(l->rows);
   cJSON_Delete(l->export_rows);
   free(l->dir);
