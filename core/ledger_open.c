@@ -447,6 +447,22 @@ ll_ledger *ll_ledger_open(const char *dir, ll_ledger_mode mode, ll_error *err) {
   }
   memcpy(l->prev_prot, LL_GENESIS_HASH, sizeof l->prev_prot);
   memcpy(l->prev_exp, LL_GENESIS_HASH, sizeof l->prev_exp);
+  /* "ev/" and "link/." resolve a link at their last name: O_NOFOLLOW
+   * sees only the final component, so the final component is the
+   * directory's own name. */
+  size_t len = strlen(l->dir);
+  while (len > 1 && l->dir[len - 1] == '/')
+    l->dir[--len] = '\0';
+  const char *last = strrchr(l->dir, '/');
+  last = last ? last + 1 : NULL;
+  if (last && (strcmp(last, ".") == 0 || strcmp(last, "..") == 0)) {
+    ll_fail(err, LL_E_USAGE,
+            "evidence directory %s ends in '%s': name the directory itself "
+            "with --evidence",
+            l->dir, last);
+    ll_ledger_close(l);
+    return NULL;
+  }
   ll_status st = mode == LL_LEDGER_CREATE ? create_layout(l, err)
                  : mode == LL_LEDGER_RECOVER
                      ? recover(l, err)

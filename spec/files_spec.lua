@@ -149,10 +149,12 @@ describe("files outside the bundle", function()
     it("an evidence path that is itself a symlink is refused, and the directory it names stays empty", function()
       local d = rp.tmpdir()
       sh("mkdir " .. q(d .. "/real") .. " && ln -s real " .. q(d .. "/ev"))
-      local rc, out, err = replay(ACCEPT, d .. "/ev")
-      assert.are.equal(64, rc, out .. err)
-      one_line(err, "evidence directory .*/ev is a symbolic link")
-      assert.are.same({}, ls(d .. "/real"))
+      for _, path in ipairs { "/ev", "/ev/", "/ev//", "/ev/." } do
+        local rc, out, err = replay(ACCEPT, d .. path)
+        assert.are.equal(64, rc, path .. ": " .. out .. err)
+        one_line(err, "evidence directory .*/ev.* the directory itself")
+        assert.are.same({}, ls(d .. "/real"), path)
+      end
     end)
   end)
 

@@ -87,6 +87,21 @@ static void test_create(const char *root) {
   l = open_as(path_of(root, "ev-link"), LL_LEDGER_CREATE, &err);
   CHECK(l == NULL && strstr(err.message, "is a symbolic link") != NULL);
   CHECK(is_empty(path_of(root, "real")));
+  /* nor through its name with a trailing '/' or '/.' */
+  static const char *const via[] = {"ev-link/", "ev-link//", "ev-link/.",
+                                    "ev-link/.."};
+  for (size_t i = 0; i < sizeof via / sizeof via[0]; i++) {
+    l = open_as(path_of(root, via[i]), LL_LEDGER_CREATE, &err);
+    CHECK(l == NULL && err.code == LL_E_USAGE);
+    ll_ledger_close(l);
+  }
+  CHECK(is_empty(path_of(root, "real")));
+  CHECK(mkdir(path_of(root, "slash"), 0700) == 0);
+  l = open_as(path_of(root, "slash/"), LL_LEDGER_CREATE, &err);
+  CHECK(l != NULL); /* a directory's own name may end in '/' */
+  if (l)
+    CHECK_STR(ll_ledger_dir(l), path_of(root, "slash"));
+  ll_ledger_close(l);
   CHECK(mkdir(path_of(root, "planted"), 0700) == 0 &&
         symlink("../real", path_of(root, "planted/protected")) == 0);
   l = open_as(path_of(root, "planted"), LL_LEDGER_CREATE, &err);
