@@ -146,6 +146,38 @@ describe("files outside the bundle", function()
       end
     end)
 
+    it("links planted during the run, at decision.json or a temporary name, are replaced, never followed", function()
+      local ll = require "leaselua"
+      local d = rp.tmpdir()
+      local ev, outside = d .. "/ev", d .. "/outside"
+      sh("mkdir " .. q(outside))
+      local r = ll.open {
+        evidence = ev, manifest = helper.manifest_table,
+        -- nothing listens there, and nothing is sent: the run only decides
+        account_url = "http://127.0.0.1:9/devstoreaccount1", container = "lease-handoff-lab", blob = "files.json",
+        auth = { kind = "command", token_command = q(helper.host) .. " dev-token" },
+      }
+      r:declare(0, "A")
+      local names = { "decision.json", "decision.json.tmp", ".decision.json.tmp", "expected.json.tmp",
+        ".expected.json.tmp" }
+      for i, name in ipairs(names) do
+        helper.write(outside .. "/victim" .. i, "untouched\n")
+        sh("ln -s " .. q(outside .. "/victim" .. i) .. " " .. q(ev .. "/" .. name))
+      end
+      local decision = r:finish()
+      r:close()
+      assert.are.equal("HOLD", decision.decision)
+      for i, name in ipairs(names) do
+        assert.are.equal("untouched\n", helper.read(outside .. "/victim" .. i), name)
+      end
+      assert.are.same({ "victim1", "victim2", "victim3", "victim4", "victim5" }, ls(outside))
+      for _, name in ipairs { "decision.json", "expected.json" } do
+        assert.is_false(is_link(ev .. "/" .. name), name)
+        assert.is_table(require("cjson").decode(helper.read(ev .. "/" .. name)), name)
+      end
+      assert.is_false(exists(ev .. "/.decision.json.tmp"))
+    end)
+
     it("an evidence path that is itself a symlink is refused, and the directory it names stays empty", function()
       local d = rp.tmpdir()
       sh("mkdir " .. q(d .. "/real") .. " && ln -s real " .. q(d .. "/ev"))
