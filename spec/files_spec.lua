@@ -155,7 +155,7 @@ describe("files outside the bundle", function()
         evidence = ev, manifest = helper.manifest_table,
         -- nothing listens there, and nothing is sent: the run only decides
         account_url = "http://127.0.0.1:9/devstoreaccount1", container = "lease-handoff-lab", blob = "files.json",
-        auth = { kind = "command", token_command = q(helper.host) .. " dev-token" },
+        auth = { kind = "command", token_command = helper.host .. " dev-token" }, -- no shell: no quotes
       }
       r:declare(0, "A")
       local names = { "decision.json", "decision.json.tmp", ".decision.json.tmp", "expected.json.tmp",
@@ -207,7 +207,7 @@ describe("files outside the bundle", function()
       sh("cp -a " .. q(pristine) .. " " .. q(ev) .. " && mkdir " .. q(outside))
       helper.write(outside .. "/victim", "untouched\n")
       if attack then attack(ev, outside) end
-      local rc, out, err = run({ "scripts/recovery.lua", "--replay",
+      local rc, out, err = run({ "scripts/recovery.lua", "--recover", "--replay",
         rp.fixture("documented/rev5-lost.recovery-committed"), "--evidence", ev })
       return rc, out, err, ev, outside
     end
