@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "input.h"
 #include "l_common.h"
 #include "l_json.h"
 #include "l_run.h"
@@ -174,19 +175,15 @@ static cJSON *open_manifest(lua_State *L, const ll_operator *op, int sandbox,
                             ll_error *err) {
   cJSON *manifest = NULL;
   if (op->manifest[0]) {
+    /* read as every input file is (core/input.h): a regular file under
+     * the limit, never a FIFO waited on or a link followed */
     ll_buf b = {0};
-    ll_status st = ll_buf_read_file(&b, op->manifest, 65536);
-    if (st == LL_OK && b.oom)
-      st = LL_E_NOMEM;
+    ll_status st = ll_input_read(op->manifest, "manifest", "--manifest",
+                                 LL_MANIFEST_FILE_MAX, &b, err);
     if (st == LL_OK)
       st = ll_manifest_parse(b.p, b.n, &manifest, err);
-    else if (st == LL_E_TOO_LARGE)
-      ll_fail(err, LL_E_MANIFEST,
-              "manifest %s is larger than 64 KiB: check --manifest",
-              op->manifest);
-    else
-      ll_fail(err, st == LL_E_NOMEM ? LL_E_NOMEM : LL_E_MANIFEST,
-              "cannot read manifest %s: check --manifest", op->manifest);
+    else if (st == LL_E_USAGE && err)
+      err->code = LL_E_MANIFEST; /* a manifest that cannot be read */
     free(b.p);
     return manifest;
   }

@@ -4,6 +4,7 @@
  * wiped on free and never copied into an error message. */
 #include "auth.h"
 #include "auth_impl.h"
+#include "input.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -93,25 +94,26 @@ static ll_status token_from_env(char **out, ll_error *err) {
   return LL_OK;
 }
 
-/* Reads at most SECRET_CAP bytes of a token file. Group or world
- * readability is accepted: the library has nowhere to warn. */
+/* Reads at most SECRET_CAP bytes of a token file, opened as every input
+ * file is (input.h: no FIFO waited on, no link followed, regular and under
+ * the limit). Group or world readability is accepted: the library has
+ * nowhere to warn. */
 static ll_status token_from_file(const char *path, char **out, ll_error *err) {
   if (!path || !*path)
     return ll_fail(err, LL_E_USAGE, "no token file given");
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return ll_fail(err, LL_E_AUTH, "cannot open token file %s: %s", path,
-                   strerror(errno));
+  int fd;
+  size_t size;
+  if (ll_input_open(path, "token file", "--token-file", SECRET_CAP, &fd, &size,
+                    err) != LL_OK) {
+    if (err)
+      err->code = LL_E_AUTH; /* a credential that cannot be read */
+    return LL_E_AUTH;
+  }
   ll_status st = LL_OK;
   char *buf = malloc(SECRET_CAP + 1);
   size_t len = 0;
-  struct stat sb;
   if (!buf) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
-    goto cleanup;
-  }
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    st = ll_fail(err, LL_E_AUTH, "token file %s is not a regular file", path);
     goto cleanup;
   }
   while (len <= SECRET_CAP) {

@@ -7,6 +7,7 @@
 
 #include "manifest.h"
 #include "run_impl.h"
+#include "sanitize.h"
 static void add_str_or_null(cJSON *o, const char *k, const char *v) {
   if (v && *v)
     cJSON_AddStringToObject(o, k, v);
@@ -19,12 +20,95 @@ static void copy_key(cJSON *dst, const cJSON *src, const char *k) {
   cJSON_AddItemToObject(dst, k, v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
 }
 
+/* A response as the row reads it (redact_response). */
+typedef struct {
+  ll_http_response r;
+  int owned; /* r.headers and r.body are this view's own copies */
+} view;
+
+/* Appends "response header NAME" or "response body" to where. */
+static void name_part(ll_buf *where, const char *header) {
+  if (where->n)
+    ll_buf_put(where, ", ", 2);
+  if (header) {
+    ll_buf_put(where, "response header ", 16);
+    ll_buf_put(where, header, strlen(header));
+  } else {
+    ll_buf_put(where, "response body", 13);
+  }
+}
+
+/* resp with every registered secret in its headers and body replaced by
+ * its placeholder (and every sig= value that is not REDACTED), before the
+ * parser copies, and may cut, a value: not even a prefix of a token is
+ * kept. v borrows the rest from resp; the content hash still reads resp's
+ * real bytes. *note gets "the service echoed a secret in response header
+ * x-ms-request-id, ...; replaced by {{secret:token}}" when one was found.
+ * Out of memory: v is resp itself, and the ledger's scan refuses a row
+ * that holds a secret (fail closed). */
+static void redact_response(ll_run *r, const ll_http_response *resp, view *v,
+                            ll_buf *note) {
+  const char *const *sec, *const *ph;
+  size_t n = ll_ledger_secrets(r->ledger, &sec, &ph);
+  unsigned found = 0;
+  int bad = 0;
+  ll_buf where = {0}, body = {0}, val = {0};
+  v->r = *resp;
+  v->owned = 0;
+  if (n == 0)
+    return;
+  ll_headers_init(&v->r.headers);
+  for (size_t i = 0; i < resp->headers.n && !bad; i++) {
+    const ll_header *h = &resp->headers.v[i];
+    val.n = 0;
+    unsigned hit =
+        ll_sanitize_replace(h->value, strlen(h->value), sec, ph, n, &val);
+    if (hit)
+      name_part(&where, h->name);
+    found |= hit;
+    bad = val.oom ||
+          ll_headers_add(&v->r.headers, h->name, hit ? val.p : h->value);
+  }
+  unsigned hit = ll_sanitize_replace((const char *)resp->body, resp->body_len,
+                                     sec, ph, n, &body);
+  if (hit)
+    name_part(&where, NULL);
+  found |= hit;
+  if (found && !where.oom)
+    ll_sanitize_note(note, where.p, found, ph, n);
+  bad = bad || body.oom || where.oom || note->oom;
+  free(where.p);
+  free(val.p);
+  if (bad) {
+    ll_headers_cleanup(&v->r.headers);
+    free(body.p);
+    free(note->p);
+    memset(note, 0, sizeof *note);
+    v->r = *resp;
+    return;
+  }
+  v->r.body = (unsigned char *)body.p;
+  v->r.body_len = body.n;
+  v->owned = 1;
+}
+
+static void view_cleanup(view *v) {
+  if (v->owned) {
+    ll_headers_cleanup(&v->r.headers);
+    free(v->r.body);
+  }
+}
+
 /* The evidence row, in the seed's field order, then the additions of
  * DESIGN.md section 3. Derived fields start as null and are filled by the
  * model when the row is appended. */
 cJSON *ll_run_outcome_row(ll_run *r, const cJSON *in, const ll_req_spec *s,
-                          const ll_http_response *resp,
+                          const ll_http_response *real,
                           const ll_writer *proposed) {
+  view v;
+  ll_buf note = {0};
+  redact_response(r, real, &v, &note);
+  const ll_http_response *resp = &v.r;
   ll_blob_result b;
   memset(&b, 0, sizeof b);
   int got =
@@ -65,7 +149,7 @@ cJSON *ll_run_outcome_row(ll_run *r, const cJSON *in, const ll_req_spec *s,
   add_str_or_null(o, "etag", got ? b.etag : NULL);
   copy_key(o, in, "request_shape");
   cJSON_AddNullToObject(o, "result_classification");
-  add_str_or_null(o, "notes", NULL);
+  add_str_or_null(o, "notes", note.p); /* an echoed secret, if any */
   cJSON_AddStringToObject(o, "endpoint_kind", ll_model_endpoint_kind(r->model));
   cJSON_AddNumberToObject(o, "emitted_requests", resp->emitted_requests);
   cJSON_AddNumberToObject(o, "mono_start_ns", (double)resp->mono_start_ns);
@@ -85,9 +169,9 @@ cJSON *ll_run_outcome_row(ll_run *r, const cJSON *in, const ll_req_spec *s,
   add_str_or_null(o, "observed_lease_duration",
                   props ? b.lease_duration : NULL);
   if (s && s->op == LL_OP_GET_BLOB && got && b.status == 200) {
-    char sha[LL_SHA256_HEX];
-    if (ll_sha256_hex(resp->body ? (const void *)resp->body : "",
-                      resp->body_len, sha) == LL_OK)
+    char sha[LL_SHA256_HEX]; /* of the bytes received, never the view's */
+    if (ll_sha256_hex(real->body ? (const void *)real->body : "",
+                      real->body_len, sha) == LL_OK)
       cJSON_AddStringToObject(o, "content_sha256", sha);
   }
   copy_key(o, in, "client_request_id");
@@ -97,6 +181,13 @@ cJSON *ll_run_outcome_row(ll_run *r, const cJSON *in, const ll_req_spec *s,
     cJSON_AddBoolToObject(
         o, "returned_lease_matches_proposed",
         got && proposed && ll_lease_id_equal(b.lease_id, proposed->lease_id));
+  /* What the service sent back may echo the credential: replaced (above,
+   * in the response; here, in any other value) and noted, so the outcome
+   * of a request that left is never refused. Out of memory leaves it, and
+   * the ledger's scan refuses the row. */
+  (void)ll_ledger_redact(r->ledger, o, NULL);
+  view_cleanup(&v);
+  free(note.p);
   return o;
 }
 
@@ -299,6 +390,18 @@ static ll_status guard_blob(ll_run *r, const ll_run_config *cfg,
   return st;
 }
 
+/* The credential's secrets, by the names of their placeholders. */
+static const char *const secret_names[] = {"token", "sas"};
+
+static const char *run_secret_of(void *ctx, int i, const char **name) {
+  ll_run *r = ctx;
+  if (i < 0 || i >= 2)
+    return NULL;
+  *name = secret_names[i];
+  const char *s = ll_auth_secret(r->auth, i);
+  return s ? s : "";
+}
+
 ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
   ll_run *r = calloc(1, sizeof *r);
   ll_status st = LL_OK;
@@ -315,6 +418,7 @@ ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
     r->transport->run_ctx = r;
     r->transport->alias_of = run_alias_of;
     r->transport->endpoint_kind = run_endpoint_kind;
+    r->transport->secret_of = run_secret_of;
   }
   r->clock = cfg->clock;
   r->auth = cfg->auth;
@@ -335,7 +439,8 @@ ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
     for (int which = 0; which < 2 && st == LL_OK; which++) {
       const char *secret = ll_auth_secret(r->auth, which);
       if (secret && *secret)
-        st = ll_ledger_add_secret(r->ledger, secret, err);
+        st = ll_ledger_add_named_secret(r->ledger, secret, secret_names[which],
+                                        err);
     }
   }
   if (st == LL_OK && r->nwriters > 0)
