@@ -221,22 +221,39 @@ describe("host bad input", function()
       { "LL_E_MANIFEST", "2099%-01%-01 is not an Azure Storage service version", "%-%-allow%-api%-version" })
   end)
 
-  it("refuses a payload over max_single_put before sending it", function()
-    local dir = helper.tmpdir()
-    local script = helper.write(dir .. "/too_large.lua", [[
+  it("refuses a script that sets max_single_put, before anything is opened", function()
+    -- The host fixes max_single_put at 1 MiB (invariant 14): a script
+    -- cannot lower or raise it.
+    local script = helper.write(helper.tmpdir() .. "/too_large.lua", [[
 local ll = require "leaselua"
-local run <close> = ll.open {
-  evidence = arg[1], manifest = arg[2], max_single_put = 10,
-  account_url = ll.getenv("AZURE_STORAGE_ACCOUNT_URL"),
-  container = ll.getenv("AZURE_STORAGE_CONTAINER"),
-  blob = ll.getenv("AZURE_STORAGE_BLOB"),
-}
+local run <close> = ll.open { max_single_put = 10 }
 run:declare(0, "A")
 run:unbound("A"):put(0)
 print("the put returned")
 ]])
-    refused({ script, ev, manifest }, base_env(),
-      { "LL_E_TOO_LARGE", "57 bytes exceeds max_single_put_size 10" }, { evidence_may_exist = true })
+    refused({ script, "--manifest", manifest, "--evidence", ev }, base_env(),
+      { "LL_E_USAGE", "'max_single_put' is the operator's to set", "fixed at 1 MiB" })
+  end)
+
+  it("refuses a payload over max_single_put before sending it (embedding API)", function()
+    -- Only an embedder (the stock-Lua module) sets max_single_put: the
+    -- refusal of invariant 7 is checked there, against the same counting
+    -- server.
+    local ll = require "leaselua"
+    local token_file = helper.write(helper.tmpdir() .. "/token", token)
+    local run = ll.open {
+      evidence = ev, manifest = manifest, max_single_put = 10,
+      account_url = srv.url, container = "lease-handoff-lab", blob = helper.unique_blob("bad-input"),
+      auth = { kind = "file", token_file = token_file },
+    }
+    run:declare(0, "A")
+    local ok, err = pcall(function() return run:unbound("A"):put(0) end)
+    run:close()
+    assert.is_false(ok)
+    assert.are.equal("LL_E_TOO_LARGE", err.code)
+    assert.matches("57 bytes exceeds max_single_put_size 10", tostring(err))
+    assert.are.equal(0, srv.count(), "requests received by the counting server")
+    assert.are.equal(0, srv.connections(), "connections received by the counting server")
     -- The refusal is recorded, and no request was ever intended.
     local rows = helper.rows(ev)
     local refusals, intents = {}, 0

@@ -6,18 +6,13 @@ local ll = require "leaselua"
 
 local SCRIPT = [[
 local ll = require "leaselua"
-local dir = ...
-local cfg = %s
-cfg.evidence = dir
-local run = ll.open(cfg)
+local run = ll.open {}
 run:declare(0, "A")
 local A = run:writer("A")
 A:acquire { duration = -1 }
 A:put(0)
 run:read()
-local decision, code = run:finish()
-print(decision.decision)
-return code
+print(run:finish().decision)
 ]]
 
 local GENESIS = string.rep("0", 64)
@@ -91,8 +86,9 @@ describe("verify on tampered evidence", function()
   lazy_setup(function()
     server = slow.start { lifetime_ms = 40000 }
     original = helper.tmpdir() .. "/evidence"
-    local script = slow.script(SCRIPT:format(slow.open_source(server, { manifest = helper.manifest_table })))
-    local rc, out, err = slow.run_host({ script, original })
+    local args, env = slow.operator(server, { script = slow.script(SCRIPT), evidence = original,
+      manifest = helper.manifest_table })
+    local rc, out, err = slow.run_host(args, { env = env })
     assert(rc == 2 and out:find("HOLD", 1, true), "could not produce evidence: " .. rc .. " " .. out .. err)
     slow.stop(server)
     plines = slow.lines(original .. "/protected/ledger.jsonl")
