@@ -136,7 +136,7 @@ describe("host bad input", function()
 
   it("refuses a run without any credential", function()
     refused(base_args(), base_env { AZURE_STORAGE_TOKEN = false, AZURE_STORAGE_SAS = false },
-      { "LL_E_AUTH", "AZURE_STORAGE_TOKEN", "not set" })
+      { "LL_E_AUTH", "no credential: set AZURE_STORAGE_TOKEN", "AZURE_STORAGE_SAS" })
   end)
 
   it("refuses an expired token", function()
@@ -158,30 +158,38 @@ describe("host bad input", function()
   end)
 
   it("refuses when the token command fails", function()
-    refused(base_args { "--token-command", "false" }, base_env(),
+    refused(base_args { "--token-command", "false" }, base_env { AZURE_STORAGE_TOKEN = false },
       { "LL_E_AUTH", "token command failed %(exit 1%)", "check the command false" })
   end)
 
   it("runs the token command without a shell: shell syntax is text", function()
     local marker = helper.tmpdir() .. "/marker"
     refused(base_args { "--token-command", "printf %s;$(touch " .. marker .. ")|`touch " .. marker .. "`" },
-      base_env(), { "LL_E_AUTH", "token from the token command is not a JWT" })
+      base_env { AZURE_STORAGE_TOKEN = false }, { "LL_E_AUTH", "token from the token command is not a JWT" })
     assert.is_false(exists(marker), "a shell ran the command")
   end)
 
   it("refuses a token command that is not a program", function()
-    refused(base_args { "--token-command", "exit 3" }, base_env(),
+    refused(base_args { "--token-command", "exit 3" }, base_env { AZURE_STORAGE_TOKEN = false },
       { "LL_E_AUTH", "cannot start exit", "runs without a shell" })
   end)
 
   it("refuses a token command with quotes, which no shell would remove", function()
-    refused(base_args { "--token-command", "az account get-access-token --query 'accessToken'" }, base_env(),
+    refused(base_args { "--token-command", "az account get-access-token --query 'accessToken'" },
+      base_env { AZURE_STORAGE_TOKEN = false },
       { "LL_E_USAGE", "quote", "without a shell" })
   end)
 
   it("refuses a SAS and a token configured together", function()
     refused(base_args(), base_env { AZURE_STORAGE_SAS = "se=2099-01-01&sig=c2lnLXZhbHVl" },
-      { "LL_E_USAGE", "both AZURE_STORAGE_SAS and AZURE_STORAGE_TOKEN", "choose one" })
+      { "LL_E_USAGE", "2 credentials are configured %(AZURE_STORAGE_TOKEN and AZURE_STORAGE_SAS%)",
+        "keep exactly one" })
+  end)
+
+  it("refuses a token command beside AZURE_STORAGE_TOKEN", function()
+    refused(base_args { "--token-command", "false" }, base_env(),
+      { "LL_E_USAGE", "2 credentials are configured %(AZURE_STORAGE_TOKEN and %-%-token%-command%)",
+        "keep exactly one" })
   end)
 
   it("refuses a SAS that expires before the run's deadline", function()
