@@ -382,6 +382,23 @@ static ll_status check_params(ll_op op, const ll_op_params *p, ll_error *err) {
   if (p->client_request_id && !header_value_ok(p->client_request_id))
     return ll_fail(err, LL_E_USAGE,
                    "client_request_id is empty or has control characters");
+  if (p->if_none_match &&
+      (op != LL_OP_PUT_BLOB || strcmp(p->if_none_match, "*") != 0))
+    return ll_fail(err, LL_E_USAGE,
+                   "If-None-Match is sent only as \"*\" on the Put Blob that "
+                   "creates a lifecycle's blob");
+  if (p->if_match && op != LL_OP_PUT_BLOB && op != LL_OP_DELETE_BLOB)
+    return ll_fail(err, LL_E_USAGE,
+                   "%s takes no If-Match: do not pass if_match",
+                   ll_op_name(op));
+  if (p->if_match &&
+      (!header_value_ok(p->if_match) || strlen(p->if_match) > 127))
+    return ll_fail(err, LL_E_USAGE,
+                   "If-Match must be an ETag as the service returned it (1 to "
+                   "127 characters, no control characters)");
+  if (p->if_match && p->if_none_match)
+    return ll_fail(err, LL_E_USAGE,
+                   "If-Match and If-None-Match are never sent together");
   return LL_OK;
 }
 
@@ -486,6 +503,10 @@ ll_status ll_blob_build(const ll_target *t, ll_op op, const ll_op_params *p,
     ADD("x-ms-lease-id", p->lease_id);
   if (p->proposed_id)
     ADD("x-ms-proposed-lease-id", p->proposed_id);
+  if (p->if_none_match)
+    ADD("If-None-Match", p->if_none_match);
+  if (p->if_match)
+    ADD("If-Match", p->if_match);
 #undef ADD
   if (rc != LL_OK) {
     while (h->n > base) {
@@ -551,45 +572,4 @@ ll_status ll_blob_parse(const ll_http_response *resp, ll_blob_result *out) {
     }
   }
   return LL_OK;
-}
-
-/* ---- lease IDs ------------------------------------------------------- */
-
-static int is_hex(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-         (c >= 'A' && c <= 'F');
-}
-
-int ll_lease_id_valid(const char *id) {
-  if (!id)
-    return 0;
-  for (int i = 0; i < 36; i++) {
-    int dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? id[i] != '-' : !is_hex(id[i]))
-      return 0;
-  }
-  return id[36] == '\0';
-}
-
-static int lower(char c) {
-  return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
-}
-
-int ll_lease_id_equal(const char *a, const char *b) {
-  if (!a || !b)
-    return 0;
-  size_t seen = 0;
-  for (;;) {
-    while (*a == '-')
-      a++;
-    while (*b == '-')
-      b++;
-    if (!*a || !*b)
-      return !*a && !*b && seen > 0;
-    if (lower(*a) != lower(*b))
-      return 0;
-    a++;
-    b++;
-    seen++;
-  }
 }

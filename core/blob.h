@@ -61,6 +61,11 @@ typedef struct {
   size_t max_single_put;         /* 0: LL_MAX_SINGLE_PUT */
   const char *api_version;       /* NULL: LL_API_VERSION */
   const char *client_request_id; /* NULL: a fresh GUID */
+  /* Conditions (invariant 15): If-None-Match is "*" only, on Put Blob (a
+   * create); If-Match is an ETag as the service returned it, on Put Blob or
+   * Delete Blob. NULL: not sent. */
+  const char *if_none_match;
+  const char *if_match;
 } ll_op_params;
 
 /* Builds the request: method, url (malloc'd into *out_url, caller frees;
@@ -71,7 +76,8 @@ typedef struct {
  * body over max_single_put (LL_E_TOO_LARGE, checked first) and non-GUID
  * lease IDs (LL_E_BAD_LEASE_ID, value never printed) before anything is
  * sent. A parameter the op does not take (lease_id on acquire/break/create,
- * proposed_id outside acquire/change, a body outside Put Blob) is
+ * proposed_id outside acquire/change, a body outside Put Blob, a condition
+ * outside Put Blob and Delete Blob, an If-None-Match other than "*") is
  * LL_E_USAGE. On failure nothing is added to req. */
 ll_status ll_blob_build(const ll_target *t, ll_op op, const ll_op_params *p,
                         ll_http_request *req, char **out_url,

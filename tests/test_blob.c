@@ -482,6 +482,68 @@ static void test_encoding_and_overrides(void) {
   unbuild(&b);
 }
 
+/* Invariant 15's conditions: If-None-Match only as "*" on Put Blob,
+ * If-Match (an ETag, sent as given) only on Put Blob and Delete Blob. */
+static void test_conditions(void) {
+  ll_target t;
+  CHECK_INT(ll_target_init(&t, AZURITE, CONT, BLOB, NULL), LL_OK);
+  static const unsigned char body[] = "{}";
+  static const char etag[] = "\"0x8DE1A2B3C4D5E6F\"";
+  static const struct {
+    const char *name;
+    ll_op op;
+    const char *inm, *im, *lease;
+    ll_status want;
+    const char *hdrs; /* check_headers tokens on success, message part else */
+  } rows[] = {
+      {"create", LL_OP_PUT_BLOB, "*", NULL, NULL, LL_OK,
+       "If-None-Match=* !If-Match x-ms-blob-type=BlockBlob"},
+      {"plain put", LL_OP_PUT_BLOB, NULL, NULL, LA, LL_OK,
+       "!If-None-Match !If-Match"},
+      {"delete on the read-back ETag", LL_OP_DELETE_BLOB, NULL, etag, NULL,
+       LL_OK, "If-Match=\"0x8DE1A2B3C4D5E6F\" !If-None-Match !x-ms-lease-id"},
+      {"delete with B's lease and the ETag", LL_OP_DELETE_BLOB, NULL, etag, LA,
+       LL_OK, "If-Match=\"0x8DE1A2B3C4D5E6F\" x-ms-lease-id=" LA},
+      {"If-None-Match with an ETag", LL_OP_PUT_BLOB, etag, NULL, NULL,
+       LL_E_USAGE, "only as \"*\""},
+      {"If-None-Match on a delete", LL_OP_DELETE_BLOB, "*", NULL, NULL,
+       LL_E_USAGE, "only as \"*\""},
+      {"If-Match on a lease action", LL_OP_LEASE_BREAK, NULL, etag, NULL,
+       LL_E_USAGE, "Lease Break takes no If-Match"},
+      {"If-Match on a read", LL_OP_GET_BLOB, NULL, etag, NULL, LL_E_USAGE,
+       "Get Blob takes no If-Match"},
+      {"empty If-Match", LL_OP_DELETE_BLOB, NULL, "", NULL, LL_E_USAGE,
+       "If-Match must be an ETag"},
+      {"If-Match with a newline", LL_OP_DELETE_BLOB, NULL, "\"0x1\"\r\nX: y",
+       NULL, LL_E_USAGE, "If-Match must be an ETag"},
+      {"both conditions", LL_OP_PUT_BLOB, "*", etag, NULL, LL_E_USAGE,
+       "never sent together"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    ll_op_params p = {.lease_id = rows[i].lease,
+                      .if_none_match = rows[i].inm,
+                      .if_match = rows[i].im,
+                      .break_period = -1};
+    if (rows[i].op == LL_OP_PUT_BLOB) {
+      p.body = body;
+      p.body_len = 2;
+    }
+    built b;
+    build(&t, rows[i].op, &p, &b);
+    if (b.st != rows[i].want)
+      fprintf(stderr, "conditions: %s: %s\n", rows[i].name, b.err.message);
+    CHECK_INT(b.st, rows[i].want);
+    if (b.st == LL_OK) {
+      check_headers(&b.req.headers, rows[i].hdrs);
+    } else {
+      CHECK(strstr(b.err.message, rows[i].hdrs) != NULL);
+      CHECK_INT(b.req.headers.n, 0);
+      CHECK(b.url == NULL);
+    }
+    unbuild(&b);
+  }
+}
+
 static void test_date(void) {
   static const struct {
     time_t when;
@@ -503,6 +565,7 @@ int main(void) {
   test_builds();
   test_too_large();
   test_encoding_and_overrides();
+  test_conditions();
   test_date();
   return ll_test_report("test_blob");
 }
