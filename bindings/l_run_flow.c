@@ -171,7 +171,8 @@ static int l_decide(lua_State *L) {
   return ll_lua_finish_run(L, h->run, st, row, &err);
 }
 
-/* run:finish() -> decision row (recorded), exit code */
+/* run:finish() -> decision row (recorded), exit code (64 when the decision
+ * carries an invariant-15 stop) */
 static int l_finish(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
   ll_error err = {0};
@@ -189,6 +190,11 @@ static int l_finish(lua_State *L) {
              : strcmp(name, "WAIT") == 0      ? 1
              : strcmp(name, "RECONCILE") == 0 ? 3
                                               : 2;
+  /* Invariant 15: a run stopped before harming its target (the blob
+   * existed, or the preflight got no usable answer) exits 64, as a
+   * configuration error does; the decision row says why ("stop"). */
+  if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(row, "stop")))
+    code = 64;
   ll_lua_finish(L, LL_OK, row, &err);
   lua_pushinteger(L, code);
   return 2;

@@ -141,6 +141,74 @@ void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease,
     set(out, 0, NULL);
   }
 }
+/* ---- invariant 15: the preflight and the conditional requests ---------
+ *
+ * Documented answers, with their sources:
+ * - If-None-Match: * "perform the operation only if the resource does not
+ *   exist, and fail the operation if it does exist" (Specifying conditional
+ *   headers for Blob service operations,
+ *   https://learn.microsoft.com/rest/api/storageservices/specifying-conditional-headers-for-blob-service-operations).
+ *   For a Put Blob onto an existing blob the code is BlobAlreadyExists,
+ *   Conflict (409), "The specified blob already exists." (Azure Blob
+ *   Storage error codes,
+ *   https://learn.microsoft.com/rest/api/storageservices/blob-service-error-codes).
+ *   The generic write-condition answer, 412 ConditionNotMet, is kept as a
+ *   discrepancy: it still says the blob exists.
+ * - If-Match on a Delete Blob that no longer matches: ConditionNotMet,
+ *   Precondition Failed (412), "The condition specified in the conditional
+ *   header(s) was not met for a write operation." (Common REST API error
+ *   codes,
+ *   https://learn.microsoft.com/rest/api/storageservices/common-rest-api-error-codes).
+ * - The preflight Get Blob Properties of a fresh target: 404 BlobNotFound,
+ *   or ContainerNotFound before the lab's container exists (Azure Blob
+ *   Storage error codes).
+ * Measured on Azurite 3.37.0 (docs/EVIDENCE.md): 409 BlobAlreadyExists,
+ * 412 ConditionNotMet, 404 BlobNotFound and 404 ContainerNotFound. */
+#define PREFLIGHT_TEXT                                                         \
+  "404 BlobNotFound or ContainerNotFound (a fresh target), or 200 (the blob "  \
+  "exists: the run stops)"
+#define CREATE_TEXT "201; 409 BlobAlreadyExists if the blob exists"
+#define DELETE_IF_MATCH_TEXT                                                   \
+  "; 412 ConditionNotMet if the blob changed after the read-back"
+
+static int is_str(const char *a, const char *b) {
+  return a && b && strcmp(a, b) == 0;
+}
+
+static int is_preflight(const cJSON *row) {
+  return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "preflight"));
+}
+
+/* 1: the documented answer to the request's condition; 2: an answer that
+ * still says the condition failed, but not the documented one (a
+ * discrepancy); 0: not a condition's answer. */
+static int condition_answer(const cJSON *row, ll_op op, long status,
+                            const char *code) {
+  if (op == LL_OP_PUT_BLOB && is_str(ll_json_str(row, "if_none_match"), "*")) {
+    if (status == 409 && is_str(code, "BlobAlreadyExists"))
+      return 1;
+    if (status == 412)
+      return 2;
+  }
+  if (op == LL_OP_DELETE_BLOB && ll_json_str(row, "if_match") &&
+      status == 412 && is_str(code, "ConditionNotMet"))
+    return 1;
+  return 0;
+}
+
+static void condition_text(const cJSON *row, ll_op op, ll_expect *e) {
+  char buf[sizeof e->text + 64];
+  if (is_preflight(row)) {
+    ll_strlcpy(e->text, PREFLIGHT_TEXT, sizeof e->text);
+  } else if (op == LL_OP_PUT_BLOB &&
+             is_str(ll_json_str(row, "if_none_match"), "*") && !e->family) {
+    ll_strlcpy(e->text, CREATE_TEXT, sizeof e->text);
+  } else if (op == LL_OP_DELETE_BLOB && ll_json_str(row, "if_match")) {
+    snprintf(buf, sizeof buf, "%s%s", e->text, DELETE_IF_MATCH_TEXT);
+    ll_strlcpy(e->text, buf, sizeof e->text);
+  }
+}
+
 static const char *success_class(ll_op op) {
   if (op == LL_OP_LEASE_BREAK)
     return "BREAK_ACCEPTED_NOT_COMPLETE";
@@ -183,6 +251,8 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
   ll_expect e;
 
   ll_baseline_expect(m, op, ll_json_str(row, "lease_alias_supplied"), &e);
+  condition_text(row, op, &e);
+  int cond = condition_answer(row, op, status, code);
   cJSON_AddStringToObject(d, "expectation", e.text);
   cJSON_AddArrayToObject(d, "discrepancy");
 
@@ -225,6 +295,17 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
       } else if (op == LL_OP_CREATE_CONTAINER && status == 409 && code &&
                  strcmp(code, "ContainerAlreadyExists") == 0) {
         cls = "STATE_OBSERVED";
+      } else if (is_preflight(row) && status == 404 &&
+                 (is_str(code, "BlobNotFound") ||
+                  is_str(code, "ContainerNotFound"))) {
+        cls = "STATE_OBSERVED"; /* a fresh target */
+      } else if (cond) {
+        cls = "EXPECTED_REJECTION"; /* the condition held the write back */
+        if (cond == 2) {
+          snprintf(text, sizeof text, "documented %s, observed %ld %s", e.text,
+                   status, code ? code : "(no error code)");
+          discrepancy(m, row, d, "status", text);
+        }
       } else if (status == 409 && ll_baseline_in_family(FAM_LEASE, code) &&
                  ownership_probe(&m->ep, op,
                                  ll_json_str(row, "lease_alias_supplied"))) {
@@ -243,7 +324,8 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
     } else {
       /* a read answering the documented absence observed the state */
       cls = mutation ? "EXPECTED_REJECTION" : "STATE_OBSERVED";
-      if (status != e.status || !ll_baseline_in_family(e.family, code)) {
+      if (cond != 1 &&
+          (status != e.status || !ll_baseline_in_family(e.family, code))) {
         snprintf(text, sizeof text, "documented %s, observed %ld %s", e.text,
                  status, code ? code : "(no error code)");
         discrepancy(m, row, d, "status", text);

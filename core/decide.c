@@ -128,6 +128,7 @@ ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
     ll_model_add_reason(hold, "%s", ep->poll_hold);
   if (m->abandoned[0])
     ll_model_add_reason(hold, "%s", m->abandoned);
+  ll_harm_decide_reasons(m, hold); /* invariant 15's stop comes first */
   *window = m->window_reproduced_any     ? "REPRODUCED"
             : m->window_inconclusive_any ? "INCONCLUSIVE_WINDOW"
                                          : "NOT_ATTEMPTED";
@@ -198,7 +199,9 @@ const char *ll_model_hold_reason(const ll_model *m) {
 
 int ll_model_accept_reachable(const ll_model *m, const char **why) {
   const ll_epoch_state *ep = &m->ep;
-  const char *held = ll_model_hold_reason(m);
+  const char *held = ll_model_stop(m, NULL);
+  if (!held)
+    held = ll_model_hold_reason(m);
   const cJSON *rec = cJSON_GetArrayItem(m->reconcile_reasons, 0);
   if (held || cJSON_IsString(rec)) {
     *why = held ? held : rec->valuestring;

@@ -329,6 +329,7 @@ ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   free(stmt);
   cJSON_ReplaceItemInObjectCaseSensitive(
       row, "open_doubts", cJSON_CreateNumber(ll_model_doubts(r->model)));
+  ll_model_stop_fields(r->model, row);
   /* Preview only (never recorded): can further steps still reach ACCEPT? */
   const char *why = NULL;
   int reachable = ll_model_accept_reachable(r->model, &why);

@@ -24,6 +24,10 @@ int ll_guard_invariant(ll_code code) {
     return 10;
   case LL_E_SCOPE:
     return 14;
+  case LL_E_TARGET_EXISTS:
+  case LL_E_PREFLIGHT:
+  case LL_E_DELETE_UNCONFIRMED:
+    return 15;
   default:
     return 0;
   }
@@ -54,6 +58,11 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
                                                                   : actor);
   if (!mutation)
     return LL_OK; /* reads never change state and are always allowed */
+  ll_code stop_code = LL_OK;
+  const char *stop = ll_model_stop(m, &stop_code);
+  if (stop)
+    return ll_fail(err, stop_code, "%s refused (invariant 15): %s",
+                   ll_op_name(r->op), stop);
   if (ll_model_doubts(m) > 0)
     return ll_fail(err, LL_E_HOLD,
                    "%s refused: a mutation's outcome is unknown (invariant "
@@ -112,6 +121,12 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
                    "unconditioned delete refused while the lease is %s: "
                    "release it or leave the blob for the operator",
                    ll_phase_name(ph));
+  if (r->op == LL_OP_DELETE_BLOB && !ll_model_cleanup_etag(m)[0])
+    return ll_fail(err, LL_E_DELETE_UNCONFIRMED,
+                   "delete refused (invariant 15): no write of this run in "
+                   "this lifecycle was accepted and read back, so there is "
+                   "no ETag to condition the delete on (If-Match): the blob "
+                   "is left for the operator");
   /* "early" ends once broken is observed: after a crash inside the probe,
    * recovery may complete the handoff without a window finding. */
   if (r->op == LL_OP_LEASE_ACQUIRE && ll_model_break_sent(m) >= 0 &&

@@ -32,6 +32,9 @@ static const char *const names[LL_E__COUNT] = {
     [LL_E_TAMPER] = "LL_E_TAMPER",
     [LL_E_ORDER] = "LL_E_ORDER",
     [LL_E_SCOPE] = "LL_E_SCOPE",
+    [LL_E_TARGET_EXISTS] = "LL_E_TARGET_EXISTS",
+    [LL_E_PREFLIGHT] = "LL_E_PREFLIGHT",
+    [LL_E_DELETE_UNCONFIRMED] = "LL_E_DELETE_UNCONFIRMED",
     [LL_E_INTERNAL] = "LL_E_INTERNAL",
 };
 

@@ -223,6 +223,8 @@ static int is_alias(const char *a, const char *b) {
 
 /* State changes caused by a response, once it is classed. */
 static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
+  if (ll_harm_outcome(m, row, op, cls))
+    return; /* the preflight: invariant 15's own fact */
   ll_epoch_state *ep = &m->ep;
   const char *lease = ll_json_str(row, "lease_alias_supplied");
   const char *id = ll_json_str(row, "event_id");
@@ -429,6 +431,7 @@ static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
       cJSON_Delete(m->doubts);
       m->doubts = cJSON_CreateArray();
     }
+    ll_harm_reconcile(m, res);
   }
   cJSON_Delete(d);
   return st;
@@ -512,6 +515,7 @@ ll_status ll_model_apply(ll_model *m, cJSON *row, int fill, ll_error *err) {
     cJSON_Delete(m->actors);
     m->actors = cJSON_Duplicate(
         cJSON_GetObjectItemCaseSensitive(row, "permitted_actors"), 1);
+    ll_harm_manifest(m, row);
   } else if (strcmp(rec, "declare") == 0) {
     if (m->ndecl >= LL_MAX_DECL)
       return ll_fail(err, LL_E_USAGE, "too many declared payloads");
@@ -555,6 +559,7 @@ ll_status ll_model_apply(ll_model *m, cJSON *row, int fill, ll_error *err) {
     free(stmt);
     /* the HOLD latch left open, checkable by the next run on the blob */
     cJSON_AddNumberToObject(d, "open_doubts", cJSON_GetArraySize(m->doubts));
+    ll_model_stop_fields(m, d);
     ll_status st = settle(row, d, fill, err);
     cJSON_Delete(d);
     snprintf(m->stopped, sizeof m->stopped,

@@ -90,6 +90,20 @@ int ll_model_lifecycle_mutations(const ll_model *m);
 /* No Put Blob was answered yet in this lifecycle: the next Put is the
  * lifecycle's first write (the create). */
 int ll_model_first_write_pending(const ll_model *m);
+/* Invariant 15 (core/harm.c). The preflight read has been recorded. */
+int ll_model_preflight_done(const ll_model *m);
+/* Why the run stopped before harming the target (the blob existed, or the
+ * preflight got no usable answer), with its refusal code; NULL if not. */
+const char *ll_model_stop(const ll_model *m, ll_code *code);
+/* The next Put Blob creates this lifecycle's blob: no accepted or doubtful
+ * Put yet in the lifecycle. It is sent with If-None-Match: *. */
+int ll_model_creates(const ll_model *m);
+/* ETag of the last accepted write of this lifecycle that was read back
+ * ("" if none): the cleanup Delete's If-Match. */
+const char *ll_model_cleanup_etag(const ll_model *m);
+/* Adds the decision row's "stop" ({kind, code, invariant, exit 64, message,
+ * mutations_sent}) when the run stopped for invariant 15; else nothing. */
+void ll_model_stop_fields(const ll_model *m, cJSON *d);
 
 /* The decision fold: HOLD > RECONCILE > WAIT > ACCEPT. reasons gets an
  * array of strings (caller deletes). window gets "REPRODUCED",

@@ -15,6 +15,13 @@ typedef struct {
   char sha[LL_SHA256_HEX];
 } ll_decl;
 
+/* harm.c, invariant 15 (do no harm to the target), per lifecycle. */
+typedef struct {
+  int written;            /* an accepted or doubtful Put in this lifecycle */
+  char put_etag[128];     /* ETag of the last accepted Put, not read back */
+  char cleanup_etag[128]; /* ETag of the last accepted write read back */
+} ll_harm_epoch;
+
 /* What one lifecycle (fixture_epoch) has shown so far. */
 typedef struct {
   long epoch;
@@ -51,7 +58,21 @@ typedef struct {
   int saw_broken;
   int mutations; /* blob mutations answered in this lifecycle */
   int puts;      /* Put Blob requests answered in this lifecycle */
+  ll_harm_epoch harm;
 } ll_epoch_state;
+
+/* harm.c, run-wide: the preflight and the stop it (or a refused create)
+ * causes. */
+typedef struct {
+  int preflight;       /* 0 not yet, 1 fresh target, 2 stopped by it */
+  ll_code stop_code;   /* LL_E_TARGET_EXISTS, LL_E_PREFLIGHT, or LL_OK */
+  char stop_kind[24];  /* "target_exists" | "preflight_failed" */
+  char stop_msg[800];  /* one line: what was found and what to do */
+  long mutations_sent; /* mutation requests that may have left */
+  char last_read_etag[128];
+  char account_host[128];
+  char blob_path[300];
+} ll_harm_run;
 
 struct ll_model {
   int have_manifest;
@@ -91,13 +112,14 @@ struct ll_model {
   int absent_confirmed;  /* ...and a read since answered 404 BlobNotFound */
   int lease_released;    /* the last blob mutation was an accepted release */
   int release_confirmed; /* ...and a properties read since: available */
+  ll_harm_run harm;
 };
 
 /* baseline.c */
 typedef struct {
   long status;        /* documented status */
   const char *family; /* NULL: success expected; else error family name */
-  char text[96];      /* "201", "412 blob-operation lease family", ... */
+  char text[160];     /* "201", "412 blob-operation lease family", ... */
 } ll_expect;
 
 void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease_alias,
@@ -105,6 +127,16 @@ void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease_alias,
 int ll_baseline_in_family(const char *family, const char *code);
 /* Fills derived fields of an outcome row into derived (an object). */
 void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *derived);
+
+/* harm.c: invariant 15. The hooks the fold calls. */
+void ll_harm_manifest(ll_model *m, const cJSON *row);
+/* Before the outcome changes any other state. Returns 1 for the preflight
+ * row, which it settles alone (it belongs to no lifecycle's chain). */
+int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls);
+/* A reconcile row's result (its content read is the last read). */
+void ll_harm_reconcile(ll_model *m, const char *result);
+/* The stop as decision reasons, first. */
+void ll_harm_decide_reasons(const ll_model *m, cJSON *hold);
 
 /* model.c helpers shared with decide.c */
 long ll_model_revision_of(const ll_model *m, const char *sha);

@@ -285,6 +285,8 @@ static void shape(const ll_http_request *q, const char *url, char *buf,
   const char *query = strchr(url, '?');
   const char *bt = ll_headers_get(&q->headers, "x-ms-blob-type");
   const char *act = ll_headers_get(&q->headers, "x-ms-lease-action");
+  const char *inm = ll_headers_get(&q->headers, "If-None-Match");
+  const char *im = ll_headers_get(&q->headers, "If-Match");
   char qs[64] = "";
   if (query) {
     /* only the operation selector, never a SAS */
@@ -293,10 +295,60 @@ static void shape(const ll_http_request *q, const char *url, char *buf,
     else if (strstr(query, "restype=container"))
       ll_strlcpy(qs, "?restype=container", sizeof qs);
   }
-  snprintf(buf, cap, "%s %s%s%s%s%s%s body=%zu lease_header=%s", q->method,
-           "<blob>", qs, bt ? " x-ms-blob-type=" : "", bt ? bt : "",
+  /* The conditions are shown whole: an ETag is not a secret. */
+  snprintf(buf, cap, "%s %s%s%s%s%s%s body=%zu lease_header=%s%s%s%s%s",
+           q->method, "<blob>", qs, bt ? " x-ms-blob-type=" : "", bt ? bt : "",
            act ? " x-ms-lease-action=" : "", act ? act : "", q->body_len,
-           ll_headers_get(&q->headers, "x-ms-lease-id") ? "present" : "absent");
+           ll_headers_get(&q->headers, "x-ms-lease-id") ? "present" : "absent",
+           inm ? " if_none_match=" : "", inm ? inm : "", im ? " if_match=" : "",
+           im ? im : "");
+}
+
+/* Invariant 15: one unconditioned Get Blob Properties before the run's
+ * first mutation, whatever the script. Its row says what was found; the
+ * model turns anything but a 404 into a stop the guard then enforces. Only
+ * a failure to record it is returned. */
+static ll_status preflight(ll_run *r, const ll_req_spec *next, ll_error *err) {
+  char saved[sizeof r->step], label[sizeof r->step];
+  ll_strlcpy(saved, r->step, sizeof saved);
+  snprintf(label, sizeof label, "preflight: properties before %.60s",
+           saved[0] ? saved : ll_op_name(next->op));
+  ll_strlcpy(r->step, label, sizeof r->step);
+  ll_req_spec s = {.op = LL_OP_GET_PROPERTIES,
+                   .step = label,
+                   .actor = "observer",
+                   .revision = -1,
+                   .lease_duration = -1,
+                   .break_period = -1,
+                   .preflight = 1};
+  cJSON *row = NULL;
+  ll_status st = ll_run_request(r, &s, &row, err);
+  ll_strlcpy(r->step, saved, sizeof r->step);
+  cJSON_Delete(row);
+  return st == LL_E_TRANSPORT ? LL_OK : st;
+}
+
+/* After a create refused because the blob is there: one properties read
+ * records what the run found (invariant 15); nothing else is sent. */
+static ll_status record_existing(ll_run *r, ll_error *err) {
+  char saved[sizeof r->step];
+  ll_strlcpy(saved, r->step, sizeof saved);
+  ll_strlcpy(r->step, "target exists: properties", sizeof r->step);
+  ll_req_spec s = {.op = LL_OP_GET_PROPERTIES,
+                   .actor = "observer",
+                   .revision = -1,
+                   .lease_duration = -1,
+                   .break_period = -1};
+  cJSON *row = NULL;
+  ll_error e = {0};
+  ll_status st = ll_run_request(r, &s, &row, &e);
+  ll_strlcpy(r->step, saved, sizeof r->step);
+  cJSON_Delete(row);
+  if (st == LL_OK || st == LL_E_TRANSPORT)
+    return LL_OK;
+  if (err)
+    *err = e;
+  return st;
 }
 
 static void add_str_or_null(cJSON *o, const char *k, const char *v) {
@@ -323,7 +375,14 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
                     s->bound, s->revision, s->control};
   if (s->op == LL_OP_LEASE_ACQUIRE)
     g.lease = s->proposed;
-  ll_status st = ll_guard_check(r->model, &g, err);
+  ll_status st = LL_OK;
+  if (ll_op_is_mutation(s->op) && ll_model_has_manifest(r->model) &&
+      !ll_model_preflight_done(r->model)) {
+    st = preflight(r, s, err);
+    if (st != LL_OK)
+      return st; /* not recorded: the ledger or a replay failed */
+  }
+  st = ll_guard_check(r->model, &g, err);
   if (st == LL_OK)
     st = plan_refuses(r, s, err);
   if (st != LL_OK)
@@ -370,6 +429,14 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
   op.max_single_put = r->max_single_put;
   op.api_version = ll_model_api_version(r->model);
   op.client_request_id = client_id;
+  /* Invariant 15, decided here and not by the script. */
+  if (s->op == LL_OP_PUT_BLOB && ll_model_creates(r->model))
+    op.if_none_match = "*";
+  char if_match[128] = "";
+  if (s->op == LL_OP_DELETE_BLOB) {
+    ll_strlcpy(if_match, ll_model_cleanup_etag(r->model), sizeof if_match);
+    op.if_match = if_match[0] ? if_match : NULL; /* "": the guard refused */
+  }
   if (r->oversize_for_test && s->op == LL_OP_PUT_BLOB)
     op.body_len = r->oversize_for_test;
 
@@ -388,7 +455,7 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
   }
   q.url = authed ? authed : url;
 
-  char event[24], started[40], path[512], shp[256];
+  char event[24], started[40], path[512], shp[400];
   snprintf(event, sizeof event, "e%04ld", ++r->events);
   ll_clock_utc_str(r->clock, started, sizeof started);
   ll_target_blob_path(&r->target, path, sizeof path);
@@ -421,6 +488,12 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
   }
   cJSON_AddStringToObject(in, "request_shape", shp);
   cJSON_AddStringToObject(in, "client_request_id", client_id);
+  if (op.if_none_match)
+    cJSON_AddStringToObject(in, "if_none_match", op.if_none_match);
+  if (op.if_match)
+    cJSON_AddStringToObject(in, "if_match", op.if_match);
+  if (s->preflight)
+    cJSON_AddBoolToObject(in, "preflight", 1);
   st = ll_run_append(r, in, err);
   if (st != LL_OK) {
     cJSON_Delete(in);
@@ -457,6 +530,18 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
   cJSON_Delete(row);
   if (st != LL_OK)
     return st;
+  ll_code stopped = LL_OK;
+  if (op.if_none_match && oc == LL_OUTCOME_RESPONSE &&
+      ll_model_stop(r->model, &stopped) && stopped == LL_E_TARGET_EXISTS) {
+    cJSON *keep = ll_run_last_export(r);
+    st = record_existing(r, err);
+    if (st != LL_OK) {
+      cJSON_Delete(keep);
+      return st;
+    }
+    *out_row = keep;
+    return LL_OK;
+  }
   if (change_ok) {
     cJSON *keep = ll_run_last_export(r);
     st = bind_row(r, lw->alias, changed, "active", err);

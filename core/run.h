@@ -48,13 +48,21 @@ typedef struct {
   long lease_duration;  /* acquire: -1 or 15..60 */
   long break_period;    /* break: 0..60, or -1 to omit */
   int control;          /* unconditioned write expecting rejection */
+  int preflight;        /* set by the run only: the preflight read */
 } ll_req_spec;
 
 /* Sends one request under every rule. Returns LL_OK with *out_row (export
  * row, caller deletes) for any response; LL_E_TRANSPORT with *out_row for a
  * request whose outcome is NOT_SENT or UNKNOWN; a refusal code (recorded as
  * a refusal row) when the guard refused; LL_E_DURABILITY when the intent
- * could not be made durable (nothing was sent; the run is then dead). */
+ * could not be made durable (nothing was sent; the run is then dead).
+ * Invariant 15, whatever the script asks: the run's first mutation is
+ * preceded by one unconditioned Get Blob Properties (the preflight: 404 is
+ * a fresh target, anything else stops every mutation); a lifecycle's first
+ * Put Blob carries If-None-Match: *, and a create refused because the blob
+ * exists is followed by one properties read that records it; a Delete
+ * carries If-Match with the ETag of the lifecycle's last accepted write that
+ * was read back, and is refused when there is none. */
 ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
                          ll_error *err) LL_WARN_UNUSED;
 

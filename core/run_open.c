@@ -175,6 +175,15 @@ cJSON *ll_run_outcome_row(ll_run *r, const cJSON *in, const ll_req_spec *s,
       cJSON_AddStringToObject(o, "content_sha256", sha);
   }
   copy_key(o, in, "client_request_id");
+  /* invariant 15: the conditions sent, and the preflight's findings */
+  static const char *const cond[] = {"if_none_match", "if_match", "preflight"};
+  for (size_t i = 0; i < sizeof cond / sizeof cond[0]; i++)
+    if (cJSON_GetObjectItemCaseSensitive(in, cond[i]))
+      copy_key(o, in, cond[i]);
+  if (s && s->preflight && got) {
+    add_str_or_null(o, "content_length", b.content_length);
+    add_str_or_null(o, "last_modified", b.last_modified);
+  }
   if (s && s->op == LL_OP_LEASE_BREAK)
     cJSON_AddNumberToObject(o, "break_period", s->break_period);
   if (s && s->op == LL_OP_LEASE_ACQUIRE)

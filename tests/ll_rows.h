@@ -18,20 +18,21 @@
 
 enum {
   S_END = 0,
-  S_LIFE,    /* lifecycle; n: 1 destructive */
-  S_PUT,     /* a: lease alias (NULL omitted), n: revision, st, b: code */
-  S_READ,    /* n: revision whose bytes come back */
-  S_PROPS,   /* a: lease state, b: lease status */
-  S_ACQ,     /* a: proposed alias, st, b: code */
-  S_RENEW,   /* a: alias, st, b: code */
-  S_RELEASE, /* a: alias, st, b: code */
-  S_BREAK,   /* n: break period, st, b: code */
-  S_DELETE,  /* a: lease alias, st, b: code */
-  S_WINDOW,  /* window finding over the last three outcomes */
-  S_LATE,    /* window finding of a late probe: last outcome, no write */
-  S_POLL,    /* a: result, b: reason */
-  S_RECON,   /* reconcile row built by ll_model_reconcile_row */
-  S_DECIDE   /* decision row */
+  S_LIFE,     /* lifecycle; n: 1 destructive */
+  S_PUT,      /* a: lease alias (NULL omitted), n: revision, st, b: code */
+  S_READ,     /* n: revision whose bytes come back */
+  S_PROPS,    /* a: lease state, b: lease status */
+  S_ACQ,      /* a: proposed alias, st, b: code */
+  S_RENEW,    /* a: alias, st, b: code */
+  S_RELEASE,  /* a: alias, st, b: code */
+  S_BREAK,    /* n: break period, st, b: code */
+  S_DELETE,   /* a: lease alias, st, b: code */
+  S_WINDOW,   /* window finding over the last three outcomes */
+  S_LATE,     /* window finding of a late probe: last outcome, no write */
+  S_POLL,     /* a: result, b: reason */
+  S_RECON,    /* reconcile row built by ll_model_reconcile_row */
+  S_DECIDE,   /* decision row */
+  S_PREFLIGHT /* the preflight properties read; st, b: code (4xx) */
 };
 
 enum {
@@ -40,8 +41,13 @@ enum {
   F_GARBAGE = 4,   /* a read returns bytes nobody declared */
   F_VER_NEW = 8,   /* the response names x-ms-version 2026-06-06 */
   F_NOT_SENT = 16, /* transport: refused before sending */
-  F_OTHER_ID = 32  /* an acquire answers with another lease ID */
+  F_OTHER_ID = 32, /* an acquire answers with another lease ID */
+  F_CREATE = 64,   /* a Put sent with If-None-Match: * (invariant 15) */
+  F_IF_MATCH = 128 /* a Delete sent with If-Match on RB_ETAG */
 };
+
+/* Every response's ETag, unless a step says otherwise. */
+#define RB_ETAG "\"0x1DC235DC4CE9210\""
 
 typedef struct {
   int op;
@@ -105,6 +111,10 @@ typedef struct {
   { S_RECON, NULL, 0, 0, NULL, 0, 1 }
 #define DECIDE                                                                 \
   { S_DECIDE, NULL, 0, 0, NULL, 0, 0 }
+#define PREFLIGHT(st, code)                                                    \
+  { S_PREFLIGHT, NULL, 0, st, code, 0, 0 }
+#define PREFLIGHTF(st, code, f)                                                \
+  { S_PREFLIGHT, NULL, 0, st, code, f, 0 }
 
 /* The main chain of the seed, in pieces a scenario can cut or replace. */
 #define CHAIN_SETUP                                                            \
@@ -265,6 +275,8 @@ static inline const char *rb_op_name(int op) {
     return "Lease Release";
   case S_BREAK:
     return "Lease Break";
+  case S_PREFLIGHT:
+    return "Get Blob Properties";
   default:
     return "Delete Blob";
   }
@@ -274,7 +286,8 @@ static inline const char *rb_op_name(int op) {
 static inline cJSON *rb_request(ll_rb *b, const ll_step *s) {
   char event[24], shape[128], sha[LL_SHA256_HEX], started[40];
   const char *op = rb_op_name(s->op);
-  int get = s->op == S_READ || s->op == S_PROPS;
+  int pre = s->op == S_PREFLIGHT;
+  int get = s->op == S_READ || s->op == S_PROPS || pre;
   const char *actor = s->op == S_PUT ? rb_writer_of(s->n)
                       : get          ? "observer"
                       : s->op == S_BREAK || s->op == S_DELETE ? "operator"
@@ -283,14 +296,15 @@ static inline cJSON *rb_request(ll_rb *b, const ll_step *s) {
   snprintf(event, sizeof event, "e%04ld", ++b->events);
   snprintf(started, sizeof started, "2026-11-30T07:03:%02ld.%03ldZ",
            b->events % 60, b->events * 7 % 1000);
-  snprintf(
-      shape, sizeof shape, "%s <blob>%s%s body=%d lease_header=%s",
-      get ? "GET" : (s->op == S_DELETE ? "DELETE" : "PUT"),
-      s->op == S_PUT || s->op == S_READ || s->op == S_PROPS || s->op == S_DELETE
-          ? ""
-          : "?comp=lease",
-      s->op == S_PUT ? " x-ms-blob-type=BlockBlob" : "",
-      s->op == S_PUT ? 57 : 0, lease && s->op != S_ACQ ? "present" : "absent");
+  snprintf(shape, sizeof shape, "%s <blob>%s%s body=%d lease_header=%s",
+           get ? "GET" : (s->op == S_DELETE ? "DELETE" : "PUT"),
+           s->op == S_PUT || s->op == S_READ || s->op == S_PROPS || pre ||
+                   s->op == S_DELETE
+               ? ""
+               : "?comp=lease",
+           s->op == S_PUT ? " x-ms-blob-type=BlockBlob" : "",
+           s->op == S_PUT ? 57 : 0,
+           lease && s->op != S_ACQ ? "present" : "absent");
   cJSON *in = cJSON_CreateObject();
   cJSON_AddStringToObject(in, "record", "intent");
   cJSON_AddStringToObject(in, "run_id", "run-20261130T070346Z");
@@ -318,6 +332,12 @@ static inline cJSON *rb_request(ll_rb *b, const ll_step *s) {
   cJSON_AddStringToObject(in, "request_shape", shape);
   cJSON_AddStringToObject(in, "client_request_id",
                           "49a39174-ead6-4292-9219-20a56e0e6806");
+  if (s->flags & F_CREATE)
+    cJSON_AddStringToObject(in, "if_none_match", "*");
+  if (s->flags & F_IF_MATCH)
+    cJSON_AddStringToObject(in, "if_match", RB_ETAG);
+  if (pre)
+    cJSON_AddBoolToObject(in, "preflight", 1);
   cJSON *out = cJSON_Duplicate(in, 1);
   rb_apply(b, in);
 
@@ -336,6 +356,12 @@ static inline cJSON *rb_request(ll_rb *b, const ll_step *s) {
     cJSON_AddNullToObject(out, "http_status");
   rb_str_or_null(out, "azure_error_code",
                  got && s->op != S_PROPS ? s->b : NULL);
+  /* a preflight that finds the blob reads like a properties row */
+  ll_step as_props = {S_PROPS, "available", 0, 200, "unlocked", s->flags, 0};
+  if (pre && got && s->st == 200) {
+    s = &as_props;
+    cJSON_AddStringToObject(out, "content_length", "31");
+  }
   rb_str_or_null(out, "x_ms_request_id",
                  got ? "699c6290-db91-448e-91ee-99138aa023a2" : NULL);
   cJSON_AddNullToObject(out, "lease_state_before");
@@ -343,7 +369,7 @@ static inline cJSON *rb_request(ll_rb *b, const ll_step *s) {
   int props = got && s->op == S_PROPS;
   rb_str_or_null(out, "lease_state_after", props ? s->a : NULL);
   rb_str_or_null(out, "lease_status_after", props ? s->b : NULL);
-  rb_str_or_null(out, "etag", got ? "\"0x1DC235DC4CE9210\"" : NULL);
+  rb_str_or_null(out, "etag", got ? RB_ETAG : NULL);
   cJSON_AddNullToObject(out, "result_classification");
   cJSON_AddNullToObject(out, "notes");
   cJSON_AddStringToObject(out, "endpoint_kind", b->p.kind);

@@ -1,0 +1,213 @@
+/* Invariant 15, do no harm to the target, as facts of the fold: the
+ * preflight read, the lifecycle's create (If-None-Match: *), the ETag the
+ * cleanup Delete is conditioned on (If-Match), and the stop when the blob
+ * was not the run's to touch. Derived from rows alone, like the rest of the
+ * model, so the run, recovery and verify agree. */
+#include <stdio.h>
+#include <string.h>
+
+#include "jsonx.h"
+#include "model_impl.h"
+
+static void cpy(char *dst, size_t cap, const char *src) {
+  ll_strlcpy(dst, src ? src : "", cap);
+}
+
+static int eq(const char *a, const char *b) {
+  return a && b && strcmp(a, b) == 0;
+}
+
+void ll_harm_manifest(ll_model *m, const cJSON *row) {
+  cpy(m->harm.account_host, sizeof m->harm.account_host,
+      ll_json_str(row, "account_host"));
+  cpy(m->harm.blob_path, sizeof m->harm.blob_path,
+      ll_json_str(row, "blob_path"));
+}
+
+static void stop(ll_model *m, ll_code code, const char *kind, const char *msg) {
+  if (m->harm.stop_code != LL_OK)
+    return; /* the first stop is the one that explains the run */
+  m->harm.stop_code = code;
+  cpy(m->harm.stop_kind, sizeof m->harm.stop_kind, kind);
+  cpy(m->harm.stop_msg, sizeof m->harm.stop_msg, msg);
+}
+
+#define WHAT_TO_DO                                                             \
+  "leaselua only creates its own disposable blob; choose an unused "           \
+  "AZURE_STORAGE_BLOB or delete it yourself if it is yours"
+
+/* The preflight: 404 is a fresh target; 200 is someone's blob; anything
+ * else (no answer, 401/403, another status) leaves the target unknown. */
+static void preflight(ll_model *m, const cJSON *row, const char *cls) {
+  ll_harm_run *h = &m->harm;
+  const char *outcome = ll_json_str(row, "outcome");
+  long status = ll_json_long(row, "http_status", 0);
+  const char *code = ll_json_str(row, "azure_error_code");
+  const char *path = h->blob_path[0] ? h->blob_path : "?";
+  char msg[800];
+  if (eq(cls, "STATE_OBSERVED") && status == 404) {
+    if (h->preflight == 0)
+      h->preflight = 1; /* BlobNotFound or ContainerNotFound (baseline.c) */
+    return;
+  }
+  h->preflight = 2;
+  if (eq(outcome, "RESPONSE") && status == 200) {
+    const char *len = ll_json_str(row, "content_length");
+    snprintf(msg, sizeof msg,
+             "the blob %.250s already exists (preflight %s: 200, ETag %.64s, "
+             "%.24s bytes, lease %.16s/%.16s): " WHAT_TO_DO,
+             path, ll_json_pstr(row, "event_id"), ll_json_pstr(row, "etag"),
+             len ? len : "?", ll_json_pstr(row, "observed_lease_state"),
+             ll_json_pstr(row, "observed_lease_status"));
+    stop(m, LL_E_TARGET_EXISTS, "target_exists", msg);
+  } else if (!eq(outcome, "RESPONSE")) {
+    snprintf(msg, sizeof msg,
+             "cannot reach %.120s for the preflight read of %.200s (%.200s): "
+             "nothing was mutated; check AZURE_STORAGE_ACCOUNT_URL, the "
+             "network and, for a TLS failure, --ca-file",
+             h->account_host[0] ? h->account_host : "the account", path,
+             ll_json_pstr(row, "transport_error"));
+    stop(m, LL_E_PREFLIGHT, "preflight_failed", msg);
+  } else if (status == 401 || status == 403) {
+    snprintf(msg, sizeof msg,
+             "the preflight read of %.200s on %.120s was refused %ld %.80s: "
+             "nothing was mutated; check the credential (token, SAS or "
+             "identity) and its role on the container",
+             path, h->account_host, status, code ? code : "(no error code)");
+    stop(m, LL_E_PREFLIGHT, "preflight_failed", msg);
+  } else {
+    snprintf(msg, sizeof msg,
+             "the preflight read of %.200s on %.120s answered %ld %.80s, "
+             "neither 404 (a fresh blob) nor 200 (the blob exists): nothing "
+             "was mutated; check AZURE_STORAGE_ACCOUNT_URL and the service",
+             path, h->account_host, status, code ? code : "(no error code)");
+    stop(m, LL_E_PREFLIGHT, "preflight_failed", msg);
+  }
+}
+
+/* A create refused because the blob is there: 409 BlobAlreadyExists is the
+ * documented answer; a 412 (ConditionNotMet, or a lease error from someone
+ * else's lease) also says the blob exists. Nothing was written. */
+static int create_refused(const cJSON *row) {
+  long status = ll_json_long(row, "http_status", 0);
+  return eq(ll_json_str(row, "if_none_match"), "*") &&
+         eq(ll_json_str(row, "outcome"), "RESPONSE") &&
+         ((status == 409 &&
+           eq(ll_json_str(row, "azure_error_code"), "BlobAlreadyExists")) ||
+          status == 412);
+}
+
+int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
+  ll_harm_epoch *he = &m->ep.harm;
+  const char *outcome = ll_json_str(row, "outcome");
+  const char *etag = ll_json_str(row, "etag");
+  int ok = eq(cls, "ACCEPTED_WRITE") || eq(cls, "STATE_OBSERVED");
+  int doubtful = eq(cls, "UNKNOWN_OUTCOME") || eq(cls, "EVIDENCE_ERROR");
+  if (ll_op_is_mutation(op) && !eq(outcome, "NOT_SENT"))
+    m->harm.mutations_sent++;
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "preflight"))) {
+    preflight(m, row, cls);
+    return 1;
+  }
+  if (op == LL_OP_PUT_BLOB && ok) {
+    he->written = 1;
+    cpy(he->put_etag, sizeof he->put_etag, etag);
+  } else if (op == LL_OP_PUT_BLOB && doubtful) {
+    he->written = 1; /* the bytes may have changed: only a reconcile says */
+    he->put_etag[0] = he->cleanup_etag[0] = '\0';
+  } else if (op == LL_OP_PUT_BLOB && create_refused(row)) {
+    char msg[800];
+    snprintf(msg, sizeof msg,
+             "the blob %.250s already exists (event %s: the create of "
+             "revision %ld was refused %ld %.60s): " WHAT_TO_DO,
+             m->harm.blob_path[0] ? m->harm.blob_path : "?",
+             ll_json_pstr(row, "event_id"),
+             ll_json_long(row, "payload_revision", -1),
+             ll_json_long(row, "http_status", 0),
+             ll_json_pstr(row, "azure_error_code"));
+    stop(m, LL_E_TARGET_EXISTS, "target_exists", msg);
+  } else if (op == LL_OP_GET_BLOB && ok) {
+    cpy(m->harm.last_read_etag, sizeof m->harm.last_read_etag, etag);
+    /* the read-back of the accepted Put (as model.c's content_read sees
+     * it), answered with the ETag that Put returned */
+    long rev = ll_model_revision_of(m, ll_json_str(row, "content_sha256"));
+    if (cJSON_GetArraySize(m->doubts) == 0 && m->ep.unreconciled >= 0 &&
+        rev == m->ep.unreconciled && he->put_etag[0] && eq(etag, he->put_etag))
+      cpy(he->cleanup_etag, sizeof he->cleanup_etag, he->put_etag);
+  } else if (op == LL_OP_GET_BLOB) {
+    m->harm.last_read_etag[0] = '\0';
+  } else if (op == LL_OP_DELETE_BLOB && eq(cls, "EXPECTED_REJECTION") &&
+             ll_json_long(row, "http_status", 0) == 412 &&
+             eq(ll_json_str(row, "azure_error_code"), "ConditionNotMet") &&
+             ll_json_str(row, "if_match")) {
+    ll_model_add_reason(m->reconcile_reasons,
+                        "event %s: the cleanup Delete was refused 412 "
+                        "ConditionNotMet: the blob changed after the run's "
+                        "last read-back (If-Match %s), so someone else wrote "
+                        "it; the blob is left for the operator",
+                        ll_json_pstr(row, "event_id"),
+                        ll_json_pstr(row, "if_match"));
+  }
+  return 0;
+}
+
+void ll_harm_reconcile(ll_model *m, const char *result) {
+  ll_harm_epoch *he = &m->ep.harm;
+  /* The reconcile's content read identified declared bytes the ledger
+   * explains: its ETag is the generation this run vouches for. */
+  if (eq(result, "MATCH") || eq(result, "DOUBTFUL_WRITE_COMMITTED") ||
+      eq(result, "DOUBTFUL_WRITE_NOT_PRESENT")) {
+    cpy(he->cleanup_etag, sizeof he->cleanup_etag, m->harm.last_read_etag);
+    he->put_etag[0] = '\0';
+  } else if (!eq(result, "INCOMPLETE")) {
+    he->cleanup_etag[0] = '\0'; /* content the ledger cannot explain */
+  }
+}
+
+void ll_harm_decide_reasons(const ll_model *m, cJSON *hold) {
+  if (m->harm.stop_code == LL_OK)
+    return;
+  char buf[128];
+  if (m->harm.mutations_sent == 0)
+    snprintf(buf, sizeof buf,
+             "no mutation was sent: the target is as the "
+             "run found it");
+  else
+    snprintf(buf, sizeof buf,
+             "%ld mutation request(s) were sent before the stop; none after",
+             m->harm.mutations_sent);
+  cJSON_InsertItemInArray(hold, 0, cJSON_CreateString(buf));
+  cJSON_InsertItemInArray(hold, 0, cJSON_CreateString(m->harm.stop_msg));
+}
+
+/* Only a stopped run's decision carries "stop", so decisions recorded
+ * before invariant 15 still verify. */
+void ll_model_stop_fields(const ll_model *m, cJSON *d) {
+  if (m->harm.stop_code == LL_OK)
+    return;
+  cJSON *s = cJSON_AddObjectToObject(d, "stop");
+  cJSON_AddStringToObject(s, "kind", m->harm.stop_kind);
+  cJSON_AddStringToObject(s, "code", ll_code_name(m->harm.stop_code));
+  cJSON_AddNumberToObject(s, "invariant", 15);
+  cJSON_AddNumberToObject(s, "exit", 64);
+  cJSON_AddStringToObject(s, "message", m->harm.stop_msg);
+  cJSON_AddNumberToObject(s, "mutations_sent", (double)m->harm.mutations_sent);
+}
+
+int ll_model_preflight_done(const ll_model *m) {
+  return m->harm.preflight != 0;
+}
+
+const char *ll_model_stop(const ll_model *m, ll_code *code) {
+  if (code)
+    *code = m->harm.stop_code;
+  return m->harm.stop_code != LL_OK ? m->harm.stop_msg : NULL;
+}
+
+int ll_model_creates(const ll_model *m) {
+  return !m->ep.harm.written;
+}
+
+const char *ll_model_cleanup_etag(const ll_model *m) {
+  return m->ep.harm.cleanup_etag;
+}
