@@ -101,7 +101,8 @@ describe("fixtures/", function()
   end)
 
   it("every fixture has its replay spec and its line in fixtures/README.md", function()
-    local specs = helper.read("spec/replay_emulator_spec.lua") .. helper.read("spec/replay_documented_spec.lua")
+    local specs = helper.read("spec/replay_emulator_spec.lua") .. helper.read("spec/replay_documented_spec.lua") ..
+      helper.read("spec/replay_harm_spec.lua")
     local readme = helper.read("fixtures/README.md") or ""
     for _, f in ipairs(files) do
       local name = f:gsub("%.json$", "")

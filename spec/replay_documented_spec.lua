@@ -14,8 +14,12 @@ local function lines(...)
   return rp.cat(...)
 end
 
--- The documented service up to B's early acquire (steps 0 to 8).
+-- The documented service up to B's early acquire (steps 0 to 8), after
+-- the preflight read that C sends before the first mutation (invariant 15).
+local PREFLIGHT = "preflight: properties before 0 create container: Get Blob Properties 404 ContainerNotFound " ..
+  "STATE_OBSERVED"
 local TO_8 = {
+  PREFLIGHT,
   "0 create container: Create Container 201 ACCEPTED_WRITE",
   "lifecycle 1",
   "1 create rev 0: Put Blob rev 0 201 ACCEPTED_WRITE",
@@ -144,8 +148,8 @@ local cases = {
     exits = { 2 },
     -- No reconcile lifts a doubt about the evidence: C refuses the break.
     trace = (function()
-      local t = { table.unpack(TO_8, 1, 11) }
-      t[10] = "5 unconditioned read: Get Blob 200 content 1 EVIDENCE_ERROR"
+      local t = { table.unpack(TO_8, 1, 12) }
+      t[11] = "5 unconditioned read: Get Blob 200 content 1 EVIDENCE_ERROR"
       return lines(t, { "refusal LL_E_HOLD Lease Break", "decision HOLD, window NOT_ATTEMPTED" })
     end)(),
     decision = "HOLD",
@@ -257,7 +261,7 @@ local cases = {
     branch = { "window INCONCLUSIVE_WINDOW", "HOLD ownership not proven" },
     phases = { { MAIN, "documented/late-probe", { "--window-attempts", "1" } } },
     exits = { 2 },
-    trace = lines({ TO_8[1] }, { table.unpack(TO_8, 2, 12) }, {
+    trace = lines({ table.unpack(TO_8, 1, 13) }, {
       "7 probe rev 3 while breaking: Get Blob Properties 200 broken/unlocked STATE_OBSERVED",
       "finding window INCONCLUSIVE_WINDOW",
       "7 read back after probe: Get Blob 200 content 1 STATE_OBSERVED",

@@ -51,6 +51,12 @@ local TO_THE_END = {
   "decision ACCEPT, window REPRODUCED",
 }
 
+-- The preflight C sends before the first mutation (invariant 15), as
+-- Azurite answered it: no container yet on a fresh Azurite, no blob after.
+local function preflight(before, code)
+  return "preflight: properties before " .. before .. ": Get Blob Properties 404 " .. code .. " STATE_OBSERVED"
+end
+
 -- Azurite's deviations are written down and explained, never corrected.
 local function explained(_, rows)
   local seen = 0
@@ -78,8 +84,8 @@ describe("emulator fixtures, replayed", function()
     title = "fixture emulator/main-handoff-accept",
     phases = { { "main_handoff", "emulator/main-handoff-accept" } },
     exits = { 0 },
-    trace = rp.cat({ "0 create container: Create Container 201 ACCEPTED_WRITE" }, lifecycle(1, 30), REPRODUCED,
-      TO_THE_END),
+    trace = rp.cat({ preflight("0 create container", "ContainerNotFound"),
+      "0 create container: Create Container 201 ACCEPTED_WRITE" }, lifecycle(1, 30), REPRODUCED, TO_THE_END),
     decision = "ACCEPT",
     window = "REPRODUCED",
     checks = {
@@ -108,6 +114,7 @@ describe("emulator fixtures, replayed", function()
     exits = { 0, 0 },
     trace = {
       "lifecycle 1 destructive",
+      preflight("1 create rev 100", "BlobNotFound"),
       "1 create rev 100: Put Blob rev 100 201 ACCEPTED_WRITE",
       "1 read back rev 100: Get Blob 200 content 100 STATE_OBSERVED",
       "2 acquire A (infinite): Lease Acquire 201 ACCEPTED_WRITE",
@@ -139,8 +146,8 @@ describe("emulator fixtures, replayed", function()
     phases = { { "main_handoff", "emulator/window-missed-then-repeat",
       { "--first-break-period", "0", "--break-period", "10" } } },
     exits = { 0 },
-    trace = rp.cat({ "0 create container: Create Container 409 ContainerAlreadyExists STATE_OBSERVED" },
-      lifecycle(1, 0), {
+    trace = rp.cat({ preflight("0 create container", "BlobNotFound"),
+      "0 create container: Create Container 409 ContainerAlreadyExists STATE_OBSERVED" }, lifecycle(1, 0), {
         -- the probe comes late: broken at its first read, so no write
         "7 probe rev 3 while breaking: Get Blob Properties 200 broken/unlocked STATE_OBSERVED",
         "finding window INCONCLUSIVE_WINDOW",
@@ -172,8 +179,9 @@ describe("emulator fixtures, replayed", function()
     title = "fixture emulator/wait-while-breaking",
     phases = { { "main_handoff", "emulator/wait-while-breaking", { "--stop-after", "8" } } },
     exits = { 1 },
-    trace = rp.cat({ "0 create container: Create Container 409 ContainerAlreadyExists STATE_OBSERVED" },
-      lifecycle(1, 30), REPRODUCED, { "stop 8 fresh properties stop-after", "decision WAIT, window REPRODUCED" }),
+    trace = rp.cat({ preflight("0 create container", "BlobNotFound"),
+      "0 create container: Create Container 409 ContainerAlreadyExists STATE_OBSERVED" }, lifecycle(1, 30), REPRODUCED,
+      { "stop 8 fresh properties stop-after", "decision WAIT, window REPRODUCED" }),
     decision = "WAIT",
     window = "REPRODUCED",
     reasons = { "is breaking/locked; the flow needs broken" },

@@ -40,9 +40,9 @@ describe("strict replay", function()
     local dir = rp.tmpdir() .. "/extra"
     local rc, out, err = rp.replay("main_handoff", FIXTURE, dir, {}, nil, script)
     assert.are.equal(64, rc, out .. err)
-    assert.matches("leaselua: LL_E_REPLAY: strict replay: request #10 %(GET " .. BLOB ..
-      "%) does not match exchange #10 %(HEAD " .. BLOB .. "%)", err)
-    assert.matches("%-%-%- expected: exchange #10 of [^\n]*azure%-main%-handoff%-accept%.json", err)
+    assert.matches("leaselua: LL_E_REPLAY: strict replay: request #11 %(GET " .. BLOB ..
+      "%) does not match exchange #11 %(HEAD " .. BLOB .. "%)", err)
+    assert.matches("%-%-%- expected: exchange #11 of [^\n]*azure%-main%-handoff%-accept%.json", err)
     assert.matches("\n  %- HEAD " .. BLOB .. "\n  %+ GET " .. BLOB .. "\n    x%-ms%-version: 2023%-11%-03", err)
     assert.matches("stopped: LL_E_REPLAY", out) -- the step itself raised
     -- nothing was served: the request has its intent and no outcome
@@ -64,7 +64,7 @@ describe("strict replay", function()
     helper.write(copy, helper.read(rp.fixture(FIXTURE)))
     local rc, out, err = rp.replay("main_handoff", copy, rp.tmpdir() .. "/after", {}, nil, script)
     assert.are.equal(64, rc, out .. err)
-    assert.matches("request #33 %(HEAD " .. BLOB .. "%) comes after the last of the 32 exchanges of " ..
+    assert.matches("request #34 %(HEAD " .. BLOB .. "%) comes after the last of the 33 exchanges of " ..
       copy:gsub("%p", "%%%0") .. ": the recording made no such request %(a hidden retry, or an added step%?%)\n",
       err)
     assert.matches("\n  %+ HEAD " .. BLOB, err)
@@ -75,7 +75,7 @@ describe("strict replay", function()
     local dir = rp.tmpdir() .. "/skip"
     local rc, out, err = rp.replay("main_handoff", FIXTURE, dir, {}, nil, script)
     assert.are.equal(64, rc, out .. err)
-    assert.matches("request #9 %(HEAD " .. BLOB .. "%) does not match exchange #9 %(GET " .. BLOB .. "%)", err)
+    assert.matches("request #10 %(HEAD " .. BLOB .. "%) does not match exchange #10 %(GET " .. BLOB .. "%)", err)
     assert.matches("\n  %- GET " .. BLOB .. "\n  %+ HEAD " .. BLOB, err)
     no_decision(dir)
   end)
@@ -85,10 +85,10 @@ describe("strict replay", function()
     local rc, out, err = rp.replay("main_handoff", FIXTURE, dir, { "--stop-after", "13" })
     assert.are.equal(64, rc, out .. err)
     -- it stops after "13 rev 6 with A": the read, release, properties and delete never come
-    assert.matches("4 of the 32 exchanges of [^\n]* were never requested %(a skipped step%?%), from #29 %(GET " ..
+    assert.matches("4 of the 33 exchanges of [^\n]* were never requested %(a skipped step%?%), from #30 %(GET " ..
       BLOB .. "%)", err)
-    assert.matches("\n  %- #29 GET " .. BLOB .. "\n  %- #30 PUT " .. BLOB .. "%?comp=lease lease%-action release" ..
-      "\n  %- #31 HEAD " .. BLOB .. "\n  %- #32 DELETE " .. BLOB, err)
+    assert.matches("\n  %- #30 GET " .. BLOB .. "\n  %- #31 PUT " .. BLOB .. "%?comp=lease lease%-action release" ..
+      "\n  %- #32 HEAD " .. BLOB .. "\n  %- #33 DELETE " .. BLOB, err)
     no_decision(dir)
   end)
 
@@ -102,7 +102,8 @@ describe("strict replay", function()
     }, "\n"))
     local rc, out, err = rp.replay("main_handoff", FIXTURE, rp.tmpdir() .. "/nofinish", {}, nil, path)
     assert.are.equal(64, rc, out .. err)
-    assert.matches("31 of the 32 exchanges of [^\n]* were never requested", err)
+    -- the preflight and the Create Container were served
+    assert.matches("31 of the 33 exchanges of [^\n]* were never requested", err)
   end)
 
   it("shows a changed header in the diff, never a real lease ID", function()
@@ -119,6 +120,31 @@ describe("strict replay", function()
     for id in protected:gmatch('"lease_real_id":"([%x%-]+)"') do
       assert.is_nil((out .. err):find(id, 1, true))
     end
+  end)
+
+  it("matches the condition headers: a create without If-None-Match, a Delete on another ETag", function()
+    local cjson = require "cjson"
+    local function edited_fixture(name, edit)
+      local x = cjson.decode(helper.read(rp.fixture(FIXTURE)))
+      for _, e in ipairs(x.exchanges) do edit(e.request.headers) end
+      local path = rp.tmpdir() .. "/" .. name .. ".json"
+      helper.write(path, cjson.encode(x))
+      return path
+    end
+    -- the recording never sent If-None-Match: the run's create (request #3) does
+    local f = edited_fixture("no-if-none-match", function(h) h["if-none-match"] = nil end)
+    local rc, out, err = rp.replay("main_handoff", f, rp.tmpdir() .. "/inm")
+    assert.are.equal(64, rc, out .. err)
+    assert.matches("request #3 %(PUT " .. BLOB .. "%) does not match exchange #3", err)
+    assert.matches("\n    x%-ms%-blob%-type: BlockBlob\n  %+ if%-none%-match: %*\n", err)
+    -- the recording's Delete was conditioned on another ETag than the run's read-back
+    f = edited_fixture("other-if-match", function(h)
+      if h["if-match"] then h["if-match"] = '"0x8DE000000000000"' end
+    end)
+    rc, out, err = rp.replay("main_handoff", f, rp.tmpdir() .. "/im")
+    assert.are.equal(64, rc, out .. err)
+    assert.matches("request #33 %(DELETE " .. BLOB .. "%) does not match exchange #33", err)
+    assert.matches('\n  %- if%-match: "0x8DE000000000000"\n  %+ if%-match: "0x%x+"\n', err)
   end)
 
   it("opens no connection and needs no credential", function()
