@@ -171,8 +171,8 @@ static int l_decide(lua_State *L) {
   return ll_lua_finish_run(L, h->run, st, row, &err);
 }
 
-/* run:finish() -> decision row (recorded), exit code (64 when the decision
- * carries an invariant-15 stop) */
+/* run:finish() -> decision row (recorded), exit code (an invariant-15 stop
+ * gives its own: 64, or 2) */
 static int l_finish(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
   ll_error err = {0};
@@ -190,11 +190,14 @@ static int l_finish(lua_State *L) {
              : strcmp(name, "WAIT") == 0      ? 1
              : strcmp(name, "RECONCILE") == 0 ? 3
                                               : 2;
-  /* Invariant 15: a run stopped before harming its target (the blob
-   * existed, or the preflight got no usable answer) exits 64, as a
-   * configuration error does; the decision row says why ("stop"). */
-  if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(row, "stop")))
-    code = 64;
+  /* Invariant 15: a run stopped before harming its target exits as its
+   * decision row's "stop" says: 64 when the blob existed or could not be
+   * reached or read, 2 when the service gave no usable answer. */
+  const cJSON *stop = cJSON_GetObjectItemCaseSensitive(row, "stop");
+  const cJSON *stop_exit = cJSON_GetObjectItemCaseSensitive(stop, "exit");
+  if (cJSON_IsNumber(stop_exit) &&
+      (stop_exit->valueint == 64 || stop_exit->valueint == 2))
+    code = stop_exit->valueint;
   ll_lua_finish(L, LL_OK, row, &err);
   lua_pushinteger(L, code);
   return 2;

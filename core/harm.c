@@ -24,10 +24,15 @@ void ll_harm_manifest(ll_model *m, const cJSON *row) {
       ll_json_str(row, "blob_path"));
 }
 
-static void stop(ll_model *m, ll_code code, const char *kind, const char *msg) {
+/* exit: 64 when the run could not start as configured (the blob exists, or
+ * cannot be reached or read); 2 (HOLD) when the service's answer was not
+ * usable (no complete response, a 5xx). Nothing was mutated either way. */
+static void stop(ll_model *m, ll_code code, const char *kind, int exit_code,
+                 const char *msg) {
   if (m->harm.stop_code != LL_OK)
     return; /* the first stop is the one that explains the run */
   m->harm.stop_code = code;
+  m->harm.stop_exit = exit_code;
   cpy(m->harm.stop_kind, sizeof m->harm.stop_kind, kind);
   cpy(m->harm.stop_msg, sizeof m->harm.stop_msg, msg);
 }
@@ -37,7 +42,8 @@ static void stop(ll_model *m, ll_code code, const char *kind, const char *msg) {
   "AZURE_STORAGE_BLOB or delete it yourself if it is yours"
 
 /* The preflight: 404 is a fresh target; 200 is someone's blob; anything
- * else (no answer, 401/403, another status) leaves the target unknown. */
+ * else (not sent, no usable answer, 401/403, another status) leaves the
+ * target unknown. */
 static void preflight(ll_model *m, const cJSON *row, const char *cls) {
   ll_harm_run *h = &m->harm;
   const char *outcome = ll_json_str(row, "outcome");
@@ -59,29 +65,43 @@ static void preflight(ll_model *m, const cJSON *row, const char *cls) {
              path, ll_json_pstr(row, "event_id"), ll_json_pstr(row, "etag"),
              len ? len : "?", ll_json_pstr(row, "observed_lease_state"),
              ll_json_pstr(row, "observed_lease_status"));
-    stop(m, LL_E_TARGET_EXISTS, "target_exists", msg);
-  } else if (!eq(outcome, "RESPONSE")) {
+    stop(m, LL_E_TARGET_EXISTS, "target_exists", 64, msg);
+  } else if (eq(outcome, "NOT_SENT")) { /* DNS, refused, TLS */
     snprintf(msg, sizeof msg,
              "cannot reach %.120s for the preflight read of %.200s (%.200s): "
              "nothing was mutated; check AZURE_STORAGE_ACCOUNT_URL, the "
              "network and, for a TLS failure, --ca-file",
              h->account_host[0] ? h->account_host : "the account", path,
              ll_json_pstr(row, "transport_error"));
-    stop(m, LL_E_PREFLIGHT, "preflight_failed", msg);
+    stop(m, LL_E_PREFLIGHT, "preflight_failed", 64, msg);
+  } else if (!eq(outcome, "RESPONSE") || status >= 500) {
+    char got[240];
+    if (eq(outcome, "RESPONSE"))
+      snprintf(got, sizeof got, "answered %ld %.80s", status,
+               code ? code : "(no error code)");
+    else
+      snprintf(got, sizeof got, "got no usable answer (%.200s)",
+               ll_json_pstr(row, "transport_error"));
+    snprintf(msg, sizeof msg,
+             "the preflight read of %.200s on %.120s %s: whether the blob "
+             "exists is unknown, so nothing was mutated; run again once the "
+             "endpoint answers",
+             path, h->account_host, got);
+    stop(m, LL_E_PREFLIGHT, "preflight_unanswered", 2, msg);
   } else if (status == 401 || status == 403) {
     snprintf(msg, sizeof msg,
              "the preflight read of %.200s on %.120s was refused %ld %.80s: "
              "nothing was mutated; check the credential (token, SAS or "
              "identity) and its role on the container",
              path, h->account_host, status, code ? code : "(no error code)");
-    stop(m, LL_E_PREFLIGHT, "preflight_failed", msg);
+    stop(m, LL_E_PREFLIGHT, "preflight_failed", 64, msg);
   } else {
     snprintf(msg, sizeof msg,
              "the preflight read of %.200s on %.120s answered %ld %.80s, "
              "neither 404 (a fresh blob) nor 200 (the blob exists): nothing "
              "was mutated; check AZURE_STORAGE_ACCOUNT_URL and the service",
              path, h->account_host, status, code ? code : "(no error code)");
-    stop(m, LL_E_PREFLIGHT, "preflight_failed", msg);
+    stop(m, LL_E_PREFLIGHT, "preflight_failed", 64, msg);
   }
 }
 
@@ -125,7 +145,7 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
              ll_json_long(row, "payload_revision", -1),
              ll_json_long(row, "http_status", 0),
              ll_json_pstr(row, "azure_error_code"));
-    stop(m, LL_E_TARGET_EXISTS, "target_exists", msg);
+    stop(m, LL_E_TARGET_EXISTS, "target_exists", 64, msg);
   } else if (op == LL_OP_GET_BLOB && ok) {
     cpy(m->harm.last_read_etag, sizeof m->harm.last_read_etag, etag);
     /* the read-back of the accepted Put (as model.c's content_read sees
@@ -189,13 +209,16 @@ void ll_model_stop_fields(const ll_model *m, cJSON *d) {
   cJSON_AddStringToObject(s, "kind", m->harm.stop_kind);
   cJSON_AddStringToObject(s, "code", ll_code_name(m->harm.stop_code));
   cJSON_AddNumberToObject(s, "invariant", 15);
-  cJSON_AddNumberToObject(s, "exit", 64);
+  cJSON_AddNumberToObject(s, "exit", m->harm.stop_exit);
   cJSON_AddStringToObject(s, "message", m->harm.stop_msg);
   cJSON_AddNumberToObject(s, "mutations_sent", (double)m->harm.mutations_sent);
 }
 
+/* A run that already sent a mutation is past its first one: a ledger from
+ * before the preflight existed is recovered without one (the blob it finds
+ * is its own). */
 int ll_model_preflight_done(const ll_model *m) {
-  return m->harm.preflight != 0;
+  return m->harm.preflight != 0 || m->harm.mutations_sent > 0;
 }
 
 const char *ll_model_stop(const ll_model *m, ll_code *code) {

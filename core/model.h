@@ -90,7 +90,8 @@ int ll_model_lifecycle_mutations(const ll_model *m);
 /* No Put Blob was answered yet in this lifecycle: the next Put is the
  * lifecycle's first write (the create). */
 int ll_model_first_write_pending(const ll_model *m);
-/* Invariant 15 (core/harm.c). The preflight read has been recorded. */
+/* Invariant 15 (core/harm.c). The preflight read has been recorded, or a
+ * mutation has already been sent (the run is past its first). */
 int ll_model_preflight_done(const ll_model *m);
 /* Why the run stopped before harming the target (the blob existed, or the
  * preflight got no usable answer), with its refusal code; NULL if not. */
@@ -101,8 +102,10 @@ int ll_model_creates(const ll_model *m);
 /* ETag of the last accepted write of this lifecycle that was read back
  * ("" if none): the cleanup Delete's If-Match. */
 const char *ll_model_cleanup_etag(const ll_model *m);
-/* Adds the decision row's "stop" ({kind, code, invariant, exit 64, message,
- * mutations_sent}) when the run stopped for invariant 15; else nothing. */
+/* Adds the decision row's "stop" ({kind, code, invariant, exit, message,
+ * mutations_sent}) when the run stopped for invariant 15; else nothing.
+ * exit is 64 (the blob exists, or cannot be reached or read: a
+ * configuration to fix) or 2 (HOLD: the service gave no usable answer). */
 void ll_model_stop_fields(const ll_model *m, cJSON *d);
 
 /* The decision fold: HOLD > RECONCILE > WAIT > ACCEPT. reasons gets an

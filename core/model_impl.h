@@ -66,7 +66,8 @@ typedef struct {
 typedef struct {
   int preflight;       /* 0 not yet, 1 fresh target, 2 stopped by it */
   ll_code stop_code;   /* LL_E_TARGET_EXISTS, LL_E_PREFLIGHT, or LL_OK */
-  char stop_kind[24];  /* "target_exists" | "preflight_failed" */
+  char stop_kind[24];  /* target_exists | preflight_failed | _unanswered */
+  int stop_exit;       /* 64, or 2 when the service gave no usable answer */
   char stop_msg[800];  /* one line: what was found and what to do */
   long mutations_sent; /* mutation requests that may have left */
   char last_read_etag[128];

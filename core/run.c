@@ -358,6 +358,60 @@ static void add_str_or_null(cJSON *o, const char *k, const char *v) {
     cJSON_AddNullToObject(o, k);
 }
 
+/* The guard, the flow's declared plan, then the declared payload of a Put
+ * (*p); a refusal is recorded and returned. */
+static ll_status admit(ll_run *r, const ll_req_spec *s, const ll_guard_req *g,
+                       ll_payload *p, ll_error *err) {
+  ll_status st = ll_guard_check(r->model, g, err);
+  if (st == LL_OK)
+    st = plan_refuses(r, s, err);
+  if (st != LL_OK)
+    return refuse(r, s, st, err);
+  memset(p, 0, sizeof *p);
+  if (s->op != LL_OP_PUT_BLOB)
+    return LL_OK;
+  st = ll_payload_build(s->revision, s->actor, p, err);
+  if (st != LL_OK)
+    return refuse(r, s, st, err);
+  const char *want = ll_model_declared(r->model, s->revision, s->actor);
+  if (!want || strcmp(want, p->sha256) != 0)
+    return refuse(r, s,
+                  ll_fail(err, LL_E_UNDECLARED,
+                          "payload of revision %ld differs from its "
+                          "declaration",
+                          s->revision),
+                  err);
+  return LL_OK;
+}
+
+/* The builder's own checks (size, lease ID syntax, parameters), on a
+ * request that is then dropped; a refusal is recorded and returned. */
+static ll_status dry_build(ll_run *r, const ll_req_spec *s, const ll_writer *lw,
+                           const ll_writer *pw, const ll_payload *p,
+                           ll_error *err) {
+  ll_op_params op = {0};
+  op.lease_id = lw ? lw->lease_id : NULL;
+  op.proposed_id = pw                                  ? pw->lease_id
+                   : s->op == LL_OP_LEASE_CHANGE && lw ? lw->lease_id
+                                                       : NULL;
+  op.lease_duration = s->lease_duration;
+  op.break_period = s->break_period;
+  if (s->op == LL_OP_PUT_BLOB) {
+    op.body = (const unsigned char *)p->bytes;
+    op.body_len = r->oversize_for_test ? r->oversize_for_test : p->len;
+  }
+  op.max_single_put = r->max_single_put;
+  op.api_version = ll_model_api_version(r->model);
+  ll_http_request q;
+  memset(&q, 0, sizeof q);
+  ll_headers_init(&q.headers);
+  char *url = NULL;
+  ll_status st = ll_blob_build(&r->target, s->op, &op, &q, &url, err);
+  ll_headers_cleanup(&q.headers);
+  free(url);
+  return st == LL_OK ? LL_OK : refuse(r, s, st, err);
+}
+
 ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
                          ll_error *err) {
   *out_row = NULL;
@@ -375,34 +429,23 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
                     s->bound, s->revision, s->control};
   if (s->op == LL_OP_LEASE_ACQUIRE)
     g.lease = s->proposed;
-  ll_status st = LL_OK;
+  ll_payload p;
+  ll_status st;
   if (ll_op_is_mutation(s->op) && ll_model_has_manifest(r->model) &&
       !ll_model_preflight_done(r->model)) {
-    st = preflight(r, s, err);
+    /* A request refused anyway sends nothing, not even the preflight:
+     * every input is checked before the first request (invariant 15). */
+    st = admit(r, s, &g, &p, err);
+    if (st == LL_OK)
+      st = dry_build(r, s, lw, pw, &p, err);
+    if (st == LL_OK)
+      st = preflight(r, s, err);
     if (st != LL_OK)
-      return st; /* not recorded: the ledger or a replay failed */
+      return st; /* refused and recorded, or the ledger or a replay failed */
   }
-  st = ll_guard_check(r->model, &g, err);
-  if (st == LL_OK)
-    st = plan_refuses(r, s, err);
+  st = admit(r, s, &g, &p, err);
   if (st != LL_OK)
-    return refuse(r, s, st, err);
-
-  ll_payload p;
-  memset(&p, 0, sizeof p);
-  if (s->op == LL_OP_PUT_BLOB) {
-    st = ll_payload_build(s->revision, s->actor, &p, err);
-    if (st != LL_OK)
-      return refuse(r, s, st, err);
-    const char *want = ll_model_declared(r->model, s->revision, s->actor);
-    if (!want || strcmp(want, p.sha256) != 0)
-      return refuse(r, s,
-                    ll_fail(err, LL_E_UNDECLARED,
-                            "payload of revision %ld differs from its "
-                            "declaration",
-                            s->revision),
-                    err);
-  }
+    return st;
   char client_id[LL_GUID_LEN];
   if (ll_guid_v4(client_id) != LL_OK)
     return ll_fail(err, LL_E_INTERNAL, "no randomness for a request ID");

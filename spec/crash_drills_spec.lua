@@ -18,6 +18,9 @@ local HOLD_MS = 30000 -- the proxy holds the answer longer than any drill
 -- why }. The spec then expects that decision (so a change is noticed) and
 -- the drill log reports both (docs/RELIABILITY.md).
 local POINTS = {
+  -- HEAD ordinal 1 is the preflight read C sends before the first mutation
+  { "preflight: properties before 0 create container", { method = "HEAD", ordinal = 1 }, "HOLD", false,
+    "killed during the preflight: nothing was mutated and the target stays unknown, so no mutation follows" },
   { "0 create container", { method = "PUT", query_contains = "restype=container" }, "HOLD", false,
     "no blob yet: the properties read fails (404), nothing to reconcile" },
   { "1 create rev 0", { method = "PUT", body_contains = '"revision":0,' }, "HOLD", false,
@@ -32,21 +35,21 @@ local POINTS = {
     "content rev 1 as accepted; A holds the lease: no handoff" },
   { "4 rev 2 without lease", { method = "PUT", body_contains = '"revision":2,' }, "RECONCILE", false,
     "the control's outcome is unknown and nothing settles it" },
-  { "6 properties before break", { method = "HEAD", ordinal = 1 }, "HOLD", false,
+  { "6 properties before break", { method = "HEAD", ordinal = 2 }, "HOLD", false,
     "A holds the lease: B's renew is refused" },
   { "6 break, period 2", { lease_action = "break" }, "HOLD", true,
     "the break took effect, but breaking was never observed" },
-  { "7 probe rev 3 while breaking", { method = "HEAD", ordinal = 2 }, "HOLD", true,
+  { "7 probe rev 3 while breaking", { method = "HEAD", ordinal = 3 }, "HOLD", true,
     "killed during the probe's first read: breaking was never observed" },
   { "7 probe rev 3 while breaking", { method = "PUT", body_contains = '"revision":3,' }, "ACCEPT", true,
     "breaking observed, rev 3 reconciled as committed, then the whole chain" },
-  { "7 probe rev 3 while breaking", { method = "HEAD", ordinal = 3 }, "ACCEPT", true,
+  { "7 probe rev 3 while breaking", { method = "HEAD", ordinal = 4 }, "ACCEPT", true,
     "killed during the probe's second read: rev 3 accepted, then the whole chain" },
-  { "8 fresh properties", { method = "HEAD", ordinal = 4 }, "ACCEPT", true,
+  { "8 fresh properties", { method = "HEAD", ordinal = 5 }, "ACCEPT", true,
     "breaking observed before; recovery completes the chain" },
   { "8 B acquire while breaking", { lease_action = "acquire", ordinal = 2 }, "ACCEPT", true,
     "the early acquire was refused; recovery completes the chain" },
-  { "9 wait for broken", { method = "HEAD", ordinal = 5 }, "ACCEPT", true,
+  { "9 wait for broken", { method = "HEAD", ordinal = 6 }, "ACCEPT", true,
     "killed while polling; recovery finds broken and completes the chain" },
   { "10 rev 4 with stale A", { method = "PUT", body_contains = '"revision":4,' }, "ACCEPT", false,
     "stale A sent again and rejected; rev 5 read back settles the content" },
@@ -109,7 +112,7 @@ describe("crash drills #faults", function()
       -- breaking never observed, the lease now broken: ACCEPT is out of
       -- reach, so recovery sends no mutation at all
       drills.check_out_of_reach(d, label == "6 break, period 2" or
-        (label == "7 probe rev 3 while breaking" and match.method == "HEAD" and match.ordinal == 2))
+        (label == "7 probe rev 3 while breaking" and match.method == "HEAD" and match.ordinal == 3))
     end)
   end
 end)

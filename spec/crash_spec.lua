@@ -138,10 +138,10 @@ describe("crash during an in-flight request", function()
       assert.equals(3, refusal.invariant)
       assert.equals("Put Blob", refusal.operation)
       -- the refused Put never left: the server saw only the crashed one
-      -- before the reconcile
+      -- (after the preflight, invariant 15) before the reconcile
       local methods = {}
       for _, r in ipairs(slow.requests(server)) do methods[#methods + 1] = r.method end
-      assert.same({ "PUT", "HEAD", "GET", "PUT", "GET" }, methods)
+      assert.same({ "HEAD", "PUT", "HEAD", "GET", "PUT", "GET" }, methods)
     end)
 
     it("reconciles: the content is rev 0, so the doubtful write committed", function()

@@ -1,9 +1,11 @@
 -- Bad input from the server: a loopback server (spec/support/
--- garbage_server.js) answers the first request of the main handoff with
--- something that is not a usable answer. Each case: one clear line says
--- why the run stopped, the exit code is HOLD's (2), the server received
--- exactly one request (none after the doubt), and the ledger holds the
--- row and verifies (nothing recorded was lost). Offline: no Azurite.
+-- garbage_server.js) answers the first mutation of the main handoff with
+-- something that is not a usable answer (the preflight read before it
+-- gets 404: a fresh target). Each case: one clear line says why the run
+-- stopped, the exit code is HOLD's (2), the server received exactly one
+-- request after the preflight (none after the doubt), and the ledger
+-- holds the row and verifies (nothing recorded was lost). Offline: no
+-- Azurite.
 local helper = require "helper"
 local fp = require "support.faultproxy"
 
@@ -47,7 +49,9 @@ describe("a server answering garbage", function()
 
   for _, c in ipairs(CASES) do
     local mode, what, class, why = c[1], c[2], c[3], c[4]
-    it(what .. ": one request, one stop line naming it, exit 2 (HOLD), the ledger verifies", function()
+    local title = what .. ": one request after the preflight, one stop line naming it, exit 2 (HOLD), " ..
+      "the ledger verifies"
+    it(title, function()
       local srv = start(mode)
       local ev = helper.tmpdir() .. "/ev"
       local ok, err = pcall(function()
@@ -62,20 +66,23 @@ describe("a server answering garbage", function()
         end
         local rows = helper.outcomes(helper.rows(ev))
         local vrc, vout = helper.run { "verify", ev }
+        local row = rows[2] -- rows[1] is the preflight
         fp.record {
           suite = "bad_input", case = "server: " .. what, rc = rc, line = stops[1], stderr = stderr,
-          requests = srv.count(), row_class = rows[1] and rows[1].result_classification,
-          transport_error = rows[1] and rows[1].transport_error, verify_rc = vrc,
+          requests = srv.count() - 1, row_class = row and row.result_classification,
+          transport_error = row and row.transport_error, verify_rc = vrc,
         }
         assert.are.equal(2, rc, out .. stderr)
         assert.are.equal(1, #stops, out)
         assert.matches(why, stops[1])
         assert.matches("DECISION: HOLD", out)
-        assert.are.equal(1, srv.count(), "requests the server received")
-        assert.are.equal(1, #rows, "outcome rows")
-        assert.are.equal(class, rows[1].result_classification)
-        if mode == "bad-xml" then assert.is_true(rows[1].error_body_malformed) end
-        assert.are.equal(1, rows[1].emitted_requests)
+        assert.are.equal(2, srv.count(), "requests the server received: the preflight, then one")
+        assert.are.equal(2, #rows, "outcome rows")
+        assert.is_true(rows[1].preflight)
+        assert.are.equal(404, rows[1].http_status)
+        assert.are.equal(class, row.result_classification)
+        if mode == "bad-xml" then assert.is_true(row.error_body_malformed) end
+        assert.are.equal(1, row.emitted_requests)
         assert.are.equal(0, vrc, vout)
         assert.matches("decision HOLD", vout)
       end)

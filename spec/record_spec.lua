@@ -33,7 +33,11 @@ describe("--record against Azurite, then --replay #live", function()
     assert.matches("^recorded by leaselua .* from an emulator endpoint %(server Azurite%-Blob/", f.source)
     local outcomes = #helper.outcomes(helper.rows(dir .. "/live"))
     assert.are.equal(outcomes, #f.exchanges)
-    assert.are.equal("/lease-handoff-lab/" .. blob, f.exchanges[2].request.path)
+    -- #1 is the preflight read of the blob, #2 the container, #3 the create
+    assert.are.equal("/lease-handoff-lab/" .. blob, f.exchanges[1].request.path)
+    assert.are.equal("HEAD", f.exchanges[1].request.method)
+    assert.are.equal("/lease-handoff-lab/" .. blob, f.exchanges[3].request.path)
+    assert.are.equal("*", f.exchanges[3].request.headers["if-none-match"])
   end)
 
   it("keeps no lease ID, token or SAS in the fixture", function()

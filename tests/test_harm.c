@@ -123,25 +123,35 @@ static void test_preflight_failures(void) {
   static const struct {
     const char *name;
     ll_step pre;
-    const char *cls, *says;
+    const char *cls, *says, *kind;
+    int exit_code;
   } rows_[] = {
       {"no connection", PREFLIGHTF(0, NULL, F_NOT_SENT), "EVIDENCE_ERROR",
        "cannot reach lab.blob.core.windows.net for the preflight read of "
        "/lease-handoff-lab/writer-handoff.json (connection refused: not "
-       "sent): nothing was mutated; check AZURE_STORAGE_ACCOUNT_URL"},
-      {"no answer", PREFLIGHTF(0, NULL, F_UNKNOWN), "UNKNOWN_OUTCOME",
-       "cannot reach lab.blob.core.windows.net"},
+       "sent): nothing was mutated; check AZURE_STORAGE_ACCOUNT_URL",
+       "preflight_failed", 64},
       {"forbidden", PREFLIGHT(403, "AuthorizationPermissionMismatch"),
        "EVIDENCE_ERROR",
        "was refused 403 AuthorizationPermissionMismatch: nothing was mutated; "
-       "check the credential"},
+       "check the credential",
+       "preflight_failed", 64},
       {"unauthenticated", PREFLIGHT(401, "InvalidAuthenticationInfo"),
-       "EVIDENCE_ERROR", "refused 401 InvalidAuthenticationInfo"},
+       "EVIDENCE_ERROR", "refused 401 InvalidAuthenticationInfo",
+       "preflight_failed", 64},
       {"a 404 that names neither the blob nor the container",
        PREFLIGHT(404, "ResourceNotFound"), "EVIDENCE_ERROR",
-       "answered 404 ResourceNotFound, neither 404 (a fresh blob) nor 200"},
+       "answered 404 ResourceNotFound, neither 404 (a fresh blob) nor 200",
+       "preflight_failed", 64},
+      /* the service gave no usable answer: HOLD's exit, not a config error */
+      {"no answer", PREFLIGHTF(0, NULL, F_UNKNOWN), "UNKNOWN_OUTCOME",
+       "on lab.blob.core.windows.net got no usable answer (response lost "
+       "after request was sent): whether the blob exists is unknown, so "
+       "nothing was mutated",
+       "preflight_unanswered", 2},
       {"a server error", PREFLIGHT(503, "ServerBusy"), "UNKNOWN_OUTCOME",
-       "answered 503 ServerBusy"},
+       "answered 503 ServerBusy: whether the blob exists is unknown",
+       "preflight_unanswered", 2},
   };
   for (size_t i = 0; i < sizeof rows_ / sizeof rows_[0]; i++) {
     int before = ll_test_fail;
@@ -161,8 +171,9 @@ static void test_preflight_failures(void) {
     CHECK_INT(guard(&b, &READ_REQ, &err), LL_OK);
     cJSON *d = decide(&b);
     CHECK_STR(rb_str(d, "decision"), "HOLD");
-    CHECK_STR(rb_str(cJSON_GetObjectItem(d, "stop"), "kind"),
-              "preflight_failed");
+    const cJSON *stop = cJSON_GetObjectItem(d, "stop");
+    CHECK_STR(rb_str(stop, "kind"), rows_[i].kind);
+    CHECK_INT(cJSON_GetObjectItem(stop, "exit")->valueint, rows_[i].exit_code);
     if (ll_test_fail > before)
       fprintf(stderr, "  in preflight case \"%s\": %s\n", rows_[i].name,
               why ? why : "(no stop)");
@@ -311,6 +322,22 @@ static void test_delete_condition_fails(void) {
   rb_free(&b);
 }
 
+/* A ledger written before the preflight existed: its run is past its
+ * first mutation, so a recovery sends none (the blob it finds is its own). */
+static void test_old_ledger(void) {
+  ll_rb b;
+  static const ll_step steps[] = {LIFE(0), PUT(NULL, 0, 201, NULL), READ(0),
+                                  END_STEPS};
+  rows(&b, steps);
+  CHECK(ll_model_preflight_done(b.m));
+  CHECK(ll_model_stop(b.m, NULL) == NULL);
+  rb_free(&b);
+  static const ll_step nothing_sent[] = {LIFE(0), READ(0), END_STEPS};
+  rows(&b, nothing_sent);
+  CHECK(!ll_model_preflight_done(b.m));
+  rb_free(&b);
+}
+
 static void test_codes(void) {
   CHECK_STR(ll_code_name(LL_E_TARGET_EXISTS), "LL_E_TARGET_EXISTS");
   CHECK_STR(ll_code_name(LL_E_PREFLIGHT), "LL_E_PREFLIGHT");
@@ -330,6 +357,7 @@ int main(void) {
   test_create_refused();
   test_cleanup_etag();
   test_delete_condition_fails();
+  test_old_ledger();
   test_codes();
   return ll_test_report("test_harm");
 }

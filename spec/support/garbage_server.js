@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // A loopback server that answers every request with garbage, for the bad
 // input specs: usage: node garbage_server.js MODE COUNT_FILE [SECONDS]
+// A HEAD (the preflight read leaselua sends before its first mutation) is
+// answered 404 BlobNotFound, a fresh target, so that the garbage meets the
+// first mutation.
 // MODE: not-http     a banner and binary bytes, no HTTP at all
 //       huge-headers a 201 whose headers are 100 KB long
 //       huge-body    a 201 with a 10 MB body
@@ -71,6 +74,11 @@ const server = net.createServer((sock) => {
     sock._answered = true;
     requests += 1;
     fs.writeFileSync(countFile, requests + "\n");
+    if (buf.subarray(0, 5).toString() === "HEAD ") {
+      sock.end("HTTP/1.1 404 The specified blob does not exist.\r\nx-ms-error-code: BlobNotFound\r\n" +
+        "x-ms-request-id: garbage-preflight\r\nx-ms-version: 2023-11-03\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      return;
+    }
     answer(sock);
   });
 });
