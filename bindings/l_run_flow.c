@@ -191,9 +191,9 @@ static int l_finish(lua_State *L) {
              : strcmp(name, "RECONCILE") == 0 ? 3
                                               : 2;
   /* Invariant 15: a run stopped before harming its target exits as its
-   * decision row's "stop" says: 64 when the blob existed or could not be
+   * decision row's "target_stop" says: 64 when the blob existed or could not be
    * reached or read, 2 when the service gave no usable answer. */
-  const cJSON *stop = cJSON_GetObjectItemCaseSensitive(row, "stop");
+  const cJSON *stop = cJSON_GetObjectItemCaseSensitive(row, "target_stop");
   const cJSON *stop_exit = cJSON_GetObjectItemCaseSensitive(stop, "exit");
   if (cJSON_IsNumber(stop_exit) &&
       (stop_exit->valueint == 64 || stop_exit->valueint == 2))

@@ -200,12 +200,12 @@ void ll_harm_decide_reasons(const ll_model *m, cJSON *hold) {
   cJSON_InsertItemInArray(hold, 0, cJSON_CreateString(m->harm.stop_msg));
 }
 
-/* Only a stopped run's decision carries "stop", so decisions recorded
+/* Only a stopped run's decision carries "target_stop", so decisions recorded
  * before invariant 15 still verify. */
 void ll_model_stop_fields(const ll_model *m, cJSON *d) {
   if (m->harm.stop_code == LL_OK)
     return;
-  cJSON *s = cJSON_AddObjectToObject(d, "stop");
+  cJSON *s = cJSON_AddObjectToObject(d, "target_stop");
   cJSON_AddStringToObject(s, "kind", m->harm.stop_kind);
   cJSON_AddStringToObject(s, "code", ll_code_name(m->harm.stop_code));
   cJSON_AddNumberToObject(s, "invariant", 15);

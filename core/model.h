@@ -102,7 +102,7 @@ int ll_model_creates(const ll_model *m);
 /* ETag of the last accepted write of this lifecycle that was read back
  * ("" if none): the cleanup Delete's If-Match. */
 const char *ll_model_cleanup_etag(const ll_model *m);
-/* Adds the decision row's "stop" ({kind, code, invariant, exit, message,
+/* Adds the decision row's "target_stop" ({kind, code, invariant, exit, message,
  * mutations_sent}) when the run stopped for invariant 15; else nothing.
  * exit is 64 (the blob exists, or cannot be reached or read: a
  * configuration to fix) or 2 (HOLD: the service gave no usable answer). */

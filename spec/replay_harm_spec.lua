@@ -42,9 +42,9 @@ local cases = {
       "\"0x8DE1A2B3C4D5E6F\", 31 bytes, lease available/unlocked): " .. WHAT_TO_DO,
       "no mutation was sent: the target is as the run found it" },
     checks = {
-      ["sends no mutation and says so in the decision's stop"] = function(dir, rows, runs)
+      ["sends no mutation and says so in the decision's target_stop"] = function(dir, rows, runs)
         assert.are.equal(0, mutations(rows))
-        local stop = rp.decision(dir).stop
+        local stop = rp.decision(dir).target_stop
         assert.are.equal("target_exists", stop.kind)
         assert.are.equal("LL_E_TARGET_EXISTS", stop.code)
         assert.are.equal(15, stop.invariant)

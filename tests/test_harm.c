@@ -110,7 +110,7 @@ static void test_target_exists(void) {
   CHECK(strstr(cJSON_GetArrayItem(reasons, 0)->valuestring, "already exists"));
   CHECK_STR(cJSON_GetArrayItem(reasons, 1)->valuestring,
             "no mutation was sent: the target is as the run found it");
-  const cJSON *stop = cJSON_GetObjectItem(d, "stop");
+  const cJSON *stop = cJSON_GetObjectItem(d, "target_stop");
   CHECK_STR(rb_str(stop, "kind"), "target_exists");
   CHECK_STR(rb_str(stop, "code"), "LL_E_TARGET_EXISTS");
   CHECK_INT(cJSON_GetObjectItem(stop, "exit")->valueint, 64);
@@ -171,7 +171,7 @@ static void test_preflight_failures(void) {
     CHECK_INT(guard(&b, &READ_REQ, &err), LL_OK);
     cJSON *d = decide(&b);
     CHECK_STR(rb_str(d, "decision"), "HOLD");
-    const cJSON *stop = cJSON_GetObjectItem(d, "stop");
+    const cJSON *stop = cJSON_GetObjectItem(d, "target_stop");
     CHECK_STR(rb_str(stop, "kind"), rows_[i].kind);
     CHECK_INT(cJSON_GetObjectItem(stop, "exit")->valueint, rows_[i].exit_code);
     if (ll_test_fail > before)
@@ -233,10 +233,10 @@ static void test_create_refused(void) {
     CHECK_INT(guard(&b, &CREATE_REQ, &err), LL_E_TARGET_EXISTS);
     cJSON *d = decide(&b);
     CHECK_STR(rb_str(d, "decision"), "HOLD");
-    CHECK_INT(
-        cJSON_GetObjectItem(cJSON_GetObjectItem(d, "stop"), "mutations_sent")
-            ->valueint,
-        1);
+    CHECK_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "target_stop"),
+                                  "mutations_sent")
+                  ->valueint,
+              1);
     rb_free(&b);
   }
   /* without If-None-Match a 409 to a Put is no create's answer */
@@ -306,7 +306,7 @@ static void test_delete_condition_fails(void) {
   CHECK(rb_any_contains(cJSON_GetObjectItem(d, "reasons"),
                         "the cleanup Delete was refused 412 ConditionNotMet: "
                         "the blob changed after the run's last read-back"));
-  CHECK(cJSON_GetObjectItem(d, "stop") == NULL);
+  CHECK(cJSON_GetObjectItem(d, "target_stop") == NULL);
   rb_free(&b);
 
   /* the same 412 without If-Match is not the condition's answer */
