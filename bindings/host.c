@@ -179,7 +179,9 @@ static int run_script(int argc, char **argv) {
   if (host.replay_failed)
     rc = 64;
   else if (host.decision >= 0 && host.decision <= 3)
-    rc = decision_exit[host.decision];
+    /* invariant 15: a run stopped before touching a target that was not
+     * its own exits as its decision's target_stop says (64 or 2) */
+    rc = host.stop_exit ? host.stop_exit : decision_exit[host.decision];
   else if (rc < 0 && host.opened)
     rc = 70; /* a run whose decision could not be recorded */
   else if (rc < 0 && !host.help) {

@@ -16,6 +16,7 @@ typedef struct {
   int opened;            /* leaselua.open was called (once at most) */
   struct l_run *handle;  /* the open run, NULL once closed */
   int decision;          /* the recorded ll_decision, -1 none */
+  int stop_exit;         /* invariant 15's target_stop: 64 or 2, else 0 */
   int replay_failed;     /* a strict replay diverged (exit 64) */
   int help;              /* the script printed its usage (leaselua.help) */
   char label[16];        /* replay: the fixture's endpoint kind */

@@ -278,6 +278,8 @@ void ll_lua_run_end(ll_host *host, l_run *h, const char *why) {
   if (ll_run_replay_detail(h->run))
     host->replay_failed = 1;
   host->decision = ll_run_decision(h->run);
+  host->stop_exit =
+      host->decision >= 0 ? ll_model_stop_exit(ll_run_model(h->run)) : 0;
   ll_run_close(h->run);
   h->run = NULL;
   if (host->handle == h)

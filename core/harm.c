@@ -227,6 +227,10 @@ const char *ll_model_stop(const ll_model *m, ll_code *code) {
   return m->harm.stop_code != LL_OK ? m->harm.stop_msg : NULL;
 }
 
+int ll_model_stop_exit(const ll_model *m) {
+  return m->harm.stop_code != LL_OK ? m->harm.stop_exit : 0;
+}
+
 int ll_model_creates(const ll_model *m) {
   return !m->ep.harm.written;
 }

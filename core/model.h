@@ -107,6 +107,8 @@ const char *ll_model_cleanup_etag(const ll_model *m);
  * exit is 64 (the blob exists, or cannot be reached or read: a
  * configuration to fix) or 2 (HOLD: the service gave no usable answer). */
 void ll_model_stop_fields(const ll_model *m, cJSON *d);
+/* That exit code (64 or 2) when invariant 15 stopped the run, else 0. */
+int ll_model_stop_exit(const ll_model *m);
 
 /* The decision fold: HOLD > RECONCILE > WAIT > ACCEPT. reasons gets an
  * array of strings (caller deletes). window gets "REPRODUCED",
