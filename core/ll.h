@@ -43,9 +43,9 @@ typedef enum {
   LL_E_REPLAY,             /* strict replay mismatch */
   LL_E_TAMPER,             /* ledger chain broken */
   LL_E_ORDER,              /* a step out of the seed's order */
-  LL_E_SCOPE, /* the guard's scope is the blob: lifecycle, second run */
-  LL_E_TARGET_EXISTS,      /* the blob existed before the run: not ours */
-  LL_E_PREFLIGHT,          /* the preflight read got no usable answer */
+  LL_E_SCOPE,         /* the guard's scope is the blob: lifecycle, second run */
+  LL_E_TARGET_EXISTS, /* the blob existed before the run: not ours */
+  LL_E_PREFLIGHT,     /* the preflight read got no usable answer */
   LL_E_DELETE_UNCONFIRMED, /* delete without a read-back ETag of ours */
   LL_E_INTERNAL,
   LL_E__COUNT

@@ -1,9 +1,10 @@
 /* A tiny in-process Blob service behind the transport vtable, for the run
- * tests that need ll_run_open without a network: it keeps one blob (bytes
- * and lease state), answers as the documentation says for the few steps
- * the tests send, counts what arrived, and can lose the answer to the next
- * mutation (an UNKNOWN outcome after the service applied it). Header-only:
- * every function is static. */
+ * tests that need ll_run_open without a network: it keeps one blob (bytes,
+ * ETag and lease state), answers as the documentation says for the few
+ * steps the tests send (If-None-Match: * and If-Match included), counts
+ * what arrived, and can lose the answer to the next mutation (an UNKNOWN
+ * outcome after the service applied it). Header-only: every function is
+ * static. */
 #ifndef LL_FAKE_WIRE_H
 #define LL_FAKE_WIRE_H
 
@@ -20,6 +21,8 @@ typedef struct {
   char *body; /* NULL: no blob */
   size_t len;
   char state[16]; /* available | leased | broken */
+  char etag[24];  /* the blob's ETag: each accepted Put makes a new one */
+  int puts;
   char holder[64];
   int requests, mutations;
   int lose_next_mutation;
@@ -48,7 +51,7 @@ static inline void fw_lease_headers(fake_wire *w, ll_http_response *resp) {
   if (ll_headers_add(&resp->headers, "x-ms-lease-state", w->state) != LL_OK ||
       ll_headers_add(&resp->headers, "x-ms-lease-status",
                      locked ? "locked" : "unlocked") != LL_OK ||
-      ll_headers_add(&resp->headers, "ETag", "\"0x1\"") != LL_OK)
+      ll_headers_add(&resp->headers, "ETag", w->etag) != LL_OK)
     resp->outcome = LL_OUTCOME_UNKNOWN;
 }
 
@@ -77,8 +80,14 @@ static inline ll_status fw_exchange(ll_transport *t, const ll_http_request *q,
     }
     return LL_OK;
   }
+  const char *inm = ll_headers_get(&q->headers, "If-None-Match");
+  const char *im = ll_headers_get(&q->headers, "If-Match");
   if (container) {
     fw_head(resp, 201);
+  } else if (inm && w->body) {
+    fw_error(resp, 409, "BlobAlreadyExists");
+  } else if (im && (!w->body || strcmp(im, w->etag) != 0)) {
+    fw_error(resp, 412, "ConditionNotMet");
   } else if (strcmp(q->method, "DELETE") == 0) {
     free(w->body);
     w->body = NULL;
@@ -109,8 +118,9 @@ static inline ll_status fw_exchange(ll_transport *t, const ll_http_request *q,
     if (w->body)
       memcpy(w->body, q->body, q->body_len);
     w->len = w->body ? q->body_len : 0;
+    snprintf(w->etag, sizeof w->etag, "\"0x8DC%04X\"", ++w->puts);
     fw_head(resp, 201);
-    if (ll_headers_add(&resp->headers, "ETag", "\"0x2\"") != LL_OK)
+    if (ll_headers_add(&resp->headers, "ETag", w->etag) != LL_OK)
       resp->outcome = LL_OUTCOME_UNKNOWN;
   }
   if (q->mutation && w->lose_next_mutation) {
