@@ -3,7 +3,10 @@
 // secrets a service hands back: every request is answered 403
 // AuthenticationFailed with the bearer token (without its "Bearer "
 // prefix) in the Server and x-ms-request-id headers and in the XML
-// <Message>. usage: node echo_server.js COUNT_FILE [SECONDS]
+// <Message>; only a HEAD (the preflight read leaselua sends before its
+// first mutation) is answered 404 BlobNotFound, a fresh target, so that the
+// echo meets a mutation's answer, body included.
+// usage: node echo_server.js COUNT_FILE [SECONDS]
 // Plain http on 127.0.0.1, a port chosen by the kernel: the first stdout
 // line is the port, the second the pid. Every request rewrites COUNT_FILE
 // with the count so far. It exits by itself after SECONDS (default 20).
@@ -25,6 +28,15 @@ const server = http.createServer((req, res) => {
   fs.writeFileSync(countFile, requests + "\n");
   req.resume();
   req.on("end", () => {
+    if (req.method === "HEAD") {
+      res.writeHead(404, {
+        "x-ms-error-code": "BlobNotFound",
+        "x-ms-request-id": "echo-preflight",
+        "x-ms-version": "2023-11-03",
+        connection: "close",
+      });
+      return res.end();
+    }
     const token = (req.headers.authorization || "none").replace(/^Bearer\s+/i, "");
     const body = '<?xml version="1.0" encoding="utf-8"?><Error><Code>AuthenticationFailed</Code>' +
       `<Message>Server failed to authenticate the request. Token was: ${token}</Message></Error>`;
