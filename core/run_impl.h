@@ -54,6 +54,12 @@ ll_status ll_run_record_decision(ll_run *r, cJSON **out,
  * cleaned-up main run on this blob that verifies. */
 ll_status ll_run_check_after(ll_run *r, const char *after_dir,
                              ll_error *err) LL_WARN_UNUSED;
+/* run_preflight.c, invariant 15: the preflight read before the run's first
+ * mutation (next); only a failure to record it is returned. And the one
+ * properties read after a create refused because the blob exists. */
+ll_status ll_run_preflight(ll_run *r, const ll_req_spec *next,
+                           ll_error *err) LL_WARN_UNUSED;
+ll_status ll_run_record_existing(ll_run *r, ll_error *err) LL_WARN_UNUSED;
 /* Rewrites expected.json from the declare rows. */
 ll_status ll_run_write_expected(ll_run *r, ll_error *err) LL_WARN_UNUSED;
 
