@@ -24,7 +24,7 @@ static int is(const cJSON *row, const char *k, const char *v) {
   return x && strcmp(x, v) == 0;
 }
 
-ll_status ll_run_reconcile(ll_run *r, const char *step, cJSON **out_row,
+static ll_status reconcile(ll_run *r, const char *step, cJSON **out_row,
                            ll_error *err) {
   cJSON *p = NULL, *g = NULL;
   char label[96];
@@ -41,7 +41,7 @@ ll_status ll_run_reconcile(ll_run *r, const char *step, cJSON **out_row,
     return st;
   cJSON *row = ll_model_reconcile_row(r->model, err);
   if (!row)
-    return err->code;
+    return LL_E_NOMEM;
   cJSON_AddStringToObject(row, "step", step ? step : "reconcile");
   st = ll_run_append(r, row, err);
   cJSON_Delete(row);
@@ -50,7 +50,7 @@ ll_status ll_run_reconcile(ll_run *r, const char *step, cJSON **out_row,
   return st;
 }
 
-ll_status ll_run_probe(ll_run *r, const char *writer, long revision,
+static ll_status probe(ll_run *r, const char *writer, long revision,
                        cJSON **out_finding, ll_error *err) {
   cJSON *before = NULL, *put = NULL, *after = NULL;
   const char *reason = NULL;
@@ -168,7 +168,7 @@ static ll_status poll_finding(ll_run *r, const char *result, const char *reason,
   return st;
 }
 
-ll_status ll_run_wait_broken(ll_run *r, const ll_poll_options *opts,
+static ll_status wait_broken(ll_run *r, const ll_poll_options *opts,
                              cJSON **out, ll_error *err) {
   ll_poll_options o = opts ? *opts : (ll_poll_options){0};
   double brk_end = 0;
@@ -258,7 +258,7 @@ ll_status ll_run_wait_broken(ll_run *r, const ll_poll_options *opts,
   }
 }
 
-ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
+static ll_status decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   cJSON *row = cJSON_CreateObject();
   cJSON_AddStringToObject(row, "record", "decision");
   cJSON_AddNumberToObject(row, "fixture_epoch", ll_model_epoch(r->model));
@@ -270,6 +270,10 @@ ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   cJSON_AddNullToObject(row, "statement");
   ll_status st;
   *out = NULL;
+  if (r->dead) {
+    cJSON_Delete(row);
+    return ll_run_dead(r, err);
+  }
   if (record) {
     st = ll_run_end_transport(r, err);
     if (st == LL_OK)
@@ -290,9 +294,14 @@ ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   cJSON *reasons = NULL;
   const char *window = NULL;
   ll_decision d = ll_model_decide(r->model, &reasons, &window);
+  if (!reasons) {
+    cJSON_Delete(row);
+    return ll_fail(err, LL_E_NOMEM, "out of memory deciding");
+  }
   cJSON_ReplaceItemInObjectCaseSensitive(
       row, "decision", cJSON_CreateString(ll_decision_name(d)));
-  cJSON_ReplaceItemInObjectCaseSensitive(row, "reasons", reasons);
+  if (!cJSON_ReplaceItemInObjectCaseSensitive(row, "reasons", reasons))
+    cJSON_Delete(reasons);
   cJSON_ReplaceItemInObjectCaseSensitive(row, "window_finding",
                                          cJSON_CreateString(window));
   char *stmt = ll_model_statement(r->model, d);
@@ -307,4 +316,29 @@ ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
     cJSON_AddStringToObject(row, "out_of_reach", why);
   *out = row;
   return LL_OK;
+}
+
+/* The public steps: each ends in ll_run_settle, so an allocation that
+ * failed anywhere inside one is LL_E_NOMEM and ends the run. */
+ll_status ll_run_reconcile(ll_run *r, const char *step, cJSON **out_row,
+                           ll_error *err) {
+  ll_status st = reconcile(r, step, out_row, err);
+  return ll_run_settle(r, st, out_row, err);
+}
+
+ll_status ll_run_probe(ll_run *r, const char *writer, long revision,
+                       cJSON **out_finding, ll_error *err) {
+  ll_status st = probe(r, writer, revision, out_finding, err);
+  return ll_run_settle(r, st, out_finding, err);
+}
+
+ll_status ll_run_wait_broken(ll_run *r, const ll_poll_options *opts,
+                             cJSON **out, ll_error *err) {
+  ll_status st = wait_broken(r, opts, out, err);
+  return ll_run_settle(r, st, out, err);
+}
+
+ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
+  ll_status st = decide(r, record, out, err);
+  return ll_run_settle(r, st, out, err);
 }
