@@ -130,5 +130,6 @@ int ll_lua_open_module(lua_State *L) {
   lua_pushliteral(L, LL_VERSION);
   lua_setfield(L, -2, "_VERSION");
   ll_lua_register_run(L);
+  ll_lua_register_failalloc(L); /* test builds only */
   return 1;
 }

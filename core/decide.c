@@ -68,7 +68,7 @@ cJSON *ll_model_reconcile_row(const ll_model *m, ll_error *err) {
   const cJSON *d;
   cJSON_ArrayForEach(d, m->doubts) {
     const cJSON *rv = cJSON_GetObjectItemCaseSensitive(d, "revision");
-    if (strcmp(ll_json_str(d, "operation"), "Put Blob") == 0 &&
+    if (strcmp(ll_json_pstr(d, "operation"), "Put Blob") == 0 &&
         cJSON_IsNumber(rv) && (long)rv->valuedouble == found && found >= 0)
       doubtful_found = 1;
   }

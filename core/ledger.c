@@ -360,6 +360,8 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
   if (out_seq)
     *out_seq = seq;
 cleanup:
+  if (st != LL_OK && st != LL_E_NOMEM && ll_alloc_failed_since(mark))
+    st = ll_fail(err, LL_E_NOMEM, "out of memory building an evidence row");
   cJSON_Delete(san);
   ll_ledger_built_free(&p);
   ll_ledger_built_free(&e);

@@ -402,7 +402,9 @@ static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
     const char *res = ll_json_str(d, "result");
     ll_epoch_state *ep = &m->ep;
     long found = ll_json_long(d, "content_revision", -1);
-    if (strcmp(res, "INCOMPLETE") == 0) {
+    if (!res) {
+      /* not derived (out of memory): ll_model_apply says so */
+    } else if (strcmp(res, "INCOMPLETE") == 0) {
       /* nothing lifted */
     } else if (strcmp(res, "REJECTED_REVISION_FOUND") == 0 ||
                strcmp(res, "MISMATCH") == 0) {
@@ -410,7 +412,7 @@ static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
     } else {
       cJSON *dd;
       cJSON_ArrayForEach(dd, m->doubts) {
-        if (strcmp(ll_json_str(dd, "operation"), "Put Blob") == 0 &&
+        if (strcmp(ll_json_pstr(dd, "operation"), "Put Blob") == 0 &&
             ll_json_long(dd, "revision", -1) == found) {
           ep->last_accepted = found; /* the doubtful Put is committed */
           if (ep->new_acquired &&
@@ -454,14 +456,14 @@ static ll_status apply_finding(ll_model *m, cJSON *row, int fill,
         m->events,
         ll_json_str(row, "after_event") ? ll_json_str(row, "after_event") : "");
 #define BREAKING(e)                                                            \
-  ((e) && strcmp(ll_json_str(e, "state"), "breaking") == 0 &&                  \
-   strcmp(ll_json_str(e, "status"), "locked") == 0)
+  ((e) && strcmp(ll_json_pstr(e, "state"), "breaking") == 0 &&                 \
+   strcmp(ll_json_pstr(e, "status"), "locked") == 0)
     const char *want = "INCONCLUSIVE_WINDOW";
     if (BREAKING(b) && BREAKING(a) && p &&
-        strcmp(ll_json_str(p, "class"), "ACCEPTED_WRITE") == 0)
+        strcmp(ll_json_pstr(p, "class"), "ACCEPTED_WRITE") == 0)
       want = "REPRODUCED";
     else if (BREAKING(b) && BREAKING(a) && p &&
-             strcmp(ll_json_str(p, "class"), "UNKNOWN_OUTCOME") != 0 &&
+             strcmp(ll_json_pstr(p, "class"), "UNKNOWN_OUTCOME") != 0 &&
              ll_json_long(p, "http_status", 0) >= 400)
       want = "CONTRADICTED"; /* a rejection where A is documented to write */
 #undef BREAKING
