@@ -137,6 +137,8 @@ static int chain_complete(const ll_model *m) {
          ep->old_rejected_under_new && final_content_ok(ep);
 }
 
+#define LOST "a reason whose text could not be kept (out of memory)"
+
 /* The reasons' text: what the decision is, and why. ACCEPT comes only from
  * chain_complete(); an empty list is never taken to mean it. */
 static ll_decision fold(const ll_model *m, cJSON *hold, cJSON *rec,
@@ -171,11 +173,15 @@ static ll_decision fold(const ll_model *m, cJSON *hold, cJSON *rec,
       ll_model_add_reason(hold, "also to reconcile: %s", it->valuestring);
     }
     cJSON_Delete(rec);
+    if (cJSON_GetArraySize(hold) == 0)
+      ll_model_add_reason(hold, "%s", LOST);
     *out_reasons = hold;
     return LL_DEC_HOLD;
   }
   if (cJSON_GetArraySize(rec) > 0 || m->n_reconcile > 0) {
     cJSON_Delete(hold);
+    if (cJSON_GetArraySize(rec) == 0)
+      ll_model_add_reason(rec, "%s", LOST);
     *out_reasons = rec;
     return LL_DEC_RECONCILE;
   }
@@ -259,9 +265,7 @@ const char *ll_model_hold_reason(const ll_model *m) {
   if (cJSON_IsString(first))
     return first->valuestring;
   /* counted but its text lost: still a HOLD that nothing lifts */
-  return m->n_hold > 0 ? "a HOLD reason whose text could not be kept (out of "
-                         "memory)"
-                       : NULL;
+  return m->n_hold > 0 ? LOST : NULL;
 }
 
 int ll_model_accept_reachable(const ll_model *m, const char **why) {
