@@ -298,15 +298,11 @@ static ll_status decide(ll_run *r, int record, cJSON **out, ll_error *err) {
     cJSON_Delete(row);
     return ll_fail(err, LL_E_NOMEM, "out of memory deciding");
   }
-  cJSON_ReplaceItemInObjectCaseSensitive(
-      row, "decision", cJSON_CreateString(ll_decision_name(d)));
-  if (!cJSON_ReplaceItemInObjectCaseSensitive(row, "reasons", reasons))
-    cJSON_Delete(reasons);
-  cJSON_ReplaceItemInObjectCaseSensitive(row, "window_finding",
-                                         cJSON_CreateString(window));
+  ll_json_set(row, "decision", cJSON_CreateString(ll_decision_name(d)));
+  ll_json_set(row, "reasons", reasons);
+  ll_json_set(row, "window_finding", cJSON_CreateString(window));
   char *stmt = ll_model_statement(r->model, d);
-  cJSON_ReplaceItemInObjectCaseSensitive(row, "statement",
-                                         cJSON_CreateString(stmt ? stmt : ""));
+  ll_json_set(row, "statement", cJSON_CreateString(stmt ? stmt : ""));
   free(stmt);
   /* Preview only (never recorded): can further steps still reach ACCEPT? */
   const char *why = NULL;

@@ -119,14 +119,8 @@ static ll_status settle(cJSON *row, cJSON *derived, int fill, ll_error *err) {
         return ll_fail(err, LL_E_NOMEM, "out of memory");
       /* A replace whose key copy fails keeps the item under no key: the
        * allocation count (ll_model_apply) catches that one. */
-      int done =
-          have ? cJSON_ReplaceItemInObjectCaseSensitive(row, it->string, copy)
-               : ll_json_add(row, it->string, copy);
-      if (!done) {
-        if (have)
-          cJSON_Delete(copy);
+      if (!ll_json_set(row, it->string, copy))
         return ll_fail(err, LL_E_NOMEM, "out of memory");
-      }
     } else if (!have || !cJSON_Compare(have, it, 1)) {
       return ll_fail(err, LL_E_TAMPER,
                      "row %ld: recorded %s differs from the value re-derived "

@@ -11,6 +11,8 @@
 --     --last N    stop after N (a quick look)
 -- Exit 0 when every N held; 1 otherwise, naming the first ones that did not.
 local ll = require "leaselua"
+-- a sanitizer that finds a leak at exit ends the process without flushing
+io.stdout:setvbuf("line")
 
 if not ll._failalloc then
   io.stderr:write("sweep: this leaselua.so has no allocation-failure hooks: build it with -DLEASELUA_FAILALLOC=ON\n")
@@ -128,6 +130,8 @@ local count = { runs = 0, covered = 0, wrong_accept = 0, other = 0, refused = 0,
 local endings, refusals, bad = {}, {}, {}
 local completed_at
 local progress = os.getenv("SWEEP_PROGRESS") -- a file naming the N in flight (for a crash)
+-- SWEEP_LEAKCHECK=K: ask LeakSanitizer every K runs, to name the N that leaked
+local leakcheck = math.tointeger(tonumber(os.getenv("SWEEP_LEAKCHECK") or ""))
 
 local n = opts.offset
 while n <= opts.last do
@@ -173,6 +177,9 @@ while n <= opts.last do
     bad[#bad + 1] = string.format("N=%d: verify answered %s %q", n, code, msg)
   end
   remove(dir)
+  if leakcheck and count.runs % leakcheck == 0 and ll._leakcheck() then
+    bad[#bad + 1] = string.format("N in (%d, %d]: LeakSanitizer found a leak", n - leakcheck * opts.stride, n)
+  end
   if count.runs % 2000 == 0 then
     io.stdout:write(string.format("sweep: N=%d, %d runs, %d s\n", n, count.runs, os.time() - t0))
     io.stdout:flush()
