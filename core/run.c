@@ -247,6 +247,12 @@ static ll_status check_after(ll_run *r, const char *after, ll_error *err) {
                    "needs a live main handoff (emulator or azure), never a "
                    "replay",
                    after, rep.endpoint_kind);
+  if (strcmp(rep.decision, "ACCEPT") != 0 || rep.destructive)
+    return ll_fail(err, LL_E_USAGE,
+                   "--after %s is not an accepted main handoff (decision "
+                   "%s%s): the gap control runs only after one",
+                   after, rep.decision[0] ? rep.decision : "none",
+                   rep.destructive ? ", and it was itself destructive" : "");
   if (strcmp(rep.endpoint_kind, kind) != 0)
     return ll_fail(err, LL_E_USAGE,
                    "--after %s ran against endpoint kind %s, this run against "
@@ -268,12 +274,6 @@ static ll_status check_after(ll_run *r, const char *after, ll_error *err) {
                    "--after %s concerns %s, not %s: use the same owned blob "
                    "path",
                    after, rep.blob_path, path);
-  if (strcmp(rep.decision, "ACCEPT") != 0 || rep.destructive)
-    return ll_fail(err, LL_E_USAGE,
-                   "--after %s is not an accepted main handoff (decision "
-                   "%s%s): the gap control runs only after one",
-                   after, rep.decision[0] ? rep.decision : "none",
-                   rep.destructive ? ", and it was itself destructive" : "");
   if (!rep.cleanup_confirmed)
     return ll_fail(err, LL_E_USAGE,
                    "--after %s did not confirm its cleanup: finish and clean "
