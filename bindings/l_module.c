@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "auth.h"
 #include "hash.h"
 #include "http.h"
@@ -123,6 +124,7 @@ static const luaL_Reg funcs[] = {{"versions", l_versions},
                                  {NULL, NULL}};
 
 int ll_lua_open_module(lua_State *L) {
+  ll_alloc_init(); /* cJSON counts its failed allocations from here on */
   ll_lua_error_mt(L);
   luaL_newlib(L, funcs);
   lua_pushliteral(L, "leaselua");
