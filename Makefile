@@ -1,8 +1,9 @@
 # leaselua: developer and CI entry points (GNU make).
 #   make build        install what is missing, configure and build (build/)
 #   make check        build, ctest, luacheck, busted specs against Azurite
-#   make check-asan   ASan+UBSan build in build-asan/, ctest, the replay specs, and
-#                     the allocation-failure sweep at a stride (FAILALLOC_STRIDE)
+#   make check-asan   ASan+UBSan build in build-asan/, ctest, the replay specs and
+#                     the hostile-value sweep (tools/asan-specs.sh), and the
+#                     allocation-failure sweep at a stride (FAILALLOC_STRIDE)
 #   make failalloc    the whole allocation-failure sweep under ASan+UBSan
 #                     (every N; docs/RELIABILITY.md)
 #   make demo         build, then the handoff demo against a fresh Azurite

@@ -9,95 +9,200 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "auth.h"
 #include "http.h"
 #include "l_common.h"
+#include "l_host.h"
 #include "l_report.h"
 #include "l_sandbox.h"
+#include "operator.h"
 #include "verify.h"
 
 static const char usage[] =
-    "usage: leaselua SCRIPT [args...]   run a script in the sandbox\n"
+    "usage: leaselua SCRIPT [operator options] [script options]\n"
+    "                                   run a script in the sandbox\n"
     "       leaselua verify [--export-only] DIR   check an evidence "
     "directory\n"
     "                                   (exit 0 consistent, 2 inconsistent: "
     "not the decision)\n"
     "       leaselua report DIR         write report.html and summary.md "
     "into DIR\n"
-    "       leaselua dev-token [SECS]   print an unsigned JWT for Azurite's "
-    "--oauth basic\n"
+    "       leaselua dev-token [SECS]   an unsigned JWT for Azurite's --oauth "
+    "basic\n"
     "       leaselua --version | --help\n"
-    "exit (SCRIPT): 0 ACCEPT, 1 WAIT, 2 HOLD, 3 RECONCILE, 64 usage or "
-    "configuration, "
-    "70 internal error\n";
+    "exit: the recorded decision: 0 ACCEPT, 1 WAIT, 2 HOLD, 3 RECONCILE; 64 "
+    "usage or\n"
+    "configuration (nothing sent), 70 internal error. A script never chooses "
+    "it.\n\n";
 
+static void print_usage(FILE *f) {
+  ll_buf b = {0};
+  fputs(usage, f);
+  ll_operator_usage(&b);
+  if (b.p)
+    fputs(b.p, f);
+  free(b.p);
+}
+
+/* Longest part of a script's own error string that is printed. */
+#define HOST_MSG_MAX 2048
+
+/* The message handler: a string (or number) gets its traceback, cut to
+ * HOST_MSG_MAX bytes first; any other value travels as it is, for
+ * describe. Nothing of the value runs: no __tostring, no __index. */
 static int traceback(lua_State *L) {
-  if (lua_type(L, 1) == LUA_TTABLE)
+  if (lua_type(L, 1) != LUA_TSTRING && lua_type(L, 1) != LUA_TNUMBER)
     return 1; /* leaselua error objects travel as they are */
-  const char *msg = lua_tostring(L, 1);
-  if (!msg)
-    msg = luaL_typename(L, 1);
+  size_t len = 0;
+  const char *msg = lua_tolstring(L, 1, &len);
+  if (len > HOST_MSG_MAX)
+    msg = lua_pushfstring(L, "%s... (%I bytes in all)",
+                          lua_pushlstring(L, msg, HOST_MSG_MAX),
+                          (lua_Integer)len);
   luaL_traceback(L, L, msg, 1);
   return 1;
 }
 
-/* Prints the error as one line and maps it to an exit code. */
-static int report(lua_State *L) {
-  if (lua_type(L, -1) == LUA_TTABLE) {
-    lua_getfield(L, -1, "code");
-    lua_getfield(L, -2, "message");
-    lua_getfield(L, -3, "exit");
-    int code = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 70;
-    fprintf(stderr, "leaselua: %s: %s\n", luaL_optstring(L, -3, "error"),
-            luaL_optstring(L, -2, ""));
-    return code;
+/* Formats the error at index 1 as one line with raw access only, so no
+ * value a script made can run code here; called in protected mode. */
+static int describe(lua_State *L) {
+  if (lua_type(L, 1) == LUA_TTABLE) {
+    lua_pushliteral(L, "code");
+    int tc = lua_rawget(L, 1);
+    lua_pushliteral(L, "message");
+    int tm = lua_rawget(L, 1);
+    ll_code code;
+    const char *name = tc == LUA_TSTRING ? lua_tostring(L, -2) : "error";
+    if (ll_lua_error_code(L, 1, &code))
+      name = ll_code_name(code); /* what C raised, not what a script wrote */
+    lua_pushfstring(L, "%s: %s", name,
+                    tm == LUA_TSTRING ? lua_tostring(L, -1)
+                                      : "(an error object without a message)");
+    return 1;
   }
-  const char *msg = lua_tostring(L, -1);
-  fprintf(stderr, "leaselua: %s\n", msg ? msg : "(error object)");
-  return 70;
+  if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER) {
+    lua_pushvalue(L, 1);
+    lua_tostring(L, -1);
+    return 1;
+  }
+  lua_pushfstring(L, "the script raised %s, not an error message",
+                  lua_isnil(L, 1) ? "nil" : luaL_typename(L, 1));
+  return 1;
 }
 
+/* Prints the error on top of the stack as one line and returns the exit
+ * code C gave it (64 usage, 70 internal), or 70 for any other value. */
+static int report(lua_State *L) {
+  int exit_code = ll_lua_error_exit(L, -1);
+  lua_pushcfunction(L, describe);
+  lua_pushvalue(L, -2);
+  const char *line = "(the error could not be described)";
+  if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING)
+    line = lua_tostring(L, -1);
+  fprintf(stderr, "leaselua: %s\n", line);
+  lua_pop(L, 1);
+  return exit_code >= 0 ? exit_code : 70;
+}
+
+static const char *getenv_ro(const char *name) {
+  return getenv(name);
+}
+
+static const int decision_exit[] = {0, 1, 2, 3}; /* ll_decision order */
+
 static int run_script(int argc, char **argv) {
-  lua_State *L = luaL_newstate();
-  if (!L) {
+  ll_operator op;
+  ll_error err = {0};
+  char **rest = calloc((size_t)argc, sizeof *rest);
+  int nrest = 0;
+  if (!rest) {
     fprintf(stderr, "leaselua: out of memory\n");
     return 70;
   }
+  ll_operator_defaults(&op);
+  ll_status st = ll_operator_from_env(&op, getenv_ro, &err);
+  if (st == LL_OK)
+    st = ll_operator_from_args(&op, argc - 2, argv + 2, rest, &nrest, &err);
+  if (st == LL_OK)
+    st = ll_operator_finish(&op, &err);
+  if (st != LL_OK) {
+    fprintf(stderr, "leaselua: %s: %s\n", ll_code_name(st), err.message);
+    free(rest);
+    return ll_code_exit(st);
+  }
+  lua_State *L = luaL_newstate();
+  if (!L) {
+    fprintf(stderr, "leaselua: out of memory\n");
+    free(rest);
+    return 70;
+  }
+  ll_host host = {.op = &op, .decision = -1};
   ll_sandbox_open(L);
-  lua_createtable(L, argc, 1);
-  for (int i = 1; i < argc; i++) {
-    lua_pushstring(L, argv[i]);
-    lua_rawseti(L, -2, i - 1);
+  ll_lua_host_install(L, &host);
+  lua_createtable(L, nrest, 1);
+  lua_pushstring(L, argv[1]);
+  lua_rawseti(L, -2, 0);
+  for (int i = 0; i < nrest; i++) {
+    lua_pushstring(L, rest[i]);
+    lua_rawseti(L, -2, i + 1);
   }
   lua_setglobal(L, "arg");
   lua_pushcfunction(L, traceback);
-  int rc;
+  int rc = -1, failed = 0;
   if (luaL_loadfilex(L, argv[1], "t") != LUA_OK) {
     fprintf(stderr, "leaselua: cannot load %s\n", lua_tostring(L, -1));
     rc = 64;
   } else {
-    for (int i = 2; i < argc; i++)
-      lua_pushstring(L, argv[i]);
-    if (lua_pcall(L, argc - 2, 1, 1) != LUA_OK) {
+    for (int i = 0; i < nrest; i++)
+      lua_pushstring(L, rest[i]);
+    if (lua_pcall(L, nrest, 0, 1) != LUA_OK) {
+      failed = 1;
       rc = report(L);
-    } else {
-      rc = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
-      if (rc < 0 || rc > 255)
-        rc = 70;
     }
   }
+  /* The exit code is the recorded decision, whatever the script returned:
+   * a run left open or without a decision is ended here, HOLD. */
+  ll_lua_host_close_run(L, &host,
+                        failed ? "it raised an error" : "it returned");
+  if (host.replay_failed)
+    rc = 64;
+  else if (host.decision >= 0 && host.decision <= 3)
+    rc = decision_exit[host.decision];
+  else if (rc < 0 && host.opened)
+    rc = 70; /* a run whose decision could not be recorded */
+  else if (rc < 0 && !host.help) {
+    fprintf(stderr,
+            "leaselua: %s opened no run, so there is no decision "
+            "(exit 64)\n",
+            argv[1]);
+    rc = 64;
+  } else if (rc < 0) {
+    rc = 0; /* only its usage was printed */
+  }
   lua_close(L);
+  free(rest);
   return rc;
 }
 
+/* Tokens and lease IDs live in this process's memory: it never writes a
+ * core file, and no other process of the user may ptrace or read it. */
+static void no_core_dumps(void) {
+  struct rlimit none = {0, 0};
+  (void)setrlimit(RLIMIT_CORE, &none);
+  (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
 int main(int argc, char **argv) {
+  no_core_dumps();
   signal(SIGPIPE, SIG_IGN); /* libcurl with NOSIGNAL does not */
   signal(SIGXFSZ, SIG_IGN); /* a full ledger is an error, not a death */
   if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
       strcmp(argv[1], "-h") == 0) {
-    fputs(usage, argc < 2 ? stderr : stdout);
+    print_usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 64 : 0;
   }
   if (strcmp(argv[1], "--version") == 0) {

@@ -1,6 +1,7 @@
 /* The `leaselua` module table: versions, payloads and hashes, a narrow
  * environment reader, ledger reading, and leaselua.open. */
 #include <lauxlib.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include "hash.h"
 #include "http.h"
 #include "l_common.h"
+#include "l_host.h"
 #include "l_json.h"
 #include "l_run.h"
 #include "ledger.h"
@@ -33,8 +35,12 @@ static int l_versions(lua_State *L) {
 
 /* leaselua.payload(revision, writer) -> bytes, sha256 (raises on bad input) */
 static int l_payload(lua_State *L) {
-  lua_Integer rev = luaL_checkinteger(L, 1);
-  const char *writer = luaL_checkstring(L, 2);
+  const char *fn = "leaselua.payload";
+  lua_Integer rev =
+      ll_lua_arg_int(L, 1, fn, "the revision", 0, LL_LUA_REVISION_MAX);
+  char writer[LL_LUA_ALIAS_CAP];
+  ll_lua_arg_str(L, 2, fn, "the writer (1 to 15 of [A-Za-z0-9_-])", writer,
+                 sizeof writer, 1);
   ll_payload p;
   ll_error err = {0};
   if (ll_payload_build((long)rev, writer, &p, &err) != LL_OK)
@@ -46,8 +52,10 @@ static int l_payload(lua_State *L) {
 
 /* leaselua.sha256(s) -> lowercase hex */
 static int l_sha256(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TSTRING)
+    return ll_lua_raise(L, LL_E_USAGE, "leaselua.sha256: pass a string");
   size_t len;
-  const char *s = luaL_checklstring(L, 1, &len);
+  const char *s = lua_tolstring(L, 1, &len); /* argument slot: stays put */
   char hex[LL_SHA256_HEX];
   if (ll_sha256_hex(s, len, hex) != LL_OK)
     return ll_lua_raise(L, LL_E_INTERNAL, "SHA-256 failed");
@@ -55,23 +63,16 @@ static int l_sha256(lua_State *L) {
   return 1;
 }
 
-/* Scripts may read the target and presentation variables, never a
- * credential: tokens and SAS stay in C. */
-static const char *const env_allowed[] = {"AZURE_STORAGE_ACCOUNT_URL",
-                                          "AZURE_STORAGE_CONTAINER",
-                                          "AZURE_STORAGE_BLOB",
-                                          "LEASELUA_CA_FILE",
-                                          "LEASELUA_EVIDENCE_ROOT",
-                                          "NO_COLOR",
-                                          "TERM",
-                                          "AZURITE_VERSION",
-                                          "LEASELUA_PAUSE_AFTER",
-                                          NULL};
+/* Scripts may read presentation variables only: the target, credentials
+ * and files are the operator's, read in C (core/operator.h). */
+static const char *const env_allowed[] = {"NO_COLOR", "TERM", "COLUMNS",
+                                          "LEASELUA_PAUSE_AFTER", NULL};
 
 /* leaselua.getenv(name) -> value | nil; raises for names outside the
  * allow list. */
 static int l_getenv(lua_State *L) {
-  const char *name = luaL_checkstring(L, 1);
+  char name[64];
+  ll_lua_arg_str(L, 1, "leaselua.getenv", "name", name, sizeof name, 1);
   for (const char *const *p = env_allowed; *p; p++) {
     if (strcmp(*p, name) == 0) {
       const char *v = getenv(name);
@@ -82,7 +83,11 @@ static int l_getenv(lua_State *L) {
       return 1;
     }
   }
-  return luaL_argerror(L, 1, "not a variable scripts may read");
+  return ll_lua_raisef(L, LL_E_USAGE,
+                       "leaselua.getenv: %s is not a variable scripts may "
+                       "read (only NO_COLOR, TERM, COLUMNS, "
+                       "LEASELUA_PAUSE_AFTER)",
+                       name);
 }
 
 /* leaselua.isatty() -> true when stdout is a terminal */
@@ -92,9 +97,16 @@ static int l_isatty(lua_State *L) {
 }
 
 /* leaselua.ledger(dir) -> array of export rows | nil, err. The chain is
- * checked; a broken chain is an error naming the row. */
+ * checked; a broken chain is an error naming the row. The embedding API
+ * only: a sandboxed script reads its own run's rows (run:rows()), never a
+ * path it chose. */
 static int l_ledger(lua_State *L) {
-  const char *dir = luaL_checkstring(L, 1);
+  if (ll_lua_host(L))
+    return ll_lua_raise(L, LL_E_USAGE,
+                        "leaselua.ledger reads a path: a script reads its own "
+                        "run's rows with run:rows()");
+  char dir[LL_LUA_PATH_CAP];
+  ll_lua_arg_str(L, 1, "leaselua.ledger", "dir", dir, sizeof dir, 1);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   luaL_addstring(&b, dir);
@@ -115,7 +127,43 @@ static int l_ledger(lua_State *L) {
   return 1;
 }
 
+/* leaselua.help(text): prints the script's usage to stdout; a script that
+ * only did this exits 0 (it opened no run, so nothing is claimed). */
+static const char *text_arg(lua_State *L, const char *fn, size_t *n) {
+  if (lua_type(L, 1) != LUA_TSTRING)
+    ll_lua_raisef(L, LL_E_USAGE, "%s: argument 1 must be a string, got %s", fn,
+                  luaL_typename(L, 1));
+  const char *s = lua_tolstring(L, 1, n); /* stays on the stack */
+  if (*n > 65536)
+    ll_lua_raisef(L, LL_E_USAGE, "%s: the text is longer than 64 KiB", fn);
+  return s;
+}
+
+static int l_help(lua_State *L) {
+  size_t n = 0;
+  const char *text = text_arg(L, "leaselua.help", &n);
+  fwrite(text, 1, n, stdout);
+  if (n == 0 || text[n - 1] != '\n')
+    fputc('\n', stdout);
+  ll_host *h = ll_lua_host(L);
+  if (h)
+    h->help = 1;
+  return 0;
+}
+
+/* leaselua.usage_error(message): raises the usage error (exit 64) a flow
+ * gives for a bad argument of its own. */
+static int l_usage_error(lua_State *L) {
+  size_t n = 0;
+  const char *msg = text_arg(L, "leaselua.usage_error", &n);
+  char buf[600];
+  snprintf(buf, sizeof buf, "%.*s", (int)(n < 590 ? n : 590), msg);
+  return ll_lua_raise(L, LL_E_USAGE, buf);
+}
+
 static const luaL_Reg funcs[] = {{"versions", l_versions},
+                                 {"help", l_help},
+                                 {"usage_error", l_usage_error},
                                  {"payload", l_payload},
                                  {"sha256", l_sha256},
                                  {"getenv", l_getenv},

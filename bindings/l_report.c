@@ -28,13 +28,22 @@ typedef struct {
   long torn_row;
 } render_args;
 
+/* The message handler: a string gets its traceback; a table's raw string
+ * code and message are used, and nothing of the value runs (no
+ * __tostring, no __index: a handler that raises is a lost report). */
 static int traceback(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (!msg) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
-      return 1;
-    msg = luaL_typename(L, 1);
+  if (lua_type(L, 1) == LUA_TTABLE) {
+    lua_pushliteral(L, "code");
+    int has_code = lua_rawget(L, 1) == LUA_TSTRING;
+    lua_pushliteral(L, "message");
+    int has_msg = lua_rawget(L, 1) == LUA_TSTRING;
+    lua_pushfstring(L, "%s: %s", has_code ? lua_tostring(L, -2) : "error",
+                    has_msg ? lua_tostring(L, -1) : "(a table)");
+    return 1;
   }
+  const char *msg = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
+  if (!msg)
+    msg = lua_pushfstring(L, "(a %s raised)", luaL_typename(L, 1));
   luaL_traceback(L, L, msg, 1);
   return 1;
 }
@@ -170,7 +179,8 @@ int ll_report_main(const char *dir, FILE *out, FILE *errs) {
   lua_pushlightuserdata(L, &args);
   if (lua_pcall(L, 1, 2, -3) != LUA_OK) {
     fprintf(errs, "leaselua: report: %s\n",
-            lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error object)");
+            lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+                                           : "(error object)");
     goto cleanup;
   }
   for (int i = 0; i < 2; i++) {

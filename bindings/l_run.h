@@ -6,10 +6,12 @@
 #include <cjson/cJSON.h>
 #include <lua.h>
 
+#include "l_host.h"
 #include "run.h"
 
-typedef struct {
-  ll_run *run; /* NULL once closed */
+typedef struct l_run {
+  ll_run *run;   /* NULL once closed */
+  ll_host *host; /* the host that owns this run, NULL under the stock module */
 } l_run;
 
 typedef struct {
@@ -29,6 +31,9 @@ int ll_lua_finish_run(lua_State *L, ll_run *run, ll_status st, cJSON *row,
 void ll_lua_run_flow_methods(lua_State *L);
 /* Sets __gc, __close and __tostring on the Run metatable on top. */
 void ll_lua_run_meta(lua_State *L);
+/* Ends a host-owned run: a run without a recorded decision gets the HOLD
+ * decision of ll_run_abandon; then it is closed and h forgets it. */
+void ll_lua_run_end(ll_host *h, l_run *handle, const char *why);
 /* Adds open to the module table on top of the stack. */
 void ll_lua_register_run(lua_State *L);
 

@@ -13,23 +13,43 @@
 /* run:declare(revision, writer) -> {revision, writer, payload,
  * payload_sha256}. Raises on a bad writer or a conflicting declaration. */
 static int l_declare(lua_State *L) {
+  const char *fn = "run:declare";
   l_run *h = ll_lua_check_run(L, 1);
-  lua_Integer rev = luaL_checkinteger(L, 2);
-  const char *writer = luaL_checkstring(L, 3);
+  lua_Integer rev =
+      ll_lua_arg_int(L, 2, fn, "the revision", 0, LL_LUA_REVISION_MAX);
+  char writer[LL_LUA_ALIAS_CAP];
+  ll_lua_arg_str(L, 3, fn, "the writer (1 to 15 of [A-Za-z0-9_-])", writer,
+                 sizeof writer, 1);
   ll_error err = {0};
   cJSON *row = NULL;
   ll_status st = ll_run_declare(h->run, (long)rev, writer, &row, &err);
   return ll_lua_finish_run(L, h->run, st, row, &err);
 }
 
-/* run:lifecycle{destructive=false, reason="", after=DIR} -> epoch */
+/* run:lifecycle{destructive=false, reason=""} -> epoch. Under the host a
+ * destructive lifecycle needs the operator's --destructive --after DIR;
+ * the embedding API passes after=DIR itself. */
 static int l_lifecycle(lua_State *L) {
+  const char *fn = "run:lifecycle";
   l_run *h = ll_lua_check_run(L, 1);
-  int destructive = ll_lua_optfield_bool(L, 2, "destructive", 0);
-  const char *reason = ll_lua_optfield_str(L, 2, "reason", "");
-  const char *after = ll_lua_optfield_str(L, 2, "after", NULL);
+  int destructive = ll_lua_opt_bool(L, 2, fn, "destructive", 0);
+  char reason[LL_LUA_REASON_CAP] = "", after[LL_LUA_PATH_CAP] = "";
+  ll_lua_opt_str(L, 2, fn, "reason", reason, sizeof reason);
+  int has_after = ll_lua_opt_str(L, 2, fn, "after", after, sizeof after);
+  if (h->host && has_after)
+    return ll_lua_raise(L, LL_E_USAGE,
+                        "'after' is the operator's to set, not the script's "
+                        "(invariant 14): pass --destructive --after DIR on the "
+                        "command line");
+  if (h->host && destructive && !h->host->op->destructive)
+    return ll_lua_raise(L, LL_E_USAGE,
+                        "a destructive lifecycle needs the operator's "
+                        "--destructive --after DIR on the command line");
+  if (h->host)
+    ll_strlcpy(after, h->host->op->after, sizeof after);
   ll_error err = {0};
-  ll_status st = ll_run_lifecycle(h->run, destructive, reason, after, &err);
+  ll_status st = ll_run_lifecycle(h->run, destructive, reason,
+                                  after[0] ? after : NULL, &err);
   if (st != LL_OK)
     return ll_lua_raise(L, st, err.message);
   lua_pushinteger(L, ll_model_epoch(ll_run_model(h->run)));
@@ -39,17 +59,43 @@ static int l_lifecycle(lua_State *L) {
 /* run:step(label): labels the rows of the following requests */
 static int l_step(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
-  ll_run_set_step(h->run, luaL_optstring(L, 2, ""));
+  char label[LL_LUA_LABEL_CAP] = "";
+  ll_lua_arg_str(L, 2, "run:step", "the step label", label, sizeof label, 0);
+  ll_run_set_step(h->run, label);
   return 0;
 }
 
 /* run:note(step, text) */
 static int l_note(lua_State *L) {
+  const char *fn = "run:note";
   l_run *h = ll_lua_check_run(L, 1);
-  const char *step = luaL_checkstring(L, 2);
-  const char *text = luaL_checkstring(L, 3);
+  char step[LL_LUA_LABEL_CAP], text[LL_LUA_TEXT_CAP];
+  ll_lua_arg_str(L, 2, fn, "the step label", step, sizeof step, 1);
+  ll_lua_arg_str(L, 3, fn, "the text", text, sizeof text, 1);
   ll_error err = {0};
   ll_status st = ll_run_note(h->run, step, text, &err);
+  if (st != LL_OK)
+    return ll_lua_raise(L, st, err.message);
+  return 0;
+}
+
+/* run:stop(kind, reason): a deliberate stop, recorded as a stop row; no
+ * request follows it. kind: "stop-after", "left-for-operator",
+ * "out-of-reach", or another short word. */
+static int l_stop(lua_State *L) {
+  const char *fn = "run:stop";
+  l_run *h = ll_lua_check_run(L, 1);
+  char kind[33], reason[1001];
+  ll_lua_arg_str(L, 2, fn, "the kind (a short word, e.g. stop-after)", kind,
+                 sizeof kind, 1);
+  if (!kind[0])
+    return ll_lua_raisef(L, LL_E_USAGE,
+                         "%s: the kind is empty: give a short word, e.g. "
+                         "stop-after",
+                         fn);
+  ll_lua_arg_str(L, 3, fn, "the reason", reason, sizeof reason, 1);
+  ll_error err = {0};
+  ll_status st = ll_run_stop(h->run, kind, reason, &err);
   if (st != LL_OK)
     return ll_lua_raise(L, st, err.message);
   return 0;
@@ -58,7 +104,8 @@ static int l_note(lua_State *L) {
 /* run:reconcile([step]) -> reconcile row */
 static int l_reconcile(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
-  const char *step = luaL_optstring(L, 2, "reconcile");
+  char step[LL_LUA_LABEL_CAP] = "reconcile";
+  ll_lua_arg_str(L, 2, "run:reconcile", "the step label", step, sizeof step, 0);
   ll_error err = {0};
   cJSON *row = NULL;
   ll_status st = ll_run_reconcile(h->run, step, &row, &err);
@@ -67,11 +114,16 @@ static int l_reconcile(lua_State *L) {
 
 /* run:probe(writer, revision) -> window finding row */
 static int l_probe(lua_State *L) {
+  const char *fn = "run:probe";
   l_run *h = ll_lua_check_run(L, 1);
-  l_writer *w = luaL_checkudata(L, 2, LL_WRITER_MT);
-  lua_Integer rev = luaL_checkinteger(L, 3);
+  l_writer *w = ll_lua_check_handle(L, 2, LL_WRITER_MT, fn);
+  lua_Integer rev =
+      ll_lua_arg_int(L, 3, fn, "the revision", 0, LL_LUA_REVISION_MAX);
   if (!w->bound)
-    return luaL_argerror(L, 2, "the probe needs a lease-bound writer");
+    return ll_lua_raisef(L, LL_E_USAGE,
+                         "%s: the probe needs a lease-bound writer "
+                         "(run:writer, not run:unbound)",
+                         fn);
   ll_error err = {0};
   cJSON *row = NULL;
   ll_status st = ll_run_probe(h->run, w->alias, (long)rev, &row, &err);
@@ -91,15 +143,15 @@ static void progress(void *ctx, const char *state, long elapsed_ms, long hint_s,
 /* run:wait_for_broken{deadline_ms, floor_ms=50, budget=30, fixed_ms,
  * progress=bool} -> poll finding row (result BROKEN or HOLD) */
 static int l_wait(lua_State *L) {
+  const char *fn = "run:wait_for_broken";
   l_run *h = ll_lua_check_run(L, 1);
   ll_poll_options o = {0};
-  o.deadline_ms = (long)ll_lua_optfield_int(L, 2, "deadline_ms", 0);
-  o.floor_ms = (long)ll_lua_optfield_int(L, 2, "floor_ms", 50);
-  o.budget = (long)ll_lua_optfield_int(L, 2, "budget", 30);
-  o.fixed_ms = (long)ll_lua_optfield_int(L, 2, "fixed_ms", 0);
-  if (o.floor_ms < 1 || o.budget < 1 || o.deadline_ms < 0 || o.fixed_ms < 0)
-    return luaL_argerror(L, 2, "floor_ms and budget must be positive");
-  int tty = ll_lua_optfield_bool(L, 2, "progress", 0) && isatty(2);
+  /* deadline_ms 0: the core's default (the lease-time hint + 60 s) */
+  o.deadline_ms = (long)ll_lua_opt_int(L, 2, fn, "deadline_ms", 0, 0, 3600000);
+  o.floor_ms = (long)ll_lua_opt_int(L, 2, fn, "floor_ms", 50, 1, 60000);
+  o.budget = (long)ll_lua_opt_int(L, 2, fn, "budget", 30, 1, 10000);
+  o.fixed_ms = (long)ll_lua_opt_int(L, 2, fn, "fixed_ms", 0, 0, 60000);
+  int tty = ll_lua_opt_bool(L, 2, fn, "progress", 0) && isatty(2);
   if (tty)
     o.progress = progress;
   ll_error err = {0};
@@ -198,41 +250,89 @@ static int l_utc(lua_State *L) {
 
 static int l_sleep(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
-  lua_Integer ms = luaL_checkinteger(L, 2);
-  luaL_argcheck(L, ms >= 0 && ms <= 600000, 2, "0..600000 ms");
+  lua_Integer ms =
+      ll_lua_arg_int(L, 2, "run:sleep", "the time in ms", 0, 600000);
   ll_clock_sleep_ms(ll_run_clock(h->run), ms);
   return 0;
 }
 
-/* run:close(): safe to call twice; also __close. It ends the transport
- * first: a replay with exchanges never requested raises LL_E_REPLAY (not
- * while another error is unwinding), a recording writes its fixture. */
-static int l_close(lua_State *L) {
-  l_run *h = luaL_checkudata(L, 1, LL_RUN_MT);
+void ll_lua_run_end(ll_host *host, l_run *h, const char *why) {
+  if (!h->run)
+    return;
+  ll_error err = {0};
+  if (ll_run_abandon(h->run, why, &err) == LL_E_REPLAY) {
+    const char *detail = ll_run_replay_detail(h->run);
+    fprintf(stderr, "leaselua: LL_E_REPLAY: %s\n",
+            detail ? detail : err.message);
+    host->replay_failed = 1;
+  }
+  if (ll_run_replay_detail(h->run))
+    host->replay_failed = 1;
+  host->decision = ll_run_decision(h->run);
+  ll_run_close(h->run);
+  h->run = NULL;
+  if (host->handle == h)
+    host->handle = NULL;
+}
+
+/* Closes the run at 1: safe to call twice. It ends the transport first
+ * (unless another error is unwinding): a replay with exchanges never
+ * requested raises LL_E_REPLAY, a recording writes its fixture. A
+ * host-owned run without a decision gets the host's HOLD decision first
+ * (ll_run_abandon). */
+static int close_run(lua_State *L, const char *fn, int unwinding) {
+  l_run *h = ll_lua_check_handle(L, 1, LL_RUN_MT, fn);
   ll_error err = {0};
   ll_status st = LL_OK;
-  if (h->run && lua_isnoneornil(L, 2)) {
+  if (h->run && h->host && ll_run_decision(h->run) < 0) {
+    ll_lua_run_end(h->host, h,
+                   unwinding ? "it raised an error" : "it returned");
+    return 0;
+  }
+  if (h->run && !unwinding) {
     st = ll_run_end_transport(h->run, &err);
     const char *detail = ll_run_replay_detail(h->run);
     lua_pushstring(L, detail ? detail : err.message); /* outlives the run */
   }
-  ll_run_close(h->run);
-  h->run = NULL;
+  if (h->host) {
+    ll_lua_run_end(h->host, h, "it returned");
+  } else {
+    ll_run_close(h->run);
+    h->run = NULL;
+  }
   if (st != LL_OK)
     return ll_lua_raise(L, st, lua_tostring(L, -1));
   return 0;
 }
 
-/* __gc: closes without raising. */
+/* run:close(): what it is given besides the run does not matter; a script
+ * cannot skip the end-of-transport check by passing an argument. */
+static int l_close(lua_State *L) {
+  return close_run(L, "run:close", 0);
+}
+
+/* __close(run, err): err is the error unwinding, or nil. */
+static int l_close_meta(lua_State *L) {
+  return close_run(L, "run.__close", !lua_isnoneornil(L, 2));
+}
+
+/* __gc: closes without raising. Only Lua calls it with a Run; a script
+ * reaching it (debug.getmetatable) with another value gets nothing done. */
 static int l_gc(lua_State *L) {
-  l_run *h = luaL_checkudata(L, 1, LL_RUN_MT);
+  l_run *h = luaL_testudata(L, 1, LL_RUN_MT);
+  if (!h)
+    return 0;
+  if (h->host) {
+    ll_lua_run_end(h->host, h, "its run was collected");
+    return 0;
+  }
   ll_run_close(h->run);
   h->run = NULL;
   return 0;
 }
 
 static int l_tostring(lua_State *L) {
-  l_run *h = luaL_checkudata(L, 1, LL_RUN_MT);
+  l_run *h = ll_lua_check_handle(L, 1, LL_RUN_MT, "run.__tostring");
   if (h->run)
     lua_pushfstring(L, "leaselua.Run(%s)", ll_run_id(h->run));
   else
@@ -243,6 +343,7 @@ static int l_tostring(lua_State *L) {
 static const luaL_Reg flow[] = {{"declare", l_declare},
                                 {"lifecycle", l_lifecycle},
                                 {"note", l_note},
+                                {"stop", l_stop},
                                 {"step", l_step},
                                 {"reconcile", l_reconcile},
                                 {"probe", l_probe},
@@ -264,7 +365,7 @@ void ll_lua_run_flow_methods(lua_State *L) {
 void ll_lua_run_meta(lua_State *L) {
   lua_pushcfunction(L, l_gc);
   lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, l_close);
+  lua_pushcfunction(L, l_close_meta);
   lua_setfield(L, -2, "__close");
   lua_pushcfunction(L, l_tostring);
   lua_setfield(L, -2, "__tostring");

@@ -1,5 +1,8 @@
-/* Builds a run's clock, transport and credential from script options. */
+/* Builds a run's clock, transport and credential from the operator's
+ * configuration, and reads that configuration from the embedding API's
+ * leaselua.open table. */
 #include <lauxlib.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,32 +10,88 @@
 #include "l_common.h"
 #include "transport_factory.h"
 
-static void copy_opt(lua_State *L, int idx, const char *k, char *dst,
-                     size_t cap) {
-  const char *v = ll_lua_optfield_str(L, idx, k, NULL);
-  if (v && strlen(v) >= cap)
-    luaL_error(L, "option '%s' is too long", k);
-  ll_strlcpy(dst, v ? v : "", cap);
+/* Pushes t[k] without metamethods; returns its type. */
+static int rawfield(lua_State *L, int idx, const char *k) {
+  lua_pushstring(L, k);
+  return lua_rawget(L, idx);
 }
 
-void ll_transport_config_from_lua(lua_State *L, int idx,
-                                  ll_transport_config *tc) {
-  memset(tc, 0, sizeof *tc);
+static void bad(lua_State *L, const char *k, const char *what) {
+  char msg[160];
+  snprintf(msg, sizeof msg, "leaselua.open option '%s' %s", k, what);
+  ll_lua_raise(L, LL_E_USAGE, msg);
+}
+
+static void copy_str(lua_State *L, int idx, const char *k, char *dst,
+                     size_t cap) {
+  int t = rawfield(L, idx, k);
+  if (t == LUA_TSTRING) {
+    size_t n;
+    const char *v = lua_tolstring(L, -1, &n);
+    if (n >= cap || strlen(v) != n)
+      bad(L, k, "is too long or holds a NUL byte");
+    memcpy(dst, v, n + 1);
+  } else if (t != LUA_TNIL) {
+    bad(L, k, "must be a string");
+  }
+  lua_pop(L, 1);
+}
+
+static long copy_int(lua_State *L, int idx, const char *k, long dflt, long lo,
+                     long hi) {
+  long v = dflt;
+  int t = rawfield(L, idx, k);
+  if (t != LUA_TNIL) {
+    int ok = 0;
+    lua_Integer n = t == LUA_TNUMBER ? lua_tointegerx(L, -1, &ok) : 0;
+    if (!ok || n < lo || n > hi)
+      bad(L, k, "must be an integer in range");
+    v = (long)n;
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+static int copy_bool(lua_State *L, int idx, const char *k) {
+  int t = rawfield(L, idx, k);
+  int v = t == LUA_TBOOLEAN && lua_toboolean(L, -1);
+  if (t != LUA_TNIL && t != LUA_TBOOLEAN)
+    bad(L, k, "must be a boolean");
+  lua_pop(L, 1);
+  return v;
+}
+
+void ll_operator_from_lua(lua_State *L, int idx, ll_operator *op) {
   idx = lua_absindex(L, idx);
-  copy_opt(L, idx, "ca_file", tc->ca_file, sizeof tc->ca_file);
-  copy_opt(L, idx, "replay", tc->replay, sizeof tc->replay);
-  copy_opt(L, idx, "record", tc->record, sizeof tc->record);
-  copy_opt(L, idx, "record_description", tc->record_description,
-           sizeof tc->record_description);
-  tc->connect_timeout_ms =
-      (long)ll_lua_optfield_int(L, idx, "connect_timeout_ms", 10000);
-  tc->total_timeout_ms =
-      (long)ll_lua_optfield_int(L, idx, "total_timeout_ms", 60000);
-  const char *sas = getenv("AZURE_STORAGE_SAS");
-  tc->auth_kind = sas && *sas ? LL_AUTH_SAS : LL_AUTH_TOKEN_ENV;
-  lua_getfield(L, idx, "auth");
-  if (lua_istable(L, -1)) {
-    const char *kind = ll_lua_optfield_str(L, -1, "kind", NULL);
+  copy_str(L, idx, "account_url", op->account_url, sizeof op->account_url);
+  copy_str(L, idx, "container", op->container, sizeof op->container);
+  copy_str(L, idx, "blob", op->blob, sizeof op->blob);
+  copy_str(L, idx, "evidence", op->evidence, sizeof op->evidence);
+  copy_str(L, idx, "ca_file", op->ca_file, sizeof op->ca_file);
+  copy_str(L, idx, "replay", op->replay, sizeof op->replay);
+  copy_str(L, idx, "record", op->record, sizeof op->record);
+  copy_str(L, idx, "record_description", op->record_description,
+           sizeof op->record_description);
+  copy_str(L, idx, "after", op->after, sizeof op->after);
+  copy_str(L, idx, "api_version", op->api_version, sizeof op->api_version);
+  op->allow_api_version = copy_bool(L, idx, "allow_api_version");
+  if (rawfield(L, idx, "manifest") == LUA_TSTRING)
+    copy_str(L, idx, "manifest", op->manifest, sizeof op->manifest);
+  lua_pop(L, 1);
+  op->recover = copy_bool(L, idx, "recover");
+  op->destructive = copy_bool(L, idx, "destructive");
+  op->connect_timeout_ms =
+      copy_int(L, idx, "connect_timeout_ms", op->connect_timeout_ms, 1, 600000);
+  op->total_timeout_ms =
+      copy_int(L, idx, "total_timeout_ms", op->total_timeout_ms, 1, 600000);
+  op->deadline_s = copy_int(L, idx, "deadline_s", op->deadline_s, 1, 86400);
+  op->max_single_put = (size_t)copy_int(L, idx, "max_single_put", 0, 0,
+                                        (long)LL_MAX_SINGLE_PUT * 64);
+  int t = rawfield(L, idx, "auth");
+  if (t == LUA_TTABLE) {
+    int a = lua_gettop(L);
+    char kind[32] = "";
+    copy_str(L, a, "kind", kind, sizeof kind);
     static const struct {
       const char *name;
       ll_auth_kind kind;
@@ -42,33 +101,32 @@ void ll_transport_config_from_lua(lua_State *L, int idx,
                  {"managed_identity", LL_AUTH_MANAGED_IDENTITY},
                  {"sas", LL_AUTH_SAS},
                  {"none", LL_AUTH_NONE}};
-    if (kind) {
+    if (kind[0]) {
       size_t i;
       for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (strcmp(kinds[i].name, kind) == 0)
           break;
       if (i == sizeof kinds / sizeof kinds[0])
-        luaL_error(L, "auth.kind must be env, file, command, "
-                      "managed_identity or sas");
-      tc->auth_kind = kinds[i].kind;
+        ll_lua_raise(L, LL_E_USAGE,
+                     "auth.kind must be env, file, command, managed_identity "
+                     "or sas");
+      op->auth_kind = kinds[i].kind;
     }
-    copy_opt(L, -1, "token_file", tc->token_file, sizeof tc->token_file);
-    copy_opt(L, -1, "token_command", tc->token_command,
-             sizeof tc->token_command);
-    copy_opt(L, -1, "imds_endpoint", tc->imds_endpoint,
-             sizeof tc->imds_endpoint);
-    copy_opt(L, -1, "client_id", tc->client_id, sizeof tc->client_id);
+    copy_str(L, a, "token_file", op->token_file, sizeof op->token_file);
+    copy_str(L, a, "token_command", op->token_command,
+             sizeof op->token_command);
+    copy_str(L, a, "imds_endpoint", op->imds_endpoint,
+             sizeof op->imds_endpoint);
+    copy_str(L, a, "client_id", op->client_id, sizeof op->client_id);
+  } else if (t != LUA_TNIL) {
+    bad(L, "auth", "must be a table");
   }
   lua_pop(L, 1);
 }
 
-void ll_transport_config_cleanup(ll_transport_config *tc) {
-  memset(tc, 0, sizeof *tc);
-}
-
-ll_status ll_transport_make(ll_transport_config *tc, const char *url,
-                            long long deadline_s, ll_run_config *cfg,
-                            ll_error *err) {
+ll_status ll_transport_make(const ll_operator *op, ll_run_config *cfg,
+                            char *label, size_t label_cap, ll_error *err) {
+  const char *url = op->account_url;
   ll_status st = ll_http_check_url(url, err);
   if (st != LL_OK) {
     ll_error inner = *err;
@@ -79,47 +137,46 @@ ll_status ll_transport_make(ll_transport_config *tc, const char *url,
   }
   char account_path[512];
   ll_fixture_account_path(url, account_path, sizeof account_path);
-  if (tc->replay[0] && tc->record[0])
+  if (op->replay[0] && op->record[0])
     return ll_fail(err, LL_E_USAGE,
                    "--replay and --record cannot be combined: record from a "
                    "live endpoint");
-  if (tc->replay[0]) {
+  if (op->replay[0]) {
     ll_clock *vclock = NULL;
-    ll_transport *rt = ll_fixture_replay_open(tc->replay, account_path, &vclock,
-                                              tc->fixture_label,
-                                              sizeof tc->fixture_label, err);
+    ll_transport *rt = ll_fixture_replay_open(op->replay, account_path, &vclock,
+                                              label, label_cap, err);
     if (!rt)
       return err->code ? err->code : LL_E_PARSE;
     cfg->clock = vclock;
     cfg->auth = NULL; /* a replay needs no credential and sends nothing */
     cfg->transport = rt;
-    cfg->fixture_label = tc->fixture_label;
+    cfg->fixture_label = label;
     return LL_OK;
   }
   ll_clock *clock = ll_clock_new_real();
   if (!clock)
     return ll_fail(err, LL_E_NOMEM, "out of memory");
   ll_auth_options ao = {0};
-  ao.kind = tc->auth_kind;
-  ao.token_file = tc->token_file[0] ? tc->token_file : NULL;
-  ao.token_command = tc->token_command[0] ? tc->token_command : NULL;
-  ao.imds_endpoint = tc->imds_endpoint[0] ? tc->imds_endpoint : NULL;
-  ao.client_id = tc->client_id[0] ? tc->client_id : NULL;
-  ll_auth *auth =
-      ll_auth_new(&ao, clock, ll_clock_utc_ms(clock) + deadline_s * 1000, err);
+  ao.kind = op->auth_kind;
+  ao.token_file = op->token_file[0] ? op->token_file : NULL;
+  ao.token_command = op->token_command[0] ? op->token_command : NULL;
+  ao.imds_endpoint = op->imds_endpoint[0] ? op->imds_endpoint : NULL;
+  ao.client_id = op->client_id[0] ? op->client_id : NULL;
+  ll_auth *auth = ll_auth_new(
+      &ao, clock, ll_clock_utc_ms(clock) + op->deadline_s * 1000LL, err);
   if (!auth) {
     ll_clock_free(clock);
     return err->code ? err->code : LL_E_AUTH;
   }
   ll_http_options ho = {0};
-  ho.ca_file = tc->ca_file[0] ? tc->ca_file : NULL;
-  ho.connect_timeout_ms = tc->connect_timeout_ms;
-  ho.total_timeout_ms = tc->total_timeout_ms;
+  ho.ca_file = op->ca_file[0] ? op->ca_file : NULL;
+  ho.connect_timeout_ms = op->connect_timeout_ms;
+  ho.total_timeout_ms = op->total_timeout_ms;
   ll_transport *t = ll_http_new(&ho, clock, err);
-  if (t && tc->record[0])
+  if (t && op->record[0])
     t = ll_fixture_record_new(
-        t, tc->record, clock, account_path, NULL,
-        tc->record_description[0] ? tc->record_description : NULL, err);
+        t, op->record, clock, account_path, NULL,
+        op->record_description[0] ? op->record_description : NULL, err);
   if (!t) {
     ll_auth_free(auth);
     ll_clock_free(clock);

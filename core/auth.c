@@ -1,8 +1,10 @@
 /* Credentials without request signing: a bearer token from the environment,
- * a file, a command or managed identity, or a SAS query. Secrets are wiped on
- * free and never copied into an error message. */
+ * a file, a command (auth_command.c) or managed identity (auth_identity.c),
+ * or a SAS query (auth_sas.c); exactly one of them per run. Secrets are
+ * wiped on free and never copied into an error message. */
 #include "auth.h"
 #include "auth_impl.h"
+#include "input.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -12,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 struct ll_auth {
@@ -51,8 +52,7 @@ static int is_space(char c) {
          c == '\v';
 }
 
-/* A copy of s[0..len) without surrounding whitespace; NULL on OOM. */
-static char *dup_trimmed(const char *s, size_t len) {
+char *ll_auth_dup_trimmed(const char *s, size_t len) {
   while (len > 0 && is_space(s[len - 1]))
     len--;
   while (len > 0 && is_space(*s)) {
@@ -86,7 +86,7 @@ static ll_status token_from_env(char **out, ll_error *err) {
                    "AZURE_STORAGE_TOKEN is not set or empty: set it, or use "
                    "--token-file, --token-command, --managed-identity or "
                    "AZURE_STORAGE_SAS");
-  *out = dup_trimmed(v, strlen(v));
+  *out = ll_auth_dup_trimmed(v, strlen(v));
   if (!*out)
     return ll_fail(err, LL_E_NOMEM, "out of memory copying the token");
   if (!**out)
@@ -94,25 +94,26 @@ static ll_status token_from_env(char **out, ll_error *err) {
   return LL_OK;
 }
 
-/* Reads at most SECRET_CAP bytes of a token file. Group or world
- * readability is accepted: the library has nowhere to warn. */
+/* Reads at most SECRET_CAP bytes of a token file, opened as every input
+ * file is (input.h: no FIFO waited on, no link followed, regular and under
+ * the limit). Group or world readability is accepted: the library has
+ * nowhere to warn. */
 static ll_status token_from_file(const char *path, char **out, ll_error *err) {
   if (!path || !*path)
     return ll_fail(err, LL_E_USAGE, "no token file given");
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return ll_fail(err, LL_E_AUTH, "cannot open token file %s: %s", path,
-                   strerror(errno));
+  int fd;
+  size_t size;
+  if (ll_input_open(path, "token file", "--token-file", SECRET_CAP, &fd, &size,
+                    err) != LL_OK) {
+    if (err)
+      err->code = LL_E_AUTH; /* a credential that cannot be read */
+    return LL_E_AUTH;
+  }
   ll_status st = LL_OK;
   char *buf = malloc(SECRET_CAP + 1);
   size_t len = 0;
-  struct stat sb;
   if (!buf) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
-    goto cleanup;
-  }
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    st = ll_fail(err, LL_E_AUTH, "token file %s is not a regular file", path);
     goto cleanup;
   }
   while (len <= SECRET_CAP) {
@@ -132,7 +133,7 @@ static ll_status token_from_file(const char *path, char **out, ll_error *err) {
     st = ll_fail(err, LL_E_AUTH, "token file %s is larger than 64 KiB", path);
     goto cleanup;
   }
-  *out = dup_trimmed(buf, len);
+  *out = ll_auth_dup_trimmed(buf, len);
   if (!*out)
     st = ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
   else if (!**out)
@@ -143,67 +144,6 @@ cleanup:
     free(buf);
   }
   close(fd);
-  return st;
-}
-
-/* The command prints the token, or JSON with accessToken (az account
- * get-access-token) or access_token. stderr passes through untouched. */
-static ll_status token_from_command(const char *cmd, char **out,
-                                    ll_error *err) {
-  if (!cmd || !*cmd)
-    return ll_fail(err, LL_E_USAGE, "no token command given");
-  FILE *f = popen(cmd, "r");
-  if (!f)
-    return ll_fail(err, LL_E_AUTH, "cannot run the token command: %s",
-                   strerror(errno));
-  char *buf = malloc(SECRET_CAP + 1);
-  size_t len = 0;
-  while (buf && len <= SECRET_CAP) {
-    size_t n = fread(buf + len, 1, SECRET_CAP + 1 - len, f);
-    if (n == 0)
-      break;
-    len += n;
-  }
-  int status = pclose(f); /* closes first: a writer still going gets EPIPE */
-  ll_status st = LL_OK;
-  if (!buf)
-    return ll_fail(err, LL_E_NOMEM, "out of memory reading the token command");
-  if (len > SECRET_CAP)
-    st = ll_fail(err, LL_E_AUTH, "token command printed more than 64 KiB");
-  else if (status == -1)
-    st = ll_fail(err, LL_E_AUTH, "token command could not be waited for");
-  else if (WIFSIGNALED(status))
-    st = ll_fail(err, LL_E_AUTH,
-                 "token command failed (signal %d): check the command",
-                 WTERMSIG(status));
-  else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    st = ll_fail(err, LL_E_AUTH,
-                 "token command failed (exit %d): check the command",
-                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  else if (!(*out = dup_trimmed(buf, len)))
-    st = ll_fail(err, LL_E_NOMEM, "out of memory reading the token command");
-  else if (!**out)
-    st = ll_fail(err, LL_E_AUTH,
-                 "token command failed (exit 0, no output): check the "
-                 "command");
-  else if (**out == '{') {
-    cJSON *root = cJSON_Parse(*out);
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "accessToken");
-    if (!cJSON_IsString(t))
-      t = cJSON_GetObjectItemCaseSensitive(root, "access_token");
-    char *tok = cJSON_IsString(t)
-                    ? dup_trimmed(t->valuestring, strlen(t->valuestring))
-                    : NULL;
-    ll_auth_json_wipe_delete(root);
-    ll_auth_wipe_free(*out);
-    *out = tok;
-    if (!tok || !*tok)
-      st = ll_fail(err, LL_E_AUTH,
-                   "token command printed JSON without accessToken or "
-                   "access_token");
-  }
-  OPENSSL_cleanse(buf, SECRET_CAP + 1);
-  free(buf);
   return st;
 }
 
@@ -241,47 +181,88 @@ static ll_status preflight(const char *tok, const char *source,
   return LL_OK;
 }
 
-/* Keeps the SAS without its '?', and a copy of its sig value. */
-static ll_status sas_from_env(ll_auth *a, ll_error *err) {
-  const char *v = getenv("AZURE_STORAGE_SAS");
-  if (v && *v == '?')
-    v++;
-  if (!v || !*v)
-    return ll_fail(err, LL_E_AUTH, "AZURE_STORAGE_SAS is not set or empty");
-  if (!(a->sas = dup_trimmed(v, strlen(v))))
-    return ll_fail(err, LL_E_NOMEM, "out of memory copying the SAS");
-  const char *sig = NULL;
-  size_t sig_len = 0;
-  for (const char *p = a->sas; *p;) {
-    const char *end = strchr(p, '&');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    const char *eq = memchr(p, '=', len);
-    if (!eq || eq == p)
-      return ll_fail(err, LL_E_AUTH,
-                     "AZURE_STORAGE_SAS is not a query string of name=value "
-                     "pairs");
-    for (const char *c = p; c < p + len; c++)
-      if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f || *c == '#')
-        return ll_fail(err, LL_E_AUTH,
-                       "AZURE_STORAGE_SAS holds characters a query string "
-                       "cannot");
-    if (eq - p == 3 && memcmp(p, "sig", 3) == 0) {
-      if (sig)
-        return ll_fail(err, LL_E_AUTH,
-                       "AZURE_STORAGE_SAS has two sig= "
-                       "parameters");
-      sig = eq + 1;
-      sig_len = len - 4;
-    }
-    p = end ? end + 1 : p + len;
+/* How the operator names each source, in messages. */
+static const char *source_flag(ll_auth_kind k) {
+  switch (k) {
+  case LL_AUTH_TOKEN_ENV:
+    return "AZURE_STORAGE_TOKEN";
+  case LL_AUTH_TOKEN_FILE:
+    return "--token-file";
+  case LL_AUTH_TOKEN_COMMAND:
+    return "--token-command";
+  case LL_AUTH_MANAGED_IDENTITY:
+    return "--managed-identity";
+  case LL_AUTH_SAS:
+    return "AZURE_STORAGE_SAS";
+  default:
+    return "?";
   }
-  if (!sig || sig_len == 0)
+}
+
+static int env_set(const char *name) {
+  const char *v = getenv(name);
+  return v && *v;
+}
+
+void ll_auth_sources_from_env(ll_auth_sources *s) {
+  if (!s)
+    return;
+  s->token_env = env_set("AZURE_STORAGE_TOKEN");
+  s->sas_env = env_set("AZURE_STORAGE_SAS");
+}
+
+ll_status ll_auth_choose(const ll_auth_sources *s, ll_auth_kind *out,
+                         ll_error *err) {
+  if (out)
+    *out = LL_AUTH_NONE;
+  if (!s || !out)
+    return ll_fail(err, LL_E_USAGE, "ll_auth_choose: NULL argument");
+  const struct {
+    int given;
+    ll_auth_kind kind;
+  } rows[] = {{s->token_env, LL_AUTH_TOKEN_ENV},
+              {s->token_file, LL_AUTH_TOKEN_FILE},
+              {s->token_command, LL_AUTH_TOKEN_COMMAND},
+              {s->managed_identity, LL_AUTH_MANAGED_IDENTITY},
+              {s->sas_env, LL_AUTH_SAS}};
+  char names[160] = "";
+  int n = 0;
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    if (!rows[i].given)
+      continue;
+    if (n++)
+      strcat(names, " and ");
+    strcat(names, source_flag(rows[i].kind));
+    *out = rows[i].kind;
+  }
+  if (n == 0)
     return ll_fail(err, LL_E_AUTH,
-                   "AZURE_STORAGE_SAS has no sig= value: it is not a SAS");
-  if (!(a->sig = malloc(sig_len + 1)))
-    return ll_fail(err, LL_E_NOMEM, "out of memory copying the SAS");
-  memcpy(a->sig, sig, sig_len);
-  a->sig[sig_len] = '\0';
+                   "no credential: set AZURE_STORAGE_TOKEN, --token-file, "
+                   "--token-command, --managed-identity or "
+                   "AZURE_STORAGE_SAS");
+  if (n > 1) {
+    *out = LL_AUTH_NONE;
+    return ll_fail(err, LL_E_USAGE,
+                   "%d credentials are configured (%s): keep exactly one, "
+                   "unset the other variables or drop the other flags",
+                   n, names);
+  }
+  return LL_OK;
+}
+
+/* A SAS and a token are never both in play: the environment holds the
+ * other kind, so the choice would be silent. Checked before any token is
+ * fetched or any command run. */
+static ll_status single_credential(ll_auth_kind k, ll_error *err) {
+  if (k == LL_AUTH_SAS && env_set("AZURE_STORAGE_TOKEN"))
+    return ll_fail(err, LL_E_USAGE,
+                   "both AZURE_STORAGE_SAS and AZURE_STORAGE_TOKEN are set: "
+                   "choose one credential and unset the other");
+  if (k != LL_AUTH_SAS && env_set("AZURE_STORAGE_SAS"))
+    return ll_fail(err, LL_E_USAGE,
+                   "both AZURE_STORAGE_SAS and %s are configured: choose one "
+                   "credential (unset AZURE_STORAGE_SAS, or drop %s)",
+                   source_flag(k), source_flag(k));
   return LL_OK;
 }
 
@@ -297,6 +278,8 @@ ll_auth *ll_auth_new(const ll_auth_options *opts, ll_clock *clock,
             "--token-command, --managed-identity or AZURE_STORAGE_SAS");
     return NULL;
   }
+  if (single_credential(opts->kind, err) != LL_OK)
+    return NULL;
   ll_auth *a = calloc(1, sizeof *a);
   if (!a) {
     ll_fail(err, LL_E_NOMEM, "out of memory");
@@ -317,14 +300,14 @@ ll_auth *ll_auth_new(const ll_auth_options *opts, ll_clock *clock,
     break;
   case LL_AUTH_TOKEN_COMMAND:
     source = "the token command";
-    st = token_from_command(opts->token_command, &a->token, err);
+    st = ll_auth_token_from_command(opts, &a->token, err);
     break;
   case LL_AUTH_MANAGED_IDENTITY:
     source = "managed identity";
     st = ll_auth_token_from_identity(opts, &a->token, &extra_exp, err);
     break;
   case LL_AUTH_SAS:
-    st = sas_from_env(a, err);
+    st = ll_auth_sas_from_env(clock, not_after_utc_ms, &a->sas, &a->sig, err);
     break;
   default:
     st =

@@ -22,8 +22,15 @@ typedef enum {
 
 typedef struct {
   ll_auth_kind kind;
-  const char *token_file;    /* TOKEN_FILE */
-  const char *token_command; /* TOKEN_COMMAND, run with /bin/sh -c */
+  const char *token_file; /* TOKEN_FILE */
+  /* TOKEN_COMMAND: the program and its arguments, NULL-terminated, started
+   * with posix_spawnp: never a shell. argv[0] is looked up in PATH. */
+  const char *const *token_argv;
+  /* TOKEN_COMMAND, the one-string form, used when token_argv is NULL: split
+   * by ll_auth_split_command (on blanks only, no shell). Setting both is
+   * LL_E_USAGE. */
+  const char *token_command;
+  long token_command_timeout_ms; /* 0: LL_AUTH_COMMAND_TIMEOUT_MS */
   const char *
       imds_endpoint;     /* override of
                             http://169.254.169.254/metadata/identity/oauth2/token */
@@ -33,9 +40,53 @@ typedef struct {
 
 typedef struct ll_auth ll_auth;
 
+/* How long the token command may run before it is killed. */
+#define LL_AUTH_COMMAND_TIMEOUT_MS 30000L
+/* How far in the future a SAS's st= may lie (clock skew). */
+#define LL_AUTH_SAS_START_SKEW_S 300
+
+/* Splits an operator's one-string token command (for example
+ * "az account get-access-token --resource https://storage.azure.com/
+ * --query accessToken -o tsv") into a NULL-terminated argv, on spaces and
+ * tabs only. There is NO shell interpretation: no quoting, escaping,
+ * globbing, variables, command substitution, pipes or ';' -- each word
+ * reaches the program as typed. Because quotes would therefore reach the
+ * program, a quote or backslash is refused (LL_E_USAGE), as are control
+ * characters, an empty line, more than 64 words or 4096 bytes: put such
+ * a command in a script and name the script. *out_argv is one malloc'd
+ * block (pointers and text): free it with free(). */
+ll_status ll_auth_split_command(const char *line, char ***out_argv,
+                                ll_error *err) LL_WARN_UNUSED;
+
+/* What the operator configured, for ll_auth_choose. The host fills the
+ * flag fields; ll_auth_sources_from_env fills the two variables. */
+typedef struct {
+  int token_env;        /* AZURE_STORAGE_TOKEN set and non-empty */
+  int sas_env;          /* AZURE_STORAGE_SAS set and non-empty */
+  int token_file;       /* --token-file given */
+  int token_command;    /* --token-command given */
+  int managed_identity; /* --managed-identity given */
+} ll_auth_sources;
+
+/* Sets s->token_env and s->sas_env from the environment (getenv); leaves
+ * the other fields alone. */
+void ll_auth_sources_from_env(ll_auth_sources *s);
+
+/* Exactly one credential, never a silent choice: the one configured
+ * source's kind in *out. None configured: LL_E_AUTH naming every way to
+ * give one. Two or more (a SAS and a token, or two tokens): LL_E_USAGE
+ * naming each of them and asking to keep one. */
+ll_status ll_auth_choose(const ll_auth_sources *s, ll_auth_kind *out,
+                         ll_error *err) LL_WARN_UNUSED;
+
 /* Obtains the credential now (runs the command, asks IMDS). For a token it
  * decodes the JWT exp (no signature check) and refuses one that expires
  * before not_after_utc_ms (the run's deadline), with a message saying so.
+ * For a SAS it checks, before anything is sent: a sig= value; se=
+ * present, well formed and not before the deadline; st= (if any) not more
+ * than LL_AUTH_SAS_START_SKEW_S in the future; the same for a user
+ * delegation SAS's skt=/ske=. A token kind while AZURE_STORAGE_SAS is set,
+ * or a SAS while AZURE_STORAGE_TOKEN is set, is LL_E_USAGE (choose one).
  * Environment variables are read through getenv. */
 ll_auth *ll_auth_new(const ll_auth_options *opts, ll_clock *clock,
                      int64_t not_after_utc_ms, ll_error *err);

@@ -22,8 +22,11 @@ static const char *const lease_family[] = {"LeaseAlreadyPresent",
                                            "LeaseNotPresentWithLeaseOperation",
                                            NULL};
 
+static const char *const absent_family[] = {"BlobNotFound", NULL};
+
 #define FAM_BLOB "blob-operation lease family"
 #define FAM_LEASE "lease-operation family"
+#define FAM_ABSENT "BlobNotFound"
 
 int ll_baseline_in_family(const char *family, const char *code) {
   const char *const *list = NULL;
@@ -33,6 +36,8 @@ int ll_baseline_in_family(const char *family, const char *code) {
     list = blob_family;
   else if (strcmp(family, FAM_LEASE) == 0)
     list = lease_family;
+  else if (strcmp(family, FAM_ABSENT) == 0)
+    list = absent_family;
   for (; list && *list; list++)
     if (strcmp(*list, code) == 0)
       return 1;
@@ -81,10 +86,12 @@ void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease,
     set(out, 201, NULL);
     break;
   case LL_OP_GET_BLOB:
-    set(out, 200, NULL);
-    break;
   case LL_OP_GET_PROPERTIES:
-    set(out, 200, NULL);
+    /* after an accepted delete the blob is documented to be gone */
+    if (m->blob_deleted)
+      set(out, 404, FAM_ABSENT);
+    else
+      set(out, 200, NULL);
     break;
   case LL_OP_PUT_BLOB:
     if (none)
@@ -234,11 +241,14 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
                status);
       discrepancy(m, row, d, "status", text);
     } else {
-      cls = "EXPECTED_REJECTION";
+      /* a read answering the documented absence observed the state */
+      cls = mutation ? "EXPECTED_REJECTION" : "STATE_OBSERVED";
       if (status != e.status || !ll_baseline_in_family(e.family, code)) {
         snprintf(text, sizeof text, "documented %s, observed %ld %s", e.text,
                  status, code ? code : "(no error code)");
         discrepancy(m, row, d, "status", text);
+        if (!mutation)
+          cls = "EVIDENCE_ERROR"; /* a failed read observed nothing */
       }
     }
     if (req && (!ret || strcmp(req, ret) != 0)) {

@@ -117,7 +117,7 @@ static int nothing_against(const ll_model *m) {
   return !m->oom && m->have_manifest && m->doubts &&
          cJSON_GetArraySize(m->doubts) == 0 && m->evidence_errors == 0 &&
          m->unexplained == 0 && m->n_hold == 0 && m->n_reconcile == 0 &&
-         !ep->poll_hold[0] && !ep->content_uncertain &&
+         !ep->poll_hold[0] && !m->abandoned[0] && !ep->content_uncertain &&
          !(ep->new_acquire_doubtful && !ep->new_acquired);
 }
 
@@ -166,6 +166,8 @@ static ll_decision fold(const ll_model *m, cJSON *hold, cJSON *rec,
                         ep->new_holder);
   if (ep->poll_hold[0])
     ll_model_add_reason(hold, "%s", ep->poll_hold);
+  if (m->abandoned[0])
+    ll_model_add_reason(hold, "%s", m->abandoned);
   if (cJSON_GetArraySize(hold) > 0 || m->n_hold > 0) {
     /* HOLD wins, but what RECONCILE would have said is still shown */
     const cJSON *it;

@@ -43,9 +43,15 @@ ll_transport *ll_fixture_replay_text(const char *text, size_t len,
  * t->alias_of; a second ID of the same alias is ALIAS2), Authorization,
  * x-ms-date, x-ms-client-request-id and every query parameter but comp and
  * restype (so any SAS) are never kept, bearer tokens and sig= values are
- * redacted. clock is borrowed (the run's). finish writes path atomically
- * (again after later exchanges); path is checked writable here. label NULL:
- * the run's endpoint kind. description NULL: a generic one. */
+ * redacted, and the run's credential (t->secret_of) becomes
+ * {{secret:NAME}} wherever a response echoed it, with a note in that
+ * exchange. clock is borrowed (the run's). path must not exist (an
+ * existing file or link is LL_E_USAGE, checked here, before anything is
+ * sent) and its directory must take a new file. finish writes it
+ * atomically (a temporary file, fsync, linkat: never over a name that
+ * appeared meanwhile, never through a link), and again after later
+ * exchanges, replacing only the file it placed. label NULL: the run's
+ * endpoint kind. description NULL: a generic one. */
 ll_transport *ll_fixture_record_new(ll_transport *inner, const char *path,
                                     ll_clock *clock, const char *account_path,
                                     const char *label, const char *description,

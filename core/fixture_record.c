@@ -1,12 +1,16 @@
 /* Recording: every exchange passes through to the wire unchanged and is
  * kept in fixture form, sanitized by the export's own code (sanitize.c)
- * with {{lease:ALIAS}} as the lease IDs' replacement. finish writes the
- * file atomically. */
+ * with {{lease:ALIAS}} as the lease IDs' replacement and {{secret:NAME}}
+ * for the run's credential wherever the service echoed it. The record
+ * file must not exist; finish writes it atomically, never through a
+ * link. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "blob.h"
@@ -15,11 +19,23 @@
 #include "sanitize.h"
 
 #define MAX_IDS 32
+#define MAX_SECRETS 4
 
 typedef struct {
   ll_transport t;
   ll_transport *inner;
   char *path, *account_path, *label, *description;
+  /* The record file's directory, held open, and its name in it: the file
+   * is made there with O_EXCL and linked or renamed into place, so no
+   * link at the name is ever followed. dev, ino, size, ctime: the file
+   * this recorder placed, the only one a later finish may replace. */
+  int dirfd;
+  char *base;
+  int placed;
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  struct timespec ctime;
   ll_clock *clock; /* borrowed */
   int64_t t0_ns, t0_utc_ms;
   cJSON *exchanges;
@@ -30,6 +46,30 @@ typedef struct {
   int dirty, written;
   ll_error broken; /* code != LL_OK: the recording cannot be trusted */
 } recorder;
+
+/* The run's credential secrets and their placeholders, asked each time:
+ * a token may be refreshed during the run. */
+typedef struct {
+  const char *v[MAX_SECRETS], *ph[MAX_SECRETS];
+  char ph_buf[MAX_SECRETS][48];
+  size_t n;
+} secrets;
+
+static void run_secrets(const recorder *r, secrets *s) {
+  s->n = 0;
+  for (int i = 0; r->t.secret_of && s->n < MAX_SECRETS; i++) {
+    const char *name = "secret";
+    const char *v = r->t.secret_of(r->t.run_ctx, i, &name);
+    if (!v)
+      break;
+    if (!*v)
+      continue;
+    snprintf(s->ph_buf[s->n], sizeof s->ph_buf[0], "{{secret:%.32s}}", name);
+    s->v[s->n] = v;
+    s->ph[s->n] = s->ph_buf[s->n];
+    s->n++;
+  }
+}
 
 static const char *known(const recorder *r, const char *id) {
   for (size_t i = 0; i < r->nids; i++)
@@ -111,10 +151,13 @@ static cJSON *headers(const ll_headers *h, const char *const *keep) {
   return o;
 }
 
-/* The exchange with real values; the caller sanitizes it. */
+/* The exchange with real values; the caller sanitizes it. The response
+ * body alone is redacted here, as bytes, before it may be base64'd:
+ * *body_hit gets what ll_sanitize_replace found. */
 static cJSON *build(recorder *r, const ll_http_request *q, const fx_req *v,
                     ll_status st, const ll_error *err,
-                    const ll_http_response *resp) {
+                    const ll_http_response *resp, const secrets *sec,
+                    unsigned *body_hit) {
   cJSON *x = cJSON_CreateObject();
   int64_t start =
       resp->mono_start_ns ? resp->mono_start_ns : ll_clock_mono_ns(r->clock);
@@ -150,14 +193,45 @@ static cJSON *build(recorder *r, const ll_http_request *q, const fx_req *v,
     cJSON_AddNumberToObject(rs, "status", resp->status);
     cJSON_AddItemToObject(rs, "headers",
                           headers(&resp->headers, fx_response_headers));
-    if (resp->body_len > 0)
-      add_body(rs, resp->body, resp->body_len, 0);
+    ll_buf b = {0};
+    *body_hit = ll_sanitize_replace((const char *)resp->body, resp->body_len,
+                                    sec->v, sec->ph, sec->n, &b);
+    if (b.oom) {
+      free(b.p);
+      cJSON_Delete(x);
+      return NULL;
+    }
+    if (b.n > 0)
+      add_body(rs, (const unsigned char *)b.p, b.n, 0);
     else
       cJSON_AddStringToObject(rs, "body", "");
+    free(b.p);
   }
   if (st == LL_OK && resp->emitted_requests != expect_emitted)
     cJSON_AddNumberToObject(x, "emitted_requests", resp->emitted_requests);
   return x;
+}
+
+/* Replaces the secrets in exchange x (in place) and says where in its
+ * "notes". body_hit: the response body was redacted as bytes (build), so
+ * that one kept as base64 is clean too. 0 when out of memory. */
+static int redact_exchange(cJSON *x, const secrets *s, unsigned body_hit) {
+  unsigned found = 0;
+  ll_buf where = {0}, note = {0};
+  int ok = ll_sanitize_redact(x, s->v, s->ph, s->n, &found, &where) == LL_OK;
+  if (ok && body_hit) {
+    ll_buf_put(&where, where.n ? ", response.body" : "response.body",
+               where.n ? 15 : 13);
+    found |= body_hit;
+  }
+  if (ok && found) {
+    ll_sanitize_note(&note, where.p, found, s->ph, s->n);
+    ok = !note.oom && cJSON_AddStringToObject(x, "notes", note.p) != NULL;
+  }
+  ok = ok && !where.oom;
+  free(where.p);
+  free(note.p);
+  return ok;
 }
 
 static void keep(recorder *r, const ll_http_request *q, ll_status st,
@@ -177,18 +251,31 @@ static void keep(recorder *r, const ll_http_request *q, ll_status st,
         alias_part(r, cur, hint, sizeof hint));
   if (st == LL_OK && resp->outcome == LL_OUTCOME_RESPONSE)
     learn(r, ll_headers_get(&resp->headers, "x-ms-lease-id"), NULL);
-  if (st == LL_OK && !r->server[0] && ll_headers_get(&resp->headers, "Server"))
-    ll_strlcpy(r->server, ll_headers_get(&resp->headers, "Server"),
-               sizeof r->server);
-  cJSON *raw = build(r, q, &v, st, err, resp);
+  secrets sec;
+  unsigned body_hit = 0;
+  run_secrets(r, &sec);
+  const char *server =
+      st == LL_OK ? ll_headers_get(&resp->headers, "Server") : NULL;
+  if (server && !r->server[0]) {
+    /* redacted before it is cut to size: not even a prefix of a secret */
+    ll_buf b = {0};
+    ll_sanitize_replace(server, strlen(server), sec.v, sec.ph, sec.n, &b);
+    ll_strlcpy(r->server, b.oom ? "?" : b.p, sizeof r->server);
+    free(b.p);
+  }
+  cJSON *raw = build(r, q, &v, st, err, resp, &sec, &body_hit);
   fx_req_cleanup(&v);
   const char *ids[MAX_IDS], *phs[MAX_IDS];
   for (size_t i = 0; i < r->nids; i++) {
     ids[i] = r->ids[i];
     phs[i] = r->ph[i];
   }
-  cJSON *clean = ll_sanitize_row(raw, ids, phs, r->nids);
+  cJSON *clean = raw ? ll_sanitize_row(raw, ids, phs, r->nids) : NULL;
   cJSON_Delete(raw);
+  if (clean && !redact_exchange(clean, &sec, body_hit)) {
+    cJSON_Delete(clean);
+    clean = NULL;
+  }
   if (!clean || !cJSON_AddItemToArray(r->exchanges, clean)) {
     cJSON_Delete(clean);
     ll_fail(&r->broken, LL_E_NOMEM, "out of memory recording an exchange");
@@ -205,13 +292,32 @@ static ll_status rec_exchange(ll_transport *t, const ll_http_request *req,
   return st;
 }
 
-static ll_status write_file(const recorder *r, const char *text,
-                            ll_error *err) {
-  char tmp[1100];
-  snprintf(tmp, sizeof tmp, "%s.tmp", r->path);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+/* A new temporary file beside the record file, never an existing one:
+ * ".NAME.PID.K.tmp". Its name goes to tmp. */
+static int make_tmp(const recorder *r, char *tmp, size_t cap) {
+  for (int k = 0; k < 100; k++) {
+    snprintf(tmp, cap, ".%s.%ld.%d.tmp", r->base, (long)getpid(), k);
+    int fd = openat(r->dirfd, tmp,
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST)
+      return fd;
+  }
+  return -1;
+}
+
+/* Writes text to a temporary file, fsyncs it, and puts it in place: the
+ * first time with linkat, which fails rather than replace anything that
+ * appeared at the name; later (after more exchanges) with renameat, once
+ * the name is still the file this recorder placed. Neither follows a link
+ * at the name. A reader sees no file, or a whole one. */
+static ll_status write_file(recorder *r, const char *text, ll_error *err) {
+  char tmp[NAME_MAX + 1];
+  int fd = make_tmp(r, tmp, sizeof tmp);
+  if (fd < 0)
+    return ll_fail(err, LL_E_IO, "cannot write fixture %.200s: %s", r->path,
+                   strerror(errno));
   size_t n = strlen(text), off = 0;
-  while (fd >= 0 && off < n) {
+  while (off < n) {
     ssize_t w = write(fd, text + off, n - off);
     if (w < 0 && errno == EINTR)
       continue;
@@ -219,15 +325,59 @@ static ll_status write_file(const recorder *r, const char *text,
       break;
     off += (size_t)w;
   }
-  int ok = fd >= 0 && off == n && fsync(fd) == 0;
-  if (fd >= 0 && close(fd) != 0)
+  struct stat mine, cur;
+  int ok = off == n && fsync(fd) == 0 && fstat(fd, &mine) == 0;
+  int e = ok ? 0 : errno ? errno : EIO; /* 0: the file was written */
+  if (close(fd) != 0 && ok) {
     ok = 0;
-  if (!ok || rename(tmp, r->path) != 0) {
-    int e = errno;
-    unlink(tmp);
+    e = errno;
+  }
+  const char *why = NULL;
+  if (ok && !r->placed) {
+    if (linkat(r->dirfd, tmp, r->dirfd, r->base, 0) == 0) {
+      (void)unlinkat(r->dirfd, tmp, 0);
+    } else if (errno == EEXIST) {
+      why = "appeared during the run";
+    } else if (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP) {
+      /* No hard links on this file system: rename, if still absent. */
+      if (fstatat(r->dirfd, r->base, &cur, AT_SYMLINK_NOFOLLOW) == 0)
+        why = "appeared during the run";
+      else if (renameat(r->dirfd, tmp, r->dirfd, r->base) != 0)
+        ok = 0;
+    } else {
+      ok = 0;
+    }
+  } else if (ok) {
+    /* The same file: inode numbers are reused at once, so its size and
+     * change time must be the ones this recorder left too. */
+    if (fstatat(r->dirfd, r->base, &cur, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(cur.st_mode) || cur.st_dev != r->dev || cur.st_ino != r->ino ||
+        cur.st_size != r->size || cur.st_ctim.tv_sec != r->ctime.tv_sec ||
+        cur.st_ctim.tv_nsec != r->ctime.tv_nsec)
+      why = "was replaced or removed during the run";
+    else if (renameat(r->dirfd, tmp, r->dirfd, r->base) != 0)
+      ok = 0;
+  }
+  if (why) /* the recording stays in tmp: it is not lost, nothing replaced */
+    return ll_fail(err, LL_E_IO,
+                   "record file %.200s %s: it is not replaced; this recording "
+                   "is in %s beside it",
+                   r->path, why, tmp);
+  if (!ok) {
+    if (e == 0)
+      e = errno; /* the placing failed, not the write */
+    (void)unlinkat(r->dirfd, tmp, 0);
     return ll_fail(err, LL_E_IO, "cannot write fixture %.200s: %s", r->path,
                    strerror(e));
   }
+  r->placed = 1;
+  r->dev = mine.st_dev;
+  r->ino = mine.st_ino;
+  r->size = mine.st_size;
+  /* linkat and renameat change the ctime: read it at the name */
+  if (fstatat(r->dirfd, r->base, &cur, AT_SYMLINK_NOFOLLOW) == 0)
+    r->ctime = cur.st_ctim;
+  (void)fsync(r->dirfd); /* the new name; best effort, like the report */
   return LL_OK;
 }
 
@@ -262,13 +412,16 @@ static ll_status rec_finish(ll_transport *t, ll_error *err) {
   cJSON_Delete(root);
   if (!text)
     return ll_fail(err, LL_E_NOMEM, "out of memory printing a fixture");
-  /* The same refusal as the ledger's: no lease ID survives, nor a sig=. */
+  /* The same refusal as the ledger's: no lease ID survives, nor a sig=,
+   * nor the run's credential (each was replaced; this catches a bug). */
   const char *ids[MAX_IDS];
   for (size_t i = 0; i < r->nids; i++)
     ids[i] = r->ids[i];
+  secrets sec;
+  run_secrets(r, &sec);
   char what[128];
   ll_status st = LL_OK;
-  if (ll_secret_scan(text, strlen(text), ids, r->nids, NULL, 0, what,
+  if (ll_secret_scan(text, strlen(text), ids, r->nids, sec.v, sec.n, what,
                      sizeof what) > 0)
     st = ll_fail(err, LL_E_INTERNAL,
                  "fixture %.200s not written: %s survived sanitizing", r->path,
@@ -285,6 +438,9 @@ static ll_status rec_finish(ll_transport *t, ll_error *err) {
 
 static void rec_free(ll_transport *t) {
   recorder *r = t->impl;
+  if (r->dirfd >= 0)
+    close(r->dirfd);
+  free(r->base);
   ll_transport_free(r->inner);
   cJSON_Delete(r->exchanges);
   free(r->path);
@@ -293,6 +449,54 @@ static void rec_free(ll_transport *t) {
   free(r->description);
   memset(r->ids, 0, sizeof r->ids);
   free(r);
+}
+
+/* Opens the record file's directory and checks, before anything is sent,
+ * that the name is free (an existing file, or a link, is never replaced)
+ * and that a file can be made there. */
+static ll_status open_place(recorder *r, ll_error *err) {
+  const char *slash = strrchr(r->path, '/');
+  const char *base = slash ? slash + 1 : r->path;
+  char dir[1100];
+  if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+    return ll_fail(err, LL_E_USAGE,
+                   "record file %.200s names a directory: give --record a "
+                   "new file's name",
+                   r->path);
+  if (!slash)
+    ll_strlcpy(dir, ".", sizeof dir);
+  else if (slash == r->path)
+    ll_strlcpy(dir, "/", sizeof dir);
+  else
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - r->path), r->path);
+  if (!(r->base = strdup(base)))
+    return ll_fail(err, LL_E_NOMEM, "out of memory");
+  r->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (r->dirfd < 0)
+    return ll_fail(err, LL_E_USAGE,
+                   "cannot write fixture %.200s: %s: check --record", r->path,
+                   strerror(errno));
+  struct stat sb;
+  if (fstatat(r->dirfd, r->base, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+    return ll_fail(err, LL_E_USAGE,
+                   "record file %.200s already exists: --record writes a new "
+                   "file and never replaces one; give another name or move "
+                   "that one away",
+                   r->path);
+  if (errno != ENOENT)
+    return ll_fail(err, LL_E_USAGE,
+                   "cannot write fixture %.200s: %s: check --record", r->path,
+                   strerror(errno));
+  /* Fail now, not after a 30 s run, when the file cannot be written. */
+  char tmp[NAME_MAX + 1];
+  int fd = make_tmp(r, tmp, sizeof tmp);
+  if (fd < 0)
+    return ll_fail(err, LL_E_USAGE,
+                   "cannot write fixture %.200s: %s: check --record", r->path,
+                   strerror(errno));
+  close(fd);
+  (void)unlinkat(r->dirfd, tmp, 0);
+  return LL_OK;
 }
 
 ll_transport *ll_fixture_record_new(ll_transport *inner, const char *path,
@@ -309,6 +513,7 @@ ll_transport *ll_fixture_record_new(ll_transport *inner, const char *path,
   r->t.impl = r;
   r->inner = inner;
   r->clock = clock;
+  r->dirfd = -1;
   r->path = strdup(path);
   r->account_path = strdup(account_path ? account_path : "");
   r->label = label ? strdup(label) : NULL;
@@ -322,18 +527,10 @@ ll_transport *ll_fixture_record_new(ll_transport *inner, const char *path,
     rec_free(&r->t);
     return NULL;
   }
-  /* Fail now, not after a 30 s run, when the file cannot be written. */
-  char tmp[1100];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) {
-    ll_fail(err, LL_E_USAGE, "cannot write fixture %.200s: %s: check --record",
-            path, strerror(errno));
+  if (open_place(r, err) != LL_OK) {
     rec_free(&r->t);
     return NULL;
   }
-  close(fd);
-  unlink(tmp);
   r->t0_ns = ll_clock_mono_ns(clock);
   r->t0_utc_ms = ll_clock_utc_ms(clock);
   r->t.exchange = rec_exchange;

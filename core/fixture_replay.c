@@ -8,6 +8,7 @@
 
 #include "blob.h"
 #include "fixture_impl.h"
+#include "input.h"
 
 #define MAX_BINDINGS 32
 
@@ -363,15 +364,9 @@ ll_transport *ll_fixture_replay_open(const char *path, const char *account_path,
                                      size_t label_cap, ll_error *err) {
   *out_clock = NULL;
   ll_buf b = {0};
-  ll_status st = ll_buf_read_file(&b, path, (64u << 20) - 1);
+  ll_status st =
+      ll_input_read(path, "fixture", "--replay", LL_FIXTURE_FILE_MAX, &b, err);
   if (st != LL_OK) {
-    if (st == LL_E_IO)
-      ll_fail(err, LL_E_USAGE, "cannot read fixture %.200s: check --replay",
-              path ? path : "(none)");
-    else if (st == LL_E_TOO_LARGE)
-      ll_fail(err, LL_E_PARSE, "fixture %.200s is larger than 64 MiB", path);
-    else
-      ll_fail(err, LL_E_NOMEM, "out of memory reading fixture %.200s", path);
     free(b.p);
     return NULL;
   }

@@ -258,7 +258,7 @@ static ll_status wait_broken(ll_run *r, const ll_poll_options *opts,
   }
 }
 
-static ll_status decide(ll_run *r, int record, cJSON **out, ll_error *err) {
+static cJSON *decision_row(ll_run *r) {
   cJSON *row = cJSON_CreateObject();
   cJSON_AddStringToObject(row, "record", "decision");
   cJSON_AddNumberToObject(row, "fixture_epoch", ll_model_epoch(r->model));
@@ -268,28 +268,56 @@ static ll_status decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   cJSON_AddNullToObject(row, "reasons");
   cJSON_AddNullToObject(row, "window_finding");
   cJSON_AddNullToObject(row, "statement");
+  cJSON_AddNullToObject(row, "open_doubts");
+  return row;
+}
+
+ll_status ll_run_record_decision(ll_run *r, cJSON **out, ll_error *err) {
+  cJSON *row = decision_row(r);
+  *out = NULL;
+  if (!row)
+    return ll_fail(err, LL_E_NOMEM, "out of memory");
+  ll_status st = ll_run_append(r, row, err);
+  cJSON_Delete(row);
+  if (st == LL_OK) {
+    *out = ll_run_last_export(r);
+    st = ll_run_write_expected(r, err);
+  }
+  if (st == LL_OK) {
+    cJSON *d = cJSON_Duplicate(*out, 1);
+    st = ll_run_check_alloc(r, err); /* no decision.json from a bad copy */
+    if (st == LL_OK)
+      st = ll_ledger_write_json(r->ledger, "decision.json", d, err);
+    cJSON_Delete(d);
+  }
+  if (st == LL_OK) {
+    const char *name = ll_json_str(*out, "decision");
+    r->decision = !name                            ? LL_DEC_HOLD
+                  : strcmp(name, "ACCEPT") == 0    ? LL_DEC_ACCEPT
+                  : strcmp(name, "WAIT") == 0      ? LL_DEC_WAIT
+                  : strcmp(name, "RECONCILE") == 0 ? LL_DEC_RECONCILE
+                                                   : LL_DEC_HOLD;
+  }
+  return st;
+}
+
+static ll_status decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   ll_status st;
   *out = NULL;
-  if (r->dead) {
-    cJSON_Delete(row);
+  if (r->dead)
     return ll_run_dead(r, err);
-  }
+  if (record && r->decision >= 0)
+    return ll_fail(err, LL_E_ORDER,
+                   "the decision is already recorded: a run is finished once");
   if (record) {
     st = ll_run_end_transport(r, err);
     if (st == LL_OK)
-      st = ll_run_append(r, row, err);
-    if (st == LL_OK) {
-      *out = ll_run_last_export(r);
-      st = ll_run_write_expected(r, err);
-    }
-    if (st == LL_OK) {
-      cJSON *d = cJSON_Duplicate(*out, 1);
-      st = ll_ledger_write_json(r->ledger, "decision.json", d, err);
-      cJSON_Delete(d);
-    }
-    cJSON_Delete(row);
+      st = ll_run_record_decision(r, out, err);
     return st;
   }
+  cJSON *row = decision_row(r);
+  if (!row)
+    return ll_fail(err, LL_E_NOMEM, "out of memory");
   /* Dry decision: fold a copy of the model's view without recording. */
   cJSON *reasons = NULL;
   const char *window = NULL;
@@ -304,6 +332,8 @@ static ll_status decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   char *stmt = ll_model_statement(r->model, d);
   ll_json_set(row, "statement", cJSON_CreateString(stmt ? stmt : ""));
   free(stmt);
+  ll_json_set(row, "open_doubts",
+              cJSON_CreateNumber(ll_model_doubts(r->model)));
   /* Preview only (never recorded): can further steps still reach ACCEPT? */
   const char *why = NULL;
   int reachable = ll_model_accept_reachable(r->model, &why);

@@ -22,6 +22,8 @@ int ll_guard_invariant(ll_code code) {
     return 2;
   case LL_E_INSECURE:
     return 10;
+  case LL_E_SCOPE:
+    return 14;
   default:
     return 0;
   }
@@ -37,6 +39,12 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
     return ll_fail(err, LL_E_MANIFEST,
                    "no request before the run manifest is recorded "
                    "(invariant 11): record the manifest first");
+  const char *stopped = ll_model_stopped(m);
+  if (stopped)
+    return ll_fail(err, LL_E_ORDER,
+                   "%s refused: the flow stopped (%.300s); no request follows "
+                   "a stop: recover the run to go on",
+                   ll_op_name(r->op), stopped);
   if (!ll_model_actor_permitted(m, actor) ||
       (r->lease && !ll_model_actor_permitted(m, r->lease)))
     return ll_fail(err, LL_E_MANIFEST,
@@ -78,16 +86,22 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
                      "revision %ld by %s was not declared before execution "
                      "(invariant 6): declare(revision, writer) first",
                      r->revision, actor);
-    if (!r->lease && ph != LL_PH_NONE && !ll_model_destructive(m)) {
+    /* "The run has leased this blob" is run-wide: a new lifecycle does
+     * not make an unleased write safe again. Its one exception is the
+     * lifecycle's create, once a read confirmed the blob absent. */
+    if (!r->lease && !ll_model_destructive(m) &&
+        (ph != LL_PH_NONE || ll_model_run_leased(m))) {
       int locked = ph == LL_PH_LEASED || ph == LL_PH_BREAKING ||
                    (ph == LL_PH_BREAK_SENT && ll_model_break_sent(m) > 0);
-      if (!(r->control && locked))
+      int create = ph == LL_PH_NONE && ll_model_blob_known_absent(m);
+      if (!(r->control && locked) && !create)
         return ll_fail(err, LL_E_LEASE_PRECONDITION,
                        "unconditioned write of revision %ld refused: the run "
                        "has leased this blob, and an unleased write is "
                        "allowed only as a negative control while the lease "
-                       "is held, or in a lifecycle declared destructive "
-                       "(invariant 5)",
+                       "is held, as a new lifecycle's create once a read "
+                       "confirmed the blob absent, or in a lifecycle "
+                       "declared destructive (invariant 5)",
                        r->revision);
     }
   }
@@ -107,5 +121,44 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
                    "acquire by %s refused: after a break, the new writer may "
                    "try to acquire only after the breaking-window probe",
                    r->lease);
+  return LL_OK;
+}
+
+ll_status ll_guard_lifecycle(const ll_model *m, ll_error *err) {
+  long epoch = ll_model_epoch(m);
+  if (!ll_model_has_manifest(m))
+    return ll_fail(err, LL_E_MANIFEST,
+                   "no lifecycle before the run manifest is recorded "
+                   "(invariant 11)");
+  const char *stopped = ll_model_stopped(m);
+  if (stopped)
+    return ll_fail(err, LL_E_ORDER,
+                   "new lifecycle refused: the flow stopped (%.300s); no "
+                   "lifecycle follows a stop: recover the run to go on",
+                   stopped);
+  if (ll_model_doubts(m) > 0)
+    return ll_fail(err, LL_E_HOLD,
+                   "new lifecycle refused: %d mutation(s) of lifecycle %ld "
+                   "have an unknown outcome (invariant 3), and a new "
+                   "lifecycle does not lift the latch: run reconcile first",
+                   ll_model_doubts(m), epoch);
+  if (ll_model_unreconciled(m) >= 0)
+    return ll_fail(err, LL_E_UNRECONCILED,
+                   "new lifecycle refused: accepted revision %ld has not been "
+                   "read back (invariant 4), and a new lifecycle does not "
+                   "waive that: read the blob first",
+                   ll_model_unreconciled(m));
+  if (ll_model_lifecycle_mutations(m) > 0 && !ll_model_blob_known_absent(m) &&
+      !ll_model_release_confirmed(m))
+    return ll_fail(
+        err, LL_E_SCOPE,
+        "new lifecycle refused: lifecycle %ld did not end in a known state "
+        "(lease %s%s): a new lifecycle starts only after the blob was "
+        "deleted and a read answered 404 BlobNotFound, or its lease was "
+        "released and a properties read showed available/unlocked "
+        "(invariant 14)",
+        epoch, ll_phase_name(ll_model_phase(m)),
+        ll_model_blob_deleted(m) ? ", deleted but not yet confirmed absent"
+                                 : "");
   return LL_OK;
 }

@@ -23,6 +23,14 @@ typedef struct {
 ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
                          ll_error *err) LL_WARN_UNUSED;
 
+/* Whether a new lifecycle may start (invariant 14: the guard's scope is
+ * the blob). Only after the previous one ended in a known state: no blob
+ * mutation in it, or deleted and confirmed absent by a read, or released
+ * and confirmed by a properties read; never with an open doubt
+ * (LL_E_HOLD) or an accepted write not read back (LL_E_UNRECONCILED).
+ * Otherwise LL_E_SCOPE; and LL_E_ORDER once the flow stopped or decided. */
+ll_status ll_guard_lifecycle(const ll_model *m, ll_error *err) LL_WARN_UNUSED;
+
 /* Invariant number (DESIGN.md section 2) behind a refusal code, or 0. */
 int ll_guard_invariant(ll_code code);
 

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "input.h"
+
 #define HEADER_CAP_DEFAULT (64u * 1024u)
 #define CONNECT_TIMEOUT_DEFAULT 10000L
 #define TOTAL_TIMEOUT_DEFAULT 60000L
@@ -29,7 +31,10 @@ typedef struct {
   CURL *curl;
   char errbuf[CURL_ERROR_SIZE];
   ll_clock *clock; /* borrowed */
-  char *ca_file;
+  /* The CA file's bytes, read once at creation (input.h) and handed to
+   * libcurl as a blob: what was checked is what is trusted, and a file
+   * swapped during the run changes nothing. NULL: the system's CAs. */
+  ll_buf ca;
   long connect_ms, total_ms, max_idle_s;
   size_t body_cap, header_cap;
 
@@ -466,8 +471,10 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
   SETOPT(CURLOPT_HTTP09_ALLOWED, 0L);
   SETOPT(CURLOPT_SSL_VERIFYPEER, 1L);
   SETOPT(CURLOPT_SSL_VERIFYHOST, 2L);
-  if (h->ca_file)
-    SETOPT(CURLOPT_CAINFO, h->ca_file);
+  if (h->ca.p) {
+    struct curl_blob blob = {h->ca.p, h->ca.n, CURL_BLOB_NOCOPY};
+    SETOPT(CURLOPT_CAINFO_BLOB, &blob); /* h->ca outlives the handle */
+  }
   SETOPT(CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
   SETOPT(CURLOPT_TIMEOUT_MS, h->total_ms);
   SETOPT(CURLOPT_FRESH_CONNECT, fresh);
@@ -540,7 +547,7 @@ cleanup:
 static void http_free(ll_transport *t) {
   http_transport *h = t->impl;
   curl_easy_cleanup(h->curl);
-  free(h->ca_file);
+  free(h->ca.p);
   free(h);
 }
 
@@ -578,15 +585,16 @@ ll_transport *ll_http_new(const ll_http_options *opts, ll_clock *clock,
       h->body_cap = opts->body_cap;
     if (opts->header_cap > 0)
       h->header_cap = opts->header_cap;
-    if (opts->ca_file && !(h->ca_file = strdup(opts->ca_file))) {
+    if (opts->ca_file && ll_input_read(opts->ca_file, "CA file", "--ca-file",
+                                       LL_CA_FILE_MAX, &h->ca, err) != LL_OK) {
+      free(h->ca.p);
       free(h);
-      ll_fail(err, LL_E_NOMEM, "out of memory for the http transport");
       return NULL;
     }
   }
   h->curl = curl_easy_init();
   if (!h->curl) {
-    free(h->ca_file);
+    free(h->ca.p);
     free(h);
     ll_fail(err, LL_E_INTERNAL, "curl_easy_init failed");
     return NULL;

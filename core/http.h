@@ -67,6 +67,11 @@ struct ll_transport {
   void *run_ctx;
   const char *(*alias_of)(void *run_ctx, const char *lease_id);
   const char *(*endpoint_kind)(void *run_ctx);
+  /* secret_of gives the run's credential secrets, i from 0: the secret
+   * ("" for an empty slot) and in *name its placeholder's name ("token",
+   * "sas"); NULL past the last. Asked at every exchange: a recording
+   * replaces them by {{secret:NAME}} wherever the service echoed them. */
+  const char *(*secret_of)(void *run_ctx, int i, const char **name);
 };
 
 typedef struct {

@@ -148,18 +148,22 @@ ll_status ll_ledger_write_durable(int fd, const char *buf, size_t len,
   return write_line(fd, buf, len, 1, err);
 }
 
+ll_status ll_ledger_fsync_dirfd(int fd, const char *name, ll_error *err) {
+  /* EINVAL: the file system cannot sync directories */
+  if (fsync(fd) != 0 && errno != EINVAL)
+    return ll_fail(err, LL_E_IO, "cannot fsync directory %s: %s", name,
+                   strerror(errno));
+  return LL_OK;
+}
+
 ll_status ll_ledger_fsync_dir(const char *path, ll_error *err) {
   int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     return ll_fail(err, LL_E_IO, "cannot open directory %s: %s", path,
                    strerror(errno));
-  int rc = fsync(fd);
-  int e = errno;
+  ll_status st = ll_ledger_fsync_dirfd(fd, path, err);
   close(fd);
-  if (rc != 0 && e != EINVAL) /* EINVAL: the file system cannot sync dirs */
-    return ll_fail(err, LL_E_IO, "cannot fsync directory %s: %s", path,
-                   strerror(e));
-  return LL_OK;
+  return st;
 }
 
 ll_status ll_ledger_join(char *out, const char *a, const char *b,
@@ -246,17 +250,73 @@ ll_status ll_ledger_bind_alias(ll_ledger *l, const char *alias,
 
 ll_status ll_ledger_add_secret(ll_ledger *l, const char *secret,
                                ll_error *err) {
-  if (!l || !secret || !*secret)
-    return ll_fail(err, LL_E_USAGE, "add_secret needs a non-empty secret");
+  return ll_ledger_add_named_secret(l, secret, "secret", err);
+}
+
+ll_status ll_ledger_add_named_secret(ll_ledger *l, const char *secret,
+                                     const char *name, ll_error *err) {
+  if (!l || !secret || !*secret || !name || !*name || strlen(name) > 32)
+    return ll_fail(err, LL_E_USAGE,
+                   "add_secret needs a non-empty secret and a name");
   for (size_t i = 0; i < l->n_secrets; i++)
     if (strcmp(l->secrets[i], secret) == 0)
       return LL_OK;
-  if (!grow(&l->secrets, l->n_secrets, &l->cap_secrets))
+  char ph[48];
+  snprintf(ph, sizeof ph, "{{secret:%s}}", name);
+  /* Two vectors with one count, like the bindings. */
+  if (!grow(&l->secrets, l->n_secrets, &l->cap_secrets) ||
+      !grow(&l->secret_ph, l->n_secrets, &l->cap_secret_ph))
     return ll_fail(err, LL_E_NOMEM, "out of memory registering a secret");
-  if (!(l->secrets[l->n_secrets] = strdup(secret)))
+  char *s = strdup(secret), *p = strdup(ph);
+  if (!s || !p) {
+    free(s);
+    free(p);
     return ll_fail(err, LL_E_NOMEM, "out of memory registering a secret");
-  l->n_secrets++;
+  }
+  l->secrets[l->n_secrets] = s;
+  l->secret_ph[l->n_secrets++] = p;
   return LL_OK;
+}
+
+size_t ll_ledger_secrets(const ll_ledger *l, const char *const **secrets,
+                         const char *const **placeholders) {
+  *secrets = l ? (const char *const *)l->secrets : NULL;
+  *placeholders = l ? (const char *const *)l->secret_ph : NULL;
+  return l ? l->n_secrets : 0;
+}
+
+ll_status ll_ledger_redact(const ll_ledger *l, cJSON *row, ll_error *err) {
+  if (!l || !cJSON_IsObject(row))
+    return ll_fail(err, LL_E_USAGE, "ledger_redact needs a JSON object");
+  unsigned found = 0;
+  ll_buf where = {0}, note = {0};
+  ll_status st = ll_sanitize_redact(row, (const char *const *)l->secrets,
+                                    (const char *const *)l->secret_ph,
+                                    l->n_secrets, &found, &where);
+  if (st == LL_OK && found) {
+    const cJSON *old = cJSON_GetObjectItemCaseSensitive(row, "notes");
+    if (cJSON_IsString(old) && old->valuestring[0]) {
+      ll_buf_put(&note, old->valuestring, strlen(old->valuestring));
+      ll_buf_put(&note, "; ", 2);
+    }
+    ll_sanitize_note(&note, where.p, found, (const char *const *)l->secret_ph,
+                     l->n_secrets);
+    cJSON *text = note.oom ? NULL : cJSON_CreateString(note.p);
+    int kept = 0;
+    if (text && old)
+      kept = cJSON_ReplaceItemInObjectCaseSensitive(row, "notes", text);
+    else if (text)
+      kept = cJSON_AddItemToObject(row, "notes", text);
+    if (!kept) {
+      cJSON_Delete(text);
+      st = LL_E_NOMEM;
+    }
+  }
+  if (st == LL_E_NOMEM || where.oom)
+    st = ll_fail(err, LL_E_NOMEM, "out of memory redacting an evidence row");
+  free(where.p);
+  free(note.p);
+  return st;
 }
 
 int ll_ledger_is_lease_bind(const cJSON *row) {
@@ -386,35 +446,47 @@ const char *ll_ledger_dir(const ll_ledger *l) {
 
 ll_status ll_ledger_write_json(ll_ledger *l, const char *name,
                                const cJSON *value, ll_error *err) {
-  char path[PATH_MAX], tmp[PATH_MAX];
+  char path[PATH_MAX], tmp[NAME_MAX + 1];
   char *text = NULL;
   ll_status st = LL_OK;
-  int fd = -1;
+  int fd = -1, made = 0;
   if (!l || !name || !*name || !value || strchr(name, '/') ||
       strstr(name, "..") || strcmp(name, ".") == 0)
     return ll_fail(err, LL_E_USAGE, "write_json needs a plain file name");
   if ((st = ll_ledger_join(path, l->dir, name, err)))
     return st;
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return ll_fail(err, LL_E_USAGE, "path too long: %s.tmp", path);
+  if (snprintf(tmp, sizeof tmp, ".%s.tmp", name) >= (int)sizeof tmp)
+    return ll_fail(err, LL_E_USAGE, "file name too long: %s", name);
   if (!(text = cJSON_Print(value)))
     return ll_fail(err, LL_E_NOMEM, "out of memory printing %s", name);
   size_t len = strlen(text);
   /* These files sit beside the export: the same secret rules apply. */
   if ((st = ll_ledger_scan_line(l, text, len, 1, name, err)))
     goto cleanup;
-  fd = open(tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    st = ll_fail(err, LL_E_IO, "cannot create %s: %s", tmp, strerror(errno));
+  /* Relative to the directory the ledger checked and holds open: the name
+   * is never resolved again. A temporary a crash left behind is removed
+   * (unlinkat removes a link, never its target); O_EXCL | O_NOFOLLOW then
+   * makes a new file or fails, so nothing is written through a link. */
+  if (unlinkat(l->dirfd, tmp, 0) != 0 && errno != ENOENT) {
+    st = ll_fail(err, LL_E_IO, "cannot remove the stale %s/%s: %s", l->dir, tmp,
+                 strerror(errno));
     goto cleanup;
   }
+  fd = openat(l->dirfd, tmp,
+              O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    st = ll_fail(err, LL_E_IO, "cannot create %s/%s: %s", l->dir, tmp,
+                 strerror(errno));
+    goto cleanup;
+  }
+  made = 1;
   text[len] = '\n'; /* replaces the NUL, which is not written */
   for (size_t off = 0; off < len + 1;) {
     ssize_t n = write(fd, text + off, len + 1 - off);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0) {
-      st = ll_fail(err, LL_E_IO, "cannot write %s: %s", tmp,
+      st = ll_fail(err, LL_E_IO, "cannot write %s/%s: %s", l->dir, tmp,
                    n < 0 ? strerror(errno) : "no progress");
       goto cleanup;
     }
@@ -422,20 +494,25 @@ ll_status ll_ledger_write_json(ll_ledger *l, const char *name,
   }
   if (fsync(fd) != 0 || close(fd) != 0) {
     fd = -1;
-    st = ll_fail(err, LL_E_IO, "cannot fsync %s: %s", tmp, strerror(errno));
+    st = ll_fail(err, LL_E_IO, "cannot fsync %s/%s: %s", l->dir, tmp,
+                 strerror(errno));
     goto cleanup;
   }
   fd = -1;
-  if (rename(tmp, path) != 0) {
-    st = ll_fail(err, LL_E_IO, "cannot rename %s: %s", tmp, strerror(errno));
+  /* rename replaces the name itself: a link planted there is replaced,
+   * and what it pointed at is never opened. */
+  if (renameat(l->dirfd, tmp, l->dirfd, name) != 0) {
+    st = ll_fail(err, LL_E_IO, "cannot rename %s/%s to %s: %s", l->dir, tmp,
+                 path, strerror(errno));
     goto cleanup;
   }
-  st = ll_ledger_fsync_dir(l->dir, err);
+  made = 0;
+  st = ll_ledger_fsync_dirfd(l->dirfd, l->dir, err);
 cleanup:
   if (fd >= 0)
     close(fd);
-  if (st != LL_OK)
-    unlink(tmp);
+  if (made)
+    (void)unlinkat(l->dirfd, tmp, 0);
   cJSON_free(text);
   return st;
 }

@@ -32,9 +32,15 @@ typedef enum {
 
 typedef struct ll_ledger ll_ledger;
 
-/* CREATE makes dir (mkdir -p, 0700 for protected/). RECOVER checks both
- * chains (LL_E_TAMPER naming the first bad row), re-derives any export rows
- * missing after a crash between the two writes, and loads the rows. */
+/* CREATE makes dir (mkdir -p: parents 0755, dir and protected/ 0700), or
+ * accepts an existing dir only empty, owned by the user and not writable
+ * by group or others (LL_E_USAGE otherwise, LL_E_EVIDENCE_EXISTS when not
+ * empty; a symbolic link is refused). RECOVER checks the same of dir, its
+ * folders and ledger files, refuses any symbolic link in them, checks
+ * both chains (LL_E_TAMPER naming the first bad row), re-derives any
+ * export rows missing after a crash between the two writes, and loads the
+ * rows. Either way dir stays open until close, and every file is made
+ * relative to it without following a link (docs/EVIDENCE.md, "Files"). */
 ll_ledger *ll_ledger_open(const char *dir, ll_ledger_mode mode, ll_error *err);
 void ll_ledger_close(ll_ledger *l);
 
@@ -43,10 +49,28 @@ void ll_ledger_close(ll_ledger *l);
 ll_status ll_ledger_bind_alias(ll_ledger *l, const char *alias,
                                const char *lease_id,
                                ll_error *err) LL_WARN_UNUSED;
-/* Registers an extra secret (token, SAS sig) the export must never hold;
- * a row containing one is refused (LL_E_INTERNAL) rather than written. */
+/* Registers an extra secret (token, SAS sig) that neither ledger may
+ * hold; a row containing one is refused (LL_E_INTERNAL) rather than
+ * written. name gives its placeholder for ll_ledger_redact,
+ * "{{secret:NAME}}" (ll_ledger_add_secret: "{{secret:secret}}"). */
 ll_status ll_ledger_add_secret(ll_ledger *l, const char *secret,
                                ll_error *err) LL_WARN_UNUSED;
+ll_status ll_ledger_add_named_secret(ll_ledger *l, const char *secret,
+                                     const char *name,
+                                     ll_error *err) LL_WARN_UNUSED;
+
+/* For a row whose values came from the service (an outcome row): every
+ * registered secret in its string values becomes its placeholder, and
+ * every "sig=" value that is not REDACTED becomes sig=REDACTED, in place;
+ * then "notes" says so ("the service echoed a secret in error_message,
+ * server; replaced by {{secret:token}}", after any note already there).
+ * A service that echoes a credential must not cost the outcome of a
+ * request that was sent: without this the append would refuse the row.
+ * LL_E_NOMEM leaves the row partly replaced, and the append refuses it. */
+ll_status ll_ledger_redact(const ll_ledger *l, cJSON *row, ll_error *err);
+/* The registered secrets and their placeholders, borrowed; the count. */
+size_t ll_ledger_secrets(const ll_ledger *l, const char *const **secrets,
+                         const char *const **placeholders);
 
 /* Appends a copy of row: sets "seq" first and "prev_hash"/"row_hash" last,
  * writes and fsyncs protected then export (ll_ledger_append_sync with
@@ -77,7 +101,9 @@ const cJSON *ll_ledger_export_rows(const ll_ledger *l); /* export */
 long ll_ledger_count(const ll_ledger *l);
 const char *ll_ledger_dir(const ll_ledger *l);
 
-/* Writes dir/name atomically (tmp, fsync, rename), pretty-printed, 0644. */
+/* Writes dir/name atomically (.name.tmp made O_EXCL | O_NOFOLLOW in the
+ * open directory, fsync, renameat over name: a link at name is replaced,
+ * never followed), pretty-printed, 0644. */
 ll_status ll_ledger_write_json(ll_ledger *l, const char *name,
                                const cJSON *value,
                                ll_error *err) LL_WARN_UNUSED;

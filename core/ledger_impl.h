@@ -21,14 +21,19 @@
 /* The ledger handle, shared by ledger.c (append) and ledger_open.c. */
 struct ll_ledger {
   char *dir;
+  /* The evidence directory itself, opened O_DIRECTORY | O_NOFOLLOW once it
+   * was checked to be the user's own: every file of the bundle is made
+   * relative to it (openat, O_NOFOLLOW), so a path swapped under the run
+   * or a link planted in it is never followed. */
+  int dirfd;
   int fd_prot, fd_exp;
   cJSON *rows, *export_rows;
   long count;
   char prev_prot[LL_SHA256_HEX], prev_exp[LL_SHA256_HEX];
   char **ids, **aliases; /* bindings, in registration order */
   size_t n_binds, cap_ids, cap_aliases;
-  char **secrets;
-  size_t n_secrets, cap_secrets;
+  char **secrets, **secret_ph; /* the secret, its "{{secret:NAME}}" */
+  size_t n_secrets, cap_secrets, cap_secret_ph;
   int broken; /* a durability failure: every later append fails */
 };
 
@@ -48,6 +53,12 @@ ll_status ll_ledger_build_row(const cJSON *src, long seq, const char *prev,
 ll_status ll_ledger_write_durable(int fd, const char *buf, size_t len,
                                   ll_error *err);
 ll_status ll_ledger_fsync_dir(const char *path, ll_error *err);
+/* fsync of an open directory; name is for the message. */
+ll_status ll_ledger_fsync_dirfd(int fd, const char *name, ll_error *err);
+/* ll_ledger_read_file on an open descriptor, which it closes; path names
+ * the file in messages. */
+ll_status ll_ledger_read_fd(int fd, const char *path, cJSON **out_rows,
+                            long *bad_seq, ll_error *err);
 ll_status ll_ledger_join(char *out, const char *a, const char *b,
                          ll_error *err);
 ll_status ll_ledger_scan_line(const ll_ledger *l, const char *line, size_t len,

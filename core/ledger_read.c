@@ -129,6 +129,19 @@ done:
 
 ll_status ll_ledger_read_file(const char *path, cJSON **out_rows, long *bad_seq,
                               ll_error *err) {
+  if (out_rows)
+    *out_rows = NULL;
+  if (bad_seq)
+    *bad_seq = 0;
+  int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+  if (fd < 0)
+    return ll_fail(err, LL_E_IO, "cannot open ledger %s: %s",
+                   path ? path : "(null)", strerror(errno));
+  return ll_ledger_read_fd(fd, path, out_rows, bad_seq, err);
+}
+
+ll_status ll_ledger_read_fd(int fd, const char *path, cJSON **out_rows,
+                            long *bad_seq, ll_error *err) {
   ll_status st = LL_OK;
   char prev[LL_SHA256_HEX] = LL_GENESIS_HASH, hash[LL_SHA256_HEX];
   char *buf = NULL;
@@ -139,10 +152,6 @@ ll_status ll_ledger_read_file(const char *path, cJSON **out_rows, long *bad_seq,
     *out_rows = NULL;
   if (bad_seq)
     *bad_seq = 0;
-  int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-  if (fd < 0)
-    return ll_fail(err, LL_E_IO, "cannot open ledger %s: %s",
-                   path ? path : "(null)", strerror(errno));
   if (!(f = fdopen(fd, "r"))) {
     close(fd);
     return ll_fail(err, LL_E_IO, "cannot read ledger %s: %s", path,

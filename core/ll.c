@@ -31,6 +31,7 @@ static const char *const names[LL_E__COUNT] = {
     [LL_E_REPLAY] = "LL_E_REPLAY",
     [LL_E_TAMPER] = "LL_E_TAMPER",
     [LL_E_ORDER] = "LL_E_ORDER",
+    [LL_E_SCOPE] = "LL_E_SCOPE",
     [LL_E_INTERNAL] = "LL_E_INTERNAL",
 };
 

@@ -43,6 +43,7 @@ typedef enum {
   LL_E_REPLAY,             /* strict replay mismatch */
   LL_E_TAMPER,             /* ledger chain broken */
   LL_E_ORDER,              /* a step out of the seed's order */
+  LL_E_SCOPE, /* the guard's scope is the blob: lifecycle, second run */
   LL_E_INTERNAL,
   LL_E__COUNT
 } ll_code;

@@ -3,6 +3,7 @@
 #include "manifest.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -13,6 +14,83 @@
 
 static const char *const required[] = {"resource_owner", "ticket",
                                        "cleanup_authority", NULL};
+
+/* Azure Storage service versions, from 2019-02-02 to the newest
+ * documented. Sources: "Versioning for Azure Storage"
+ * (https://learn.microsoft.com/rest/api/storageservices/
+ * versioning-for-the-azure-storage-services; as of June 3, 2026 it names
+ * 2026-04-06 fully deployed and 2026-06-06 globally enabled), "Previous
+ * Azure Storage service versions" (.../previous-azure-storage-service-
+ * versions), and the versions enumerated by the Azure SDK's
+ * BlobServiceVersion (https://learn.microsoft.com/java/api/
+ * com.azure.storage.blob.blobserviceversion). A version outside this list
+ * needs the operator's --allow-api-version and is recorded as unlisted. */
+static const char *const api_versions[] = {
+    "2019-02-02", "2019-07-07", "2019-12-12", "2020-02-10", "2020-04-08",
+    "2020-06-12", "2020-08-04", "2020-10-02", "2020-12-06", "2021-02-12",
+    "2021-04-10", "2021-06-08", "2021-08-06", "2021-10-04", "2021-12-02",
+    "2022-11-02", "2023-01-03", "2023-05-03", "2023-08-03", "2023-11-03",
+    "2024-02-04", "2024-05-04", "2024-08-04", "2024-11-04", "2025-01-05",
+    "2025-05-05", "2025-07-05", "2025-11-05", "2026-02-06", "2026-04-06",
+    "2026-06-06", NULL};
+
+const char *const *ll_manifest_api_versions(void) {
+  return api_versions;
+}
+
+/* YYYY-MM-DD naming a real calendar date. */
+static int is_date(const char *v) {
+  if (strlen(v) != 10 || v[4] != '-' || v[7] != '-')
+    return 0;
+  for (int i = 0; i < 10; i++)
+    if (i != 4 && i != 7 && (v[i] < '0' || v[i] > '9'))
+      return 0;
+  int y = atoi(v), m = atoi(v + 5), d = atoi(v + 8);
+  static const int days[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m >= 1 && m <= 12 && d >= 1 && d <= days[m - 1] &&
+         !(m == 2 && d == 29 && !leap);
+}
+
+/* A value fit to repeat in a one-line message: printable ASCII, short. */
+static void shown(const char *v, char *buf, size_t cap) {
+  size_t n = 0;
+  for (; v[n] && n + 4 < cap; n++)
+    buf[n] = (v[n] >= 0x20 && v[n] < 0x7f) ? v[n] : '?';
+  buf[n] = '\0';
+  if (v[n])
+    strcat(buf, "...");
+}
+
+ll_status ll_manifest_api_version_check(const char *v, int allow_unlisted,
+                                        int *out_listed, ll_error *err) {
+  if (out_listed)
+    *out_listed = 0;
+  char s[40];
+  if (!v || !is_date(v)) {
+    shown(v ? v : "", s, sizeof s);
+    return ll_fail(err, LL_E_MANIFEST,
+                   "api_version \"%s\" is not a service version date "
+                   "YYYY-MM-DD such as %s: fix the manifest's api_version",
+                   s, LL_API_VERSION);
+  }
+  for (const char *const *k = api_versions; *k; k++)
+    if (strcmp(*k, v) == 0) {
+      if (out_listed)
+        *out_listed = 1;
+      return LL_OK;
+    }
+  if (allow_unlisted)
+    return LL_OK;
+  return ll_fail(
+      err, LL_E_MANIFEST,
+      "api_version %s is not an Azure Storage service version "
+      "leaselua knows (%s to %s): use a listed one, or pass "
+      "--allow-api-version to send it anyway (recorded in the "
+      "manifest)",
+      v, api_versions[0],
+      api_versions[sizeof api_versions / sizeof api_versions[0] - 2]);
+}
 
 static int nonempty_string(const cJSON *v) {
   return cJSON_IsString(v) && v->valuestring[0] != '\0' &&
@@ -57,6 +135,16 @@ ll_status ll_manifest_check(const cJSON *user, ll_error *err) {
         return ll_fail(err, LL_E_MANIFEST,
                        "manifest field 'run_id' may hold only letters, "
                        "digits, '-', '_' and '.'");
+  }
+  const cJSON *api = cJSON_GetObjectItemCaseSensitive(user, "api_version");
+  if (api && !is_date(api->valuestring)) {
+    char s[40];
+    shown(api->valuestring, s, sizeof s);
+    return ll_fail(err, LL_E_MANIFEST,
+                   "manifest field 'api_version' is \"%s\", not a service "
+                   "version date YYYY-MM-DD such as %s: fix it or leave it "
+                   "out",
+                   s, LL_API_VERSION);
   }
   const cJSON *kind = cJSON_GetObjectItemCaseSensitive(user, "endpoint_kind");
   if (kind && strcmp(kind->valuestring, "azure") != 0 &&
@@ -109,12 +197,49 @@ void ll_manifest_account_host(const char *url, char *buf, size_t cap) {
   buf[n] = '\0';
 }
 
+/* The version to send: the operator's, the manifest's (equal when both
+ * are given) or the default, checked against the list. */
+static ll_status choose_api_version(const cJSON *user,
+                                    const ll_manifest_input *in,
+                                    const char **out, int *out_listed,
+                                    ll_error *err) {
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(user, "api_version");
+  const char *mv = m ? m->valuestring : NULL;
+  if (in->api_version && mv && strcmp(in->api_version, mv) != 0) {
+    char a[40], b[40];
+    shown(mv, a, sizeof a);
+    shown(in->api_version, b, sizeof b);
+    return ll_fail(err, LL_E_MANIFEST,
+                   "the manifest's api_version %s and --api-version %s "
+                   "differ: give one of them",
+                   a, b);
+  }
+  *out = in->api_version ? in->api_version : mv ? mv : LL_API_VERSION;
+  return ll_manifest_api_version_check(*out, in->allow_unlisted_api_version,
+                                       out_listed, err);
+}
+
 ll_status ll_manifest_build(const cJSON *user, const ll_target *t,
                             const char *lua_version, const char *fixture_label,
                             cJSON **out_row, ll_error *err) {
+  ll_manifest_input in = {.lua_version = lua_version,
+                          .fixture_label = fixture_label};
+  return ll_manifest_build_with(user, t, &in, out_row, err);
+}
+
+ll_status ll_manifest_build_with(const cJSON *user, const ll_target *t,
+                                 const ll_manifest_input *in, cJSON **out_row,
+                                 ll_error *err) {
   char host[256], path[512], kind[16], run_id[160];
   *out_row = NULL;
   ll_status st = ll_manifest_check(user, err);
+  if (st != LL_OK)
+    return st;
+  const char *lua_version = in->lua_version;
+  const char *fixture_label = in->fixture_label;
+  const char *api = NULL;
+  int listed = 0;
+  st = choose_api_version(user, in, &api, &listed, err);
   if (st != LL_OK)
     return st;
   /* A replay talks to no host: whatever URL it was given, its evidence
@@ -161,7 +286,6 @@ ll_status ll_manifest_build(const cJSON *user, const ll_target *t,
              tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
              tm.tm_min, tm.tm_sec);
   }
-  const cJSON *api = cJSON_GetObjectItemCaseSensitive(user, "api_version");
   ll_target_blob_path(t, path, sizeof path);
   cJSON *row = cJSON_CreateObject();
   if (!row)
@@ -176,8 +300,9 @@ ll_status ll_manifest_build(const cJSON *user, const ll_target *t,
     cJSON_AddStringToObject(row, "declared_azure_host", declared);
   cJSON_AddStringToObject(row, "container", t->container);
   cJSON_AddStringToObject(row, "blob_path", path);
-  cJSON_AddStringToObject(row, "api_version",
-                          api ? api->valuestring : LL_API_VERSION);
+  cJSON_AddStringToObject(row, "api_version", api);
+  if (!listed)
+    cJSON_AddBoolToObject(row, "api_version_unlisted", 1);
   for (const char *const *f = required; *f; f++)
     cJSON_AddStringToObject(
         row, *f, cJSON_GetObjectItemCaseSensitive(user, *f)->valuestring);

@@ -193,6 +193,9 @@ static void observe(ll_model *m, const cJSON *row) {
   } else if (strcmp(st, "available") == 0 || strcmp(st, "expired") == 0) {
     if (ep->phase != LL_PH_NONE)
       ep->phase = LL_PH_RELEASED;
+    if (m->lease_released && strcmp(st, "available") == 0 && ss &&
+        strcmp(ss, "unlocked") == 0)
+      m->release_confirmed = 1;
   } else if (strcmp(st, "leased") == 0 && ep->phase == LL_PH_UNKNOWN) {
     ep->phase = LL_PH_LEASED; /* holder stays unproven until a renew */
   }
@@ -254,6 +257,19 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
            strcmp(cls, "STATE_OBSERVED") == 0 ||
            strcmp(cls, "BREAK_ACCEPTED_NOT_COMPLETE") == 0;
   int rejected = strcmp(cls, "EXPECTED_REJECTION") == 0;
+  /* Any answer to a blob mutation, whatever its class, makes the end state
+   * of the blob unknown again until a read confirms it. */
+  if (ll_op_is_mutation(op) && op != LL_OP_CREATE_CONTAINER) {
+    ep->mutations++;
+    if (op == LL_OP_PUT_BLOB)
+      ep->puts++;
+    m->blob_deleted = m->absent_confirmed = 0;
+    m->lease_released = m->release_confirmed = 0;
+  }
+  /* A read classed as observed with 404 is the absence expected after an
+   * accepted delete (baseline.c): it confirms the blob is gone. */
+  int absent = ok && !ll_op_is_mutation(op) &&
+               ll_json_long(row, "http_status", 0) == 404;
   if (strcmp(cls, "UNKNOWN_OUTCOME") == 0 ||
       (strcmp(cls, "EVIDENCE_ERROR") == 0 && ll_op_is_mutation(op))) {
     add_doubt(m, row, op);
@@ -278,7 +294,13 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
                  ? ll_json_str(row, "transport_error")
                  : "");
   }
-  if (op == LL_OP_GET_PROPERTIES && ok) {
+  if (absent) {
+    m->absent_confirmed = m->blob_deleted;
+    if (op == LL_OP_GET_PROPERTIES)
+      m->last_props_ok = 0;
+    else
+      m->last_read_ok = 0;
+  } else if (op == LL_OP_GET_PROPERTIES && ok) {
     observe(m, row);
     if (is_alias(ll_json_str(row, "observed_lease_state"), "broken") &&
         is_alias(ll_json_str(row, "observed_lease_status"), "unlocked"))
@@ -326,10 +348,14 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
     ep->break_period = ll_json_long(row, "break_period", 0);
   } else if (op == LL_OP_LEASE_RELEASE && ok) {
     ep->phase = LL_PH_RELEASED;
+    m->lease_released = 1;
   } else if (op == LL_OP_DELETE_BLOB && ok) {
     ep->phase = LL_PH_RELEASED;
     ep->cleanup_confirmed = 1;
+    m->blob_deleted = 1;
   }
+  if (ep->phase != LL_PH_NONE)
+    m->run_leased = 1;
 }
 
 static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
@@ -521,8 +547,14 @@ static ll_status apply_row(ll_model *m, cJSON *row, int fill, ll_error *err) {
     cpy(d->sha, sizeof d->sha, ll_json_str(row, "payload_sha256"));
   } else if (strcmp(rec, "lifecycle") == 0) {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(row, "destructive");
+    /* The read-back rule and a doubtful Put's uncertainty concern the
+     * blob's bytes, not the lifecycle: they carry over (invariant 14). */
+    long unreconciled = m->ep.unreconciled;
+    int uncertain = m->ep.content_uncertain;
     epoch_reset(&m->ep, ll_json_long(row, "fixture_epoch", m->ep.epoch + 1),
                 cJSON_IsTrue(x));
+    m->ep.unreconciled = unreconciled;
+    m->ep.content_uncertain = uncertain;
     m->last_props_ok = m->last_read_ok = 0;
   } else if (strcmp(rec, "intent") == 0) {
     const char *id = ll_json_str(row, "event_id");
@@ -554,11 +586,24 @@ static ll_status apply_row(ll_model *m, cJSON *row, int fill, ll_error *err) {
     cJSON_AddStringToObject(d, "window_finding", window);
     cJSON_AddStringToObject(d, "statement", stmt);
     free(stmt);
+    /* the HOLD latch left open, checkable by the next run on the blob */
+    cJSON_AddNumberToObject(d, "open_doubts", cJSON_GetArraySize(m->doubts));
     ll_status st = settle(row, d, fill, err);
     cJSON_Delete(d);
+    snprintf(m->stopped, sizeof m->stopped,
+             "decided: the decision is recorded");
     return st;
+  } else if (strcmp(rec, "stop") == 0) {
+    const char *kind = ll_json_str(row, "kind");
+    const char *why = ll_json_str(row, "reason");
+    snprintf(m->stopped, sizeof m->stopped, "%s: %s", kind ? kind : "stop",
+             why ? why : "");
+    if (kind && strcmp(kind, "no-decision") == 0)
+      cpy(m->abandoned, sizeof m->abandoned, why);
+  } else if (strcmp(rec, "recovery") == 0) {
+    m->stopped[0] = m->abandoned[0] = '\0'; /* a new session goes on */
   }
-  /* lease_bind, refusal, recovery and note rows change no state. */
+  /* lease_bind, refusal, flow and note rows change no state. */
   return LL_OK;
 }
 
@@ -583,72 +628,4 @@ ll_status ll_model_apply(ll_model *m, cJSON *row, int fill, ll_error *err) {
                    ll_json_long(row, "seq", 0));
   }
   return st;
-}
-
-int ll_model_has_manifest(const ll_model *m) {
-  return m->have_manifest;
-}
-const char *ll_model_endpoint_kind(const ll_model *m) {
-  return m->endpoint_kind;
-}
-const char *ll_model_api_version(const ll_model *m) {
-  return m->api_version;
-}
-long ll_model_epoch(const ll_model *m) {
-  return m->ep.epoch;
-}
-int ll_model_destructive(const ll_model *m) {
-  return m->ep.destructive;
-}
-ll_phase ll_model_phase(const ll_model *m) {
-  return m->ep.phase;
-}
-const char *ll_model_holder(const ll_model *m) {
-  return m->ep.holder;
-}
-int ll_model_doubts(const ll_model *m) {
-  return cJSON_GetArraySize(m->doubts);
-}
-long ll_model_unreconciled(const ll_model *m) {
-  return m->ep.unreconciled;
-}
-int ll_model_probe_done(const ll_model *m) {
-  return m->ep.probe_done;
-}
-long ll_model_break_sent(const ll_model *m) {
-  return m->ep.break_period;
-}
-const cJSON *ll_model_open_intents(const ll_model *m) {
-  return m->open_intents;
-}
-const char *ll_model_observed_state(const ll_model *m) {
-  return m->ep.obs_state;
-}
-const char *ll_model_observed_status(const ll_model *m) {
-  return m->ep.obs_status;
-}
-long ll_model_last_accepted(const ll_model *m) {
-  return m->ep.last_accepted;
-}
-
-int ll_model_actor_permitted(const ll_model *m, const char *actor) {
-  const cJSON *a;
-  cJSON_ArrayForEach(a, m->actors) {
-    if (cJSON_IsString(a) && actor && strcmp(a->valuestring, actor) == 0)
-      return 1;
-  }
-  return 0;
-}
-
-int ll_model_cleanup_confirmed(const ll_model *m) {
-  return m->ep.cleanup_confirmed;
-}
-
-const char *ll_model_declared(const ll_model *m, long revision,
-                              const char *writer) {
-  for (int i = 0; i < m->ndecl; i++)
-    if (m->decl[i].revision == revision &&
-        (!writer || strcmp(m->decl[i].writer, writer) == 0))
-      return m->decl[i].sha;
-  return NULL;
 }

@@ -69,8 +69,27 @@ const char *ll_model_observed_status(const ll_model *m);
 long ll_model_last_accepted(const ll_model *m);
 /* actor is listed in the manifest's permitted_actors. */
 int ll_model_actor_permitted(const ll_model *m, const char *actor);
+/* "kind: reason" of this session's stop row, or NULL: no request follows a
+ * deliberate stop. */
+const char *ll_model_stopped(const ll_model *m);
 /* The lifecycle's blob was deleted after its lease was given up. */
 int ll_model_cleanup_confirmed(const ll_model *m);
+
+/* --- run-wide: the guard's scope is the blob (invariant 14) --- */
+/* Some lifecycle of this run took (or observed) a lease on the blob. */
+int ll_model_run_leased(const ll_model *m);
+/* The last blob mutation was an accepted delete (a read then expects 404
+ * BlobNotFound), and a read since answered 404 BlobNotFound. */
+int ll_model_blob_deleted(const ll_model *m);
+int ll_model_blob_known_absent(const ll_model *m);
+/* The last blob mutation was an accepted release, and a properties read
+ * since observed available/unlocked. */
+int ll_model_release_confirmed(const ll_model *m);
+/* Blob mutations (Create Container aside) answered in this lifecycle. */
+int ll_model_lifecycle_mutations(const ll_model *m);
+/* No Put Blob was answered yet in this lifecycle: the next Put is the
+ * lifecycle's first write (the create). */
+int ll_model_first_write_pending(const ll_model *m);
 
 /* The decision fold: HOLD > RECONCILE > WAIT > ACCEPT. reasons gets an
  * array of strings (caller deletes). window gets "REPRODUCED",

@@ -49,6 +49,8 @@ typedef struct {
   long gap_write_rev;  /* unconditioned Put accepted while broken */
   int gap_readback;
   int saw_broken;
+  int mutations; /* blob mutations answered in this lifecycle */
+  int puts;      /* Put Blob requests answered in this lifecycle */
 } ll_epoch_state;
 
 struct ll_model {
@@ -81,6 +83,17 @@ struct ll_model {
   int poll_hold;
   int window_reproduced_any, window_inconclusive_any;
   long last_seq;
+  /* a stop row of this session: no request follows it; a no-decision
+   * stop's reason is a HOLD reason until recovery reopens the run */
+  char stopped[200];
+  char abandoned[512];
+  /* Run-wide: the guard's scope is the blob, so a new lifecycle resets
+   * none of these (DESIGN.md section 2, invariant 14). */
+  int run_leased;        /* some lifecycle of this run left phase none */
+  int blob_deleted;      /* the last blob mutation was an accepted delete */
+  int absent_confirmed;  /* ...and a read since answered 404 BlobNotFound */
+  int lease_released;    /* the last blob mutation was an accepted release */
+  int release_confirmed; /* ...and a properties read since: available */
 };
 
 /* baseline.c */

@@ -144,12 +144,38 @@ static ll_status bind_row(ll_run *r, const char *alias, const char *id,
   return st;
 }
 
+static int plan_has_actor(const ll_run *r, const char *alias) {
+  for (int i = 0; i < r->plan.nactors; i++)
+    if (strcmp(r->plan.actors[i], alias) == 0)
+      return 1;
+  return 0;
+}
+
+/* A break period or another lifecycle outside what the flow declared. */
+static ll_status plan_refuses(const ll_run *r, const ll_req_spec *s,
+                              ll_error *err) {
+  if (!r->planned || s->op != LL_OP_LEASE_BREAK || r->plan.nbreaks == 0)
+    return LL_OK;
+  for (int i = 0; i < r->plan.nbreaks; i++)
+    if (r->plan.break_periods[i] == s->break_period)
+      return LL_OK;
+  return ll_fail(err, LL_E_USAGE,
+                 "break period %ld s was not declared at open: the flow "
+                 "declares its break periods before the first request",
+                 s->break_period);
+}
+
 static ll_status bind_writer(ll_run *r, const char *alias, ll_error *err) {
   if (!alias_ok(alias))
     return ll_fail(err, LL_E_USAGE,
                    "writer alias must be 1-15 letters, digits, '-' or '_'");
   if (find_writer(r, alias))
     return LL_OK;
+  if (r->planned && r->plan.nactors > 0 && !plan_has_actor(r, alias))
+    return ll_fail(err, LL_E_USAGE,
+                   "writer %s is not among the actors the flow declared at "
+                   "open: declare it in leaselua.open{actors = ...}",
+                   alias);
   if (r->nwriters >= LL_MAX_WRITERS)
     return ll_fail(err, LL_E_USAGE, "too many writers (max %d)",
                    LL_MAX_WRITERS);
@@ -222,7 +248,7 @@ ll_status ll_run_declare(ll_run *r, long revision, const char *writer,
  * found the blob absent. A replayed gap control sends nothing: it is
  * authorised by a replayed main handoff of the same target, whose
  * recorded delete was accepted. */
-static ll_status check_after(ll_run *r, const char *after, ll_error *err) {
+ll_status ll_run_check_after(ll_run *r, const char *after, ll_error *err) {
   ll_verify_report rep;
   char path[512], host[256];
   const char *kind = ll_model_endpoint_kind(r->model);
@@ -288,12 +314,49 @@ static ll_status check_after(ll_run *r, const char *after, ll_error *err) {
   return LL_OK;
 }
 
+/* A refusal row: what was refused, the code and the invariant it names. */
+static ll_status refusal_row(ll_run *r, const char *step, const char *op,
+                             const char *actor, ll_status code, ll_error *err) {
+  ll_error keep = *err;
+  cJSON *row = cJSON_CreateObject();
+  cJSON_AddStringToObject(row, "record", "refusal");
+  cJSON_AddNumberToObject(row, "fixture_epoch", ll_model_epoch(r->model));
+  cJSON_AddStringToObject(row, "step", r->step[0] ? r->step : step);
+  cJSON_AddStringToObject(row, "operation", op);
+  cJSON_AddStringToObject(row, "actor_alias", actor);
+  cJSON_AddStringToObject(row, "code", ll_code_name(code));
+  cJSON_AddNumberToObject(row, "invariant", ll_guard_invariant(code));
+  cJSON_AddStringToObject(row, "message", keep.message);
+  ll_status st = ll_run_append(r, row, err);
+  cJSON_Delete(row);
+  if (st != LL_OK)
+    return st;
+  *err = keep;
+  return code;
+}
+
 static ll_status lifecycle(ll_run *r, int destructive, const char *reason,
                            const char *after_dir, ll_error *err) {
+  if (!destructive && r->planned && r->plan.window_attempts > 0 &&
+      ll_model_epoch(r->model) >= r->plan.window_attempts)
+    return ll_fail(err, LL_E_USAGE,
+                   "lifecycle %ld exceeds the %ld window attempts the flow "
+                   "declared at open",
+                   ll_model_epoch(r->model) + 1, r->plan.window_attempts);
   if (destructive) {
-    ll_status st = check_after(r, after_dir, err);
+    ll_status st = ll_run_check_after(r, after_dir, err);
     if (st != LL_OK)
       return st;
+  }
+  /* The guard's scope is the blob: a lifecycle starts only from a known
+   * state, and resets neither the latch nor the read-back rule. */
+  ll_error why = {0};
+  ll_status gst = ll_guard_lifecycle(r->model, &why);
+  if (gst != LL_OK) {
+    if (err)
+      *err = why;
+    return refusal_row(r, "lifecycle", "Lifecycle", "operator", gst,
+                       err ? err : &why);
   }
   cJSON *row = cJSON_CreateObject();
   cJSON_AddStringToObject(row, "record", "lifecycle");
@@ -326,23 +389,8 @@ ll_status ll_run_note(ll_run *r, const char *step, const char *text,
 
 static ll_status refuse(ll_run *r, const ll_req_spec *s, ll_status code,
                         ll_error *err) {
-  ll_error keep = *err;
-  cJSON *row = cJSON_CreateObject();
-  cJSON_AddStringToObject(row, "record", "refusal");
-  cJSON_AddNumberToObject(row, "fixture_epoch", ll_model_epoch(r->model));
-  cJSON_AddStringToObject(row, "step",
-                          r->step[0] ? r->step : (s->step ? s->step : ""));
-  cJSON_AddStringToObject(row, "operation", ll_op_name(s->op));
-  cJSON_AddStringToObject(row, "actor_alias", s->actor ? s->actor : "");
-  cJSON_AddStringToObject(row, "code", ll_code_name(code));
-  cJSON_AddNumberToObject(row, "invariant", ll_guard_invariant(code));
-  cJSON_AddStringToObject(row, "message", keep.message);
-  ll_status st = ll_run_append(r, row, err);
-  cJSON_Delete(row);
-  if (st != LL_OK)
-    return st;
-  *err = keep;
-  return code;
+  return refusal_row(r, s->step ? s->step : "", ll_op_name(s->op),
+                     s->actor ? s->actor : "", code, err);
 }
 
 static void shape(const ll_http_request *q, const char *url, char *buf,
@@ -388,6 +436,8 @@ static ll_status request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
   if (s->op == LL_OP_LEASE_ACQUIRE)
     g.lease = s->proposed;
   ll_status st = ll_guard_check(r->model, &g, err);
+  if (st == LL_OK)
+    st = plan_refuses(r, s, err);
   if (st != LL_OK)
     return refuse(r, s, st, err);
 

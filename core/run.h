@@ -29,6 +29,9 @@ typedef struct {
   ll_auth *auth;             /* ownership moves to the run; NULL in replay */
   size_t max_single_put;     /* 0: LL_MAX_SINGLE_PUT */
   const char *fixture_label; /* replay: the fixture's endpoint kind */
+  const char *api_version;   /* --api-version; NULL: the manifest's */
+  int allow_unlisted_api_version; /* --allow-api-version (manifest.h) */
+  const char *lock_dir;           /* NULL: the per-user default (core/lock.h) */
 } ll_run_config;
 
 ll_run *ll_run_open(ll_run_config *cfg, ll_error *err);
@@ -100,6 +103,48 @@ ll_status ll_run_wait_broken(ll_run *r, const ll_poll_options *o,
 /* Folds the decision; with record, appends the decision row. */
 ll_status ll_run_decide(ll_run *r, int record, cJSON **out_row,
                         ll_error *err) LL_WARN_UNUSED;
+
+/* What a flow declares about itself at open, before anything is sent: a
+ * label, the actors it will use, its break periods and its window
+ * attempts. C checks each against the manifest and its range, records it
+ * in a "flow" row, and later refuses a writer, a break period or a
+ * lifecycle outside it. Zero counts mean "not declared". */
+#define LL_PLAN_MAX_ACTORS 8
+#define LL_PLAN_MAX_BREAKS 4
+#define LL_PLAN_MAX_ATTEMPTS 10
+typedef struct {
+  char name[33]; /* [a-z0-9-], the default evidence directory's prefix */
+  char actors[LL_PLAN_MAX_ACTORS][16];
+  int nactors;
+  long break_periods[LL_PLAN_MAX_BREAKS]; /* each 0..60 s */
+  int nbreaks;
+  long window_attempts; /* 1..LL_PLAN_MAX_ATTEMPTS, 0: not declared */
+  int destructive;      /* the flow needs a destructive lifecycle */
+  int recover;          /* the flow recovers an interrupted run */
+} ll_flow_plan;
+
+/* The plan's own ranges and, when permitted is given (the manifest's
+ * permitted_actors array), that every actor is permitted. */
+ll_status ll_flow_plan_check(const ll_flow_plan *p, const cJSON *permitted,
+                             ll_error *err) LL_WARN_UNUSED;
+/* Checks the plan against the recorded manifest and appends the flow row;
+ * a destructive plan's authorising run (after_dir) is checked now, before
+ * any request. Call once, right after ll_run_open. */
+ll_status ll_run_plan(ll_run *r, const ll_flow_plan *p, const char *after_dir,
+                      ll_error *err) LL_WARN_UNUSED;
+
+/* A deliberate stop, as a ledger row with its reason: no request follows
+ * it. kind is "stop-after", "left-for-operator", "out-of-reach" ... */
+ll_status ll_run_stop(ll_run *r, const char *kind, const char *reason,
+                      ll_error *err) LL_WARN_UNUSED;
+/* The recorded decision (an ll_decision), or -1 while none is recorded. */
+int ll_run_decision(const ll_run *r);
+/* The script ended (why: normally, or by an error) without recording a
+ * decision: a stop row of kind "no-decision", whose reason makes the fold
+ * HOLD, then the decision row, then the transport's end. Nothing when a
+ * decision is already recorded. */
+ll_status ll_run_abandon(ll_run *r, const char *why,
+                         ll_error *err) LL_WARN_UNUSED;
 
 /* Labels the rows of the requests that follow with the script's step
  * (the seed's step names); NULL or "" clears it. */

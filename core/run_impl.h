@@ -4,6 +4,7 @@
 #define LL_RUN_IMPL_H
 
 #include "hash.h"
+#include "lock.h"
 #include "run.h"
 
 #define LL_MAX_WRITERS 8
@@ -30,8 +31,12 @@ struct ll_run {
   int dead;  /* the ledger failed: nothing more may be sent */
   int nomem; /* ...because an allocation failed (LL_E_NOMEM, exit 70) */
   unsigned long alloc_mark; /* ll_alloc_failures() when the run opened */
+  ll_lock *lock;            /* one run per blob at a time (NULL for a replay) */
   int expected_dirty;
-  char step[96]; /* the script's current step label */
+  char step[96];     /* the script's current step label */
+  ll_flow_plan plan; /* what the flow declared at open (ll_run_plan) */
+  int planned;
+  int decision; /* the recorded ll_decision, -1 none */
   /* A strict-replay failure (LL_E_REPLAY): the run answers every later
    * call with it, so nothing plausible is recorded after a divergence. */
   ll_error replay_failure;
@@ -54,6 +59,14 @@ cJSON *ll_run_last_export(ll_run *r);
 cJSON *ll_run_outcome_row(ll_run *r, const cJSON *intent, const ll_req_spec *s,
                           const ll_http_response *resp,
                           const ll_writer *proposed);
+/* Appends the decision row (the fold fills it), writes expected.json and
+ * decision.json, and remembers the decision. The transport is not ended. */
+ll_status ll_run_record_decision(ll_run *r, cJSON **out,
+                                 ll_error *err) LL_WARN_UNUSED;
+/* The destructive lifecycle's authorisation: after_dir holds an accepted,
+ * cleaned-up main run on this blob that verifies. */
+ll_status ll_run_check_after(ll_run *r, const char *after_dir,
+                             ll_error *err) LL_WARN_UNUSED;
 /* Rewrites expected.json from the declare rows. */
 ll_status ll_run_write_expected(ll_run *r, ll_error *err) LL_WARN_UNUSED;
 

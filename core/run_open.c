@@ -9,6 +9,7 @@
 #include "endpoint.h"
 #include "manifest.h"
 #include "run_impl.h"
+#include "sanitize.h"
 static void add_str_or_null(cJSON *o, const char *k, const char *v) {
   if (v && *v)
     cJSON_AddStringToObject(o, k, v);
@@ -21,12 +22,95 @@ static void copy_key(cJSON *dst, const cJSON *src, const char *k) {
   ll_json_add(dst, k, v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
 }
 
+/* A response as the row reads it (redact_response). */
+typedef struct {
+  ll_http_response r;
+  int owned; /* r.headers and r.body are this view's own copies */
+} view;
+
+/* Appends "response header NAME" or "response body" to where. */
+static void name_part(ll_buf *where, const char *header) {
+  if (where->n)
+    ll_buf_put(where, ", ", 2);
+  if (header) {
+    ll_buf_put(where, "response header ", 16);
+    ll_buf_put(where, header, strlen(header));
+  } else {
+    ll_buf_put(where, "response body", 13);
+  }
+}
+
+/* resp with every registered secret in its headers and body replaced by
+ * its placeholder (and every sig= value that is not REDACTED), before the
+ * parser copies, and may cut, a value: not even a prefix of a token is
+ * kept. v borrows the rest from resp; the content hash still reads resp's
+ * real bytes. *note gets "the service echoed a secret in response header
+ * x-ms-request-id, ...; replaced by {{secret:token}}" when one was found.
+ * Out of memory: v is resp itself, and the ledger's scan refuses a row
+ * that holds a secret (fail closed). */
+static void redact_response(ll_run *r, const ll_http_response *resp, view *v,
+                            ll_buf *note) {
+  const char *const *sec, *const *ph;
+  size_t n = ll_ledger_secrets(r->ledger, &sec, &ph);
+  unsigned found = 0;
+  int bad = 0;
+  ll_buf where = {0}, body = {0}, val = {0};
+  v->r = *resp;
+  v->owned = 0;
+  if (n == 0)
+    return;
+  ll_headers_init(&v->r.headers);
+  for (size_t i = 0; i < resp->headers.n && !bad; i++) {
+    const ll_header *h = &resp->headers.v[i];
+    val.n = 0;
+    unsigned hit =
+        ll_sanitize_replace(h->value, strlen(h->value), sec, ph, n, &val);
+    if (hit)
+      name_part(&where, h->name);
+    found |= hit;
+    bad = val.oom ||
+          ll_headers_add(&v->r.headers, h->name, hit ? val.p : h->value);
+  }
+  unsigned hit = ll_sanitize_replace((const char *)resp->body, resp->body_len,
+                                     sec, ph, n, &body);
+  if (hit)
+    name_part(&where, NULL);
+  found |= hit;
+  if (found && !where.oom)
+    ll_sanitize_note(note, where.p, found, ph, n);
+  bad = bad || body.oom || where.oom || note->oom;
+  free(where.p);
+  free(val.p);
+  if (bad) {
+    ll_headers_cleanup(&v->r.headers);
+    free(body.p);
+    free(note->p);
+    memset(note, 0, sizeof *note);
+    v->r = *resp;
+    return;
+  }
+  v->r.body = (unsigned char *)body.p;
+  v->r.body_len = body.n;
+  v->owned = 1;
+}
+
+static void view_cleanup(view *v) {
+  if (v->owned) {
+    ll_headers_cleanup(&v->r.headers);
+    free(v->r.body);
+  }
+}
+
 /* The evidence row, in the seed's field order, then the additions of
  * DESIGN.md section 3. Derived fields start as null and are filled by the
  * model when the row is appended. */
 cJSON *ll_run_outcome_row(ll_run *r, const cJSON *in, const ll_req_spec *s,
-                          const ll_http_response *resp,
+                          const ll_http_response *real,
                           const ll_writer *proposed) {
+  view v;
+  ll_buf note = {0};
+  redact_response(r, real, &v, &note);
+  const ll_http_response *resp = &v.r;
   ll_blob_result b;
   memset(&b, 0, sizeof b);
   int got =
@@ -67,7 +151,7 @@ cJSON *ll_run_outcome_row(ll_run *r, const cJSON *in, const ll_req_spec *s,
   add_str_or_null(o, "etag", got ? b.etag : NULL);
   copy_key(o, in, "request_shape");
   cJSON_AddNullToObject(o, "result_classification");
-  add_str_or_null(o, "notes", NULL);
+  add_str_or_null(o, "notes", note.p); /* an echoed secret, if any */
   cJSON_AddStringToObject(o, "endpoint_kind", ll_model_endpoint_kind(r->model));
   cJSON_AddNumberToObject(o, "emitted_requests", resp->emitted_requests);
   cJSON_AddNumberToObject(o, "mono_start_ns", (double)resp->mono_start_ns);
@@ -87,9 +171,9 @@ cJSON *ll_run_outcome_row(ll_run *r, const cJSON *in, const ll_req_spec *s,
   add_str_or_null(o, "observed_lease_duration",
                   props ? b.lease_duration : NULL);
   if (s && s->op == LL_OP_GET_BLOB && got && b.status == 200) {
-    char sha[LL_SHA256_HEX];
-    if (ll_sha256_hex(resp->body ? (const void *)resp->body : "",
-                      resp->body_len, sha) == LL_OK)
+    char sha[LL_SHA256_HEX]; /* of the bytes received, never the view's */
+    if (ll_sha256_hex(real->body ? (const void *)real->body : "",
+                      real->body_len, sha) == LL_OK)
       cJSON_AddStringToObject(o, "content_sha256", sha);
   }
   copy_key(o, in, "client_request_id");
@@ -99,6 +183,13 @@ cJSON *ll_run_outcome_row(ll_run *r, const cJSON *in, const ll_req_spec *s,
     cJSON_AddBoolToObject(
         o, "returned_lease_matches_proposed",
         got && proposed && ll_lease_id_equal(b.lease_id, proposed->lease_id));
+  /* What the service sent back may echo the credential: replaced (above,
+   * in the response; here, in any other value) and noted, so the outcome
+   * of a request that left is never refused. Out of memory leaves it, and
+   * the ledger's scan refuses the row. */
+  (void)ll_ledger_redact(r->ledger, o, NULL);
+  view_cleanup(&v);
+  free(note.p);
   return o;
 }
 
@@ -156,8 +247,10 @@ static ll_status write_environment(ll_run *r, const cJSON *manifest,
 
 static ll_status open_fresh(ll_run *r, ll_run_config *cfg, ll_error *err) {
   cJSON *row = NULL;
-  ll_status st = ll_manifest_build(cfg->manifest, &r->target, cfg->lua_version,
-                                   cfg->fixture_label, &row, err);
+  ll_manifest_input in = {cfg->lua_version, cfg->fixture_label,
+                          cfg->api_version, cfg->allow_unlisted_api_version};
+  ll_status st =
+      ll_manifest_build_with(cfg->manifest, &r->target, &in, &row, err);
   if (st == LL_OK)
     st = ll_run_check_alloc(r, err); /* no evidence from a broken manifest */
   if (st != LL_OK) {
@@ -297,6 +390,37 @@ static const char *run_endpoint_kind(void *ctx) {
   return ll_model_endpoint_kind(((ll_run *)ctx)->model);
 }
 
+/* One run per blob (invariant 14), before anything is written: the lock,
+ * then, for a fresh run, the previous runs on the blob in the same
+ * evidence root. A replay touches no blob and is exempt: it locks nothing
+ * (replays of one fixture may run side by side) and its bundles, labelled
+ * replay, never block a live run. Recovery is the way to settle a
+ * previous run, so it does not look at its siblings: a fresh run beside
+ * an unsettled one is refused, so at most one is unsettled per root. */
+static ll_status guard_blob(ll_run *r, const ll_run_config *cfg,
+                            ll_error *err) {
+  char host[256], path[512];
+  ll_manifest_account_host(r->target.account_url, host, sizeof host);
+  ll_target_blob_path(&r->target, path, sizeof path);
+  ll_status st =
+      ll_lock_take(cfg->lock_dir, host, path, cfg->evidence_dir, &r->lock, err);
+  if (st == LL_OK && !cfg->recover)
+    st = ll_lock_check_previous(cfg->evidence_dir, host, path, err);
+  return st;
+}
+
+/* The credential's secrets, by the names of their placeholders. */
+static const char *const secret_names[] = {"token", "sas"};
+
+static const char *run_secret_of(void *ctx, int i, const char **name) {
+  ll_run *r = ctx;
+  if (i < 0 || i >= 2)
+    return NULL;
+  *name = secret_names[i];
+  const char *s = ll_auth_secret(r->auth, i);
+  return s ? s : "";
+}
+
 ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
   ll_alloc_init();
   unsigned long mark = ll_alloc_failures();
@@ -309,11 +433,13 @@ ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
     ll_fail(err, LL_E_NOMEM, "out of memory");
     return NULL;
   }
+  r->decision = -1;
   r->transport = cfg->transport;
   if (r->transport) {
     r->transport->run_ctx = r;
     r->transport->alias_of = run_alias_of;
     r->transport->endpoint_kind = run_endpoint_kind;
+    r->transport->secret_of = run_secret_of;
   }
   r->alloc_mark = mark;
   r->clock = cfg->clock;
@@ -329,13 +455,16 @@ ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
                         err);
   if (st == LL_OK && !cfg->evidence_dir)
     st = ll_fail(err, LL_E_USAGE, "no evidence directory: pass --evidence DIR");
+  if (st == LL_OK && !cfg->fixture_label)
+    st = guard_blob(r, cfg, err);
   if (st == LL_OK)
     st = cfg->recover ? open_recover(r, cfg, err) : open_fresh(r, cfg, err);
   if (st == LL_OK && r->auth) {
     for (int which = 0; which < 2 && st == LL_OK; which++) {
       const char *secret = ll_auth_secret(r->auth, which);
       if (secret && *secret)
-        st = ll_ledger_add_secret(r->ledger, secret, err);
+        st = ll_ledger_add_named_secret(r->ledger, secret, secret_names[which],
+                                        err);
     }
   }
   if (st == LL_OK && r->nwriters > 0)
@@ -368,6 +497,7 @@ void ll_run_close(ll_run *r) {
   ll_transport_free(r->transport);
   ll_clock_free(r->clock);
   ll_auth_free(r->auth);
+  ll_lock_release(r->lock); /* last: the run no longer touches the blob */
   memset(r->writers, 0, sizeof r->writers);
   free(r);
 }

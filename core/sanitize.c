@@ -223,6 +223,138 @@ cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
   return sanitize_item(row, 1, ids, aliases, n);
 }
 
+unsigned ll_sanitize_replace(const char *s, size_t len,
+                             const char *const *secrets,
+                             const char *const *placeholders, size_t n,
+                             ll_buf *out) {
+  unsigned found = 0;
+  size_t i = 0, k;
+  ll_buf_put(out, "", 0);
+  while (i < len && !out->oom) {
+    for (k = 0; k < n; k++) {
+      size_t sl = secrets[k] ? strlen(secrets[k]) : 0;
+      if (sl > 0 && sl <= len - i && memcmp(s + i, secrets[k], sl) == 0)
+        break;
+    }
+    if (k < n) {
+      ll_buf_put(out, placeholders[k], strlen(placeholders[k]));
+      i += strlen(secrets[k]);
+      found |= k < 31 ? 1u << k : 0;
+    } else if (fold(s[i]) == 's' && ci_prefix(s, len, i, "sig=") &&
+               !(len - i - 4 >= 8 && memcmp(s + i + 4, "REDACTED", 8) == 0 &&
+                 (i + 12 == len || is_sig_end(s[i + 12])))) {
+      ll_buf_put(out, s + i, 4);
+      ll_buf_put(out, "REDACTED", 8);
+      for (i += 4; i < len && !is_sig_end(s[i]); i++)
+        ;
+      found |= LL_REDACT_SIG;
+    } else {
+      ll_buf_put(out, s + i, 1);
+      i++;
+    }
+  }
+  return found;
+}
+
+/* Appends path (prefix.key or prefix[i]) to where unless it is there. */
+static void note_path(ll_buf *where, const char *path) {
+  size_t n = strlen(path);
+  for (const char *p = where->p; p && *p;) {
+    const char *end = strstr(p, ", ");
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && memcmp(p, path, n) == 0)
+      return;
+    p = end ? end + 2 : p + len;
+  }
+  if (where->n > 0)
+    ll_buf_put(where, ", ", 2);
+  ll_buf_put(where, path, n);
+}
+
+static ll_status redact_item(cJSON *item, const char *path,
+                             const char *const *secrets,
+                             const char *const *placeholders, size_t n,
+                             unsigned *found, ll_buf *where) {
+  if (cJSON_IsObject(item) || cJSON_IsArray(item)) {
+    int i = 0;
+    for (cJSON *c = item->child; c; c = c->next, i++) {
+      char sub[256];
+      if (cJSON_IsObject(item))
+        snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "",
+                 c->string ? c->string : "?");
+      else
+        snprintf(sub, sizeof sub, "%s[%d]", path, i);
+      ll_status st =
+          redact_item(c, sub, secrets, placeholders, n, found, where);
+      if (st != LL_OK)
+        return st;
+    }
+    return LL_OK;
+  }
+  /* A reference does not own its text: left alone, the scan refuses it. */
+  if (!cJSON_IsString(item) || !item->valuestring ||
+      (item->type & cJSON_IsReference))
+    return LL_OK;
+  ll_buf b = {0};
+  unsigned hit =
+      ll_sanitize_replace(item->valuestring, strlen(item->valuestring), secrets,
+                          placeholders, n, &b);
+  if (b.oom) {
+    free(b.p);
+    return LL_E_NOMEM;
+  }
+  if (!hit) {
+    free(b.p);
+    return LL_OK;
+  }
+  /* cJSON owns valuestring through its allocator: hand it a copy. */
+  char *copy = cJSON_malloc(b.n + 1);
+  if (!copy) {
+    free(b.p);
+    return LL_E_NOMEM;
+  }
+  memcpy(copy, b.p, b.n + 1);
+  free(b.p);
+  cJSON_free(item->valuestring);
+  item->valuestring = copy;
+  *found |= hit;
+  if (where)
+    note_path(where, *path ? path : "(value)");
+  return where && where->oom ? LL_E_NOMEM : LL_OK;
+}
+
+ll_status ll_sanitize_redact(cJSON *item, const char *const *secrets,
+                             const char *const *placeholders, size_t n,
+                             unsigned *found, ll_buf *where) {
+  *found = 0;
+  if (where)
+    ll_buf_put(where, "", 0);
+  return item ? redact_item(item, "", secrets, placeholders, n, found, where)
+              : LL_OK;
+}
+
+void ll_sanitize_note(ll_buf *note, const char *where, unsigned found,
+                      const char *const *placeholders, size_t n) {
+  static const char head[] = "the service echoed a secret in ";
+  ll_buf_put(note, head, sizeof head - 1);
+  ll_buf_put(note, where, strlen(where));
+  ll_buf_put(note, "; replaced by ", 14);
+  int first = 1;
+  for (size_t i = 0; i < n && i < 31; i++) {
+    if (!(found & (1u << i)))
+      continue;
+    if (!first)
+      ll_buf_put(note, ", ", 2);
+    ll_buf_put(note, placeholders[i], strlen(placeholders[i]));
+    first = 0;
+  }
+  if (found & LL_REDACT_SIG) {
+    if (!first)
+      ll_buf_put(note, ", ", 2);
+    ll_buf_put(note, "sig=REDACTED", 12);
+  }
+}
+
 static void record(ll_scan_result *r, ll_scan_kind kind, size_t index,
                    size_t offset) {
   r->hits++;

@@ -20,6 +20,33 @@ int ll_sanitize_norm_id(const char *id, char out[LL_SANITIZE_ID_MAX]);
 cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
                        const char *const *aliases, size_t n);
 
+/* What the service handed back that must not be kept: every occurrence of
+ * a secret (exact bytes), and every "sig=" value that is not REDACTED.
+ * ll_sanitize_replace appends s[0..len) to out (bytes, not only text) with
+ * secrets[i] replaced by placeholders[i] and such sig= values by
+ * "sig=REDACTED", and returns which were found: bit i for secrets[i]
+ * (i < 31), LL_REDACT_SIG for a sig= value; 0 when nothing was. out->oom
+ * says the copy is incomplete. */
+#define LL_REDACT_SIG (1u << 31)
+unsigned ll_sanitize_replace(const char *s, size_t len,
+                             const char *const *secrets,
+                             const char *const *placeholders, size_t n,
+                             ll_buf *out);
+
+/* The same on every string value of item, in place and at any depth (keys
+ * are not values: they are never changed). *found gets the bits as above;
+ * where (which may be NULL) gets the path of each changed value, once,
+ * ", "-separated ("error_message, response.headers.server"). LL_E_NOMEM
+ * leaves item partly replaced: the caller's secret scan then refuses it. */
+ll_status ll_sanitize_redact(cJSON *item, const char *const *secrets,
+                             const char *const *placeholders, size_t n,
+                             unsigned *found, ll_buf *where) LL_WARN_UNUSED;
+
+/* Appends to note "the service echoed a secret in WHERE; replaced by
+ * P, ..." naming the placeholders of the bits in found (as above). */
+void ll_sanitize_note(ll_buf *note, const char *where, unsigned found,
+                      const char *const *placeholders, size_t n);
+
 typedef enum {
   LL_SCAN_NONE = 0,
   LL_SCAN_ID,     /* index: which of ids */

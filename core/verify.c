@@ -240,19 +240,9 @@ static void copy_field(char *dst, size_t cap, const cJSON *row, const char *k) {
   ll_strlcpy(dst, ll_json_str(row, k) ? ll_json_str(row, k) : "", cap);
 }
 
-/* A read of the blob after its accepted delete that answered 404: the
- * cleanup is confirmed by an observation, not inferred from the delete. */
-static int read_absent(const cJSON *row) {
-  const char *op = ll_json_str(row, "operation");
-  const char *code = ll_json_str(row, "azure_error_code");
-  return (is(op, "Get Blob Properties") || is(op, "Get Blob")) &&
-         ll_json_long(row, "http_status", 0) == 404 &&
-         (!code || is(code, "BlobNotFound"));
-}
-
 /* From the export alone: row 1 is the manifest, its endpoint kind agrees
- * with its account host and with every row's, every lease alias a request
- * names was bound before, and the last lifecycle's cleanup. */
+ * with its account host and with every row's, and every lease alias a
+ * request names was bound before. */
 static ll_status check_rows(const cJSON *exp, ll_verify_report *rep,
                             ll_error *err) {
   const cJSON *m = exp->child;
@@ -272,7 +262,6 @@ static ll_status check_rows(const cJSON *exp, ll_verify_report *rep,
   rep->host_declared = declared != NULL;
   cJSON *aliases = cJSON_CreateArray();
   ll_status st = aliases ? LL_OK : ll_fail(err, LL_E_NOMEM, "out of memory");
-  int deleted = 0, absent = 0;
   long seq = 1;
   for (const cJSON *r = m->next; r && st == LL_OK; r = r->next) {
     seq++;
@@ -305,24 +294,8 @@ static ll_status check_rows(const cJSON *exp, ll_verify_report *rep,
                      "lease_bind row bound",
                      seq, la);
     }
-    if (is(rec, "lifecycle")) {
-      deleted = absent = 0;
-    } else if (is(rec, "outcome") &&
-               is(ll_json_str(r, "blob_path"), rep->blob_path)) {
-      const char *cls = ll_json_str(r, "result_classification");
-      if (is(ll_json_str(r, "operation"), "Delete Blob") &&
-          is(cls, "ACCEPTED_WRITE")) {
-        deleted = 1;
-        absent = 0;
-      } else if (deleted && read_absent(r)) {
-        absent = 1;
-      } else if (is(cls, "ACCEPTED_WRITE") || is(cls, "UNKNOWN_OUTCOME")) {
-        deleted = absent = 0; /* written (or maybe) after the delete */
-      }
-    }
   }
   cJSON_Delete(aliases);
-  rep->absent_confirmed = deleted && absent;
   return st;
 }
 
@@ -350,6 +323,7 @@ static ll_status rederive(const cJSON *exp, ll_verify_report *rep,
     }
   }
   rep->cleanup_confirmed = ll_model_cleanup_confirmed(m);
+  rep->absent_confirmed = ll_model_blob_known_absent(m);
   rep->destructive = ll_model_destructive(m);
   ll_model_free(m);
   return st;

@@ -1,27 +1,30 @@
 -- The unlocked-gap control: after a break reaches broken, an UNCONDITIONED
--- writer can overwrite the blob. Destructive: runs only with --destructive
--- and --after DIR (an accepted, cleaned-up main handoff on the same blob).
--- Usage: leaselua scripts/gap_control.lua --manifest F --destructive --after DIR
+-- writer can overwrite the blob.
+local HELP = [[
+usage: leaselua scripts/gap_control.lua --manifest FILE --destructive
+         --after DIR [operator options] [--break-period 30]
+  Destructive: an unleased writer commits revision 102 after broken. The
+  operator authorises it with --destructive and --after DIR, an accepted,
+  cleaned-up main handoff on the same blob (checked in C before any
+  request).
+  --break-period S   the break period, 0..60 s (default 30)
+Exit: the decision, 0 ACCEPT 1 WAIT 2 HOLD 3 RECONCILE; 64 usage or
+configuration, 70 internal error.]]
 local ll = require "leaselua"
 local cli = require "lib.cli"
 local out = require "lib.out"
 
-local opts = cli.parse(arg, cli.spec {
-  destructive = "flag", after = "string", ["break-period"] = "number",
-  defaults = { break_period = 30 },
-})
-if not opts.destructive then
-  cli.usage_error("the gap control overwrites the blob without a lease: pass --destructive to confirm")
-end
-if not opts.after then
-  cli.usage_error("pass --after DIR naming the accepted main-handoff evidence for this blob")
-end
-local run <close> = ll.open(cli.open_config(opts, { name = "gap-control" }))
+local opts = cli.parse(arg, { ["break-period"] = "number", defaults = { break_period = 30 } }, HELP)
+if not opts then return end
+local run <close> = ll.open {
+  name = "gap-control", actors = { "A", "B", "operator", "observer" },
+  break_period = opts.break_period, window_attempts = 1, destructive = true,
+}
 local step = out.stepper(run)
 run:declare(100, "A")
 run:declare(101, "A")
 run:declare(102, "B")
-run:lifecycle { destructive = true, after = opts.after, reason = "unlocked-gap control" }
+run:lifecycle { destructive = true, reason = "unlocked-gap control" }
 local A, A_unleased, B_unleased = run:writer("A"), run:unbound("A"), run:unbound("B")
 
 out.guarded(function()
@@ -37,9 +40,8 @@ out.guarded(function()
   step("7 delete", B_unleased.delete, B_unleased)
 end)
 
-local decision, code = run:finish()
+local decision = run:finish()
 out.decision(decision, run:state().evidence)
 if decision.decision == "ACCEPT" then
   print("An unconditioned writer (B, no lease ID) entered the unlocked gap and committed revision 102.")
 end
-return code

@@ -1,20 +1,33 @@
 -- The seed's main handoff: break A's lease, prove B owns the blob, and
--- reconcile the bytes. Usage: leaselua scripts/main_handoff.lua --manifest F
---   [--evidence DIR] [--break-period 30] [--window-attempts 3] [--stop-after N]
---   [--first-break-period S] (lab: the first attempt's period, e.g. 0 so that
---   its probe comes late and a fresh lifecycle repeats it)
---   [--record FILE | --replay FILE] (fixtures/README.md)
+-- reconcile the bytes.
+local HELP = [[
+usage: leaselua scripts/main_handoff.lua --manifest FILE [operator options]
+         [--break-period 30] [--window-attempts 3] [--stop-after N]
+         [--first-break-period S]
+  --break-period S        the break period, 0..60 s (default 30)
+  --window-attempts N     fresh lifecycles allowed for the breaking window (3)
+  --stop-after N          stop after step N (the blob is left as it is)
+  --first-break-period S  lab: the first attempt's period (e.g. 0, so that
+                          its probe comes late and a fresh lifecycle repeats)
+Operator options (target, credential, --evidence, --record, --replay):
+leaselua --help. Exit: the decision, 0 ACCEPT 1 WAIT 2 HOLD 3 RECONCILE;
+64 usage or configuration, 70 internal error.]]
 local ll = require "leaselua"
 local cli = require "lib.cli"
 local out = require "lib.out"
 local handoff = require "lib.handoff"
 
-local opts = cli.parse(arg, cli.spec {
+local opts = cli.parse(arg, {
   ["break-period"] = "number", ["window-attempts"] = "number", ["stop-after"] = "number",
   ["first-break-period"] = "number",
   defaults = { break_period = 30, window_attempts = 3 },
-})
-local run <close> = ll.open(cli.open_config(opts, { name = "main-handoff" }))
+}, HELP)
+if not opts then return end
+local first_period = opts.first_break_period or opts.break_period
+local run <close> = ll.open {
+  name = "main-handoff", actors = { "A", "B", "operator", "observer" },
+  break_periods = { first_period, opts.break_period }, window_attempts = opts.window_attempts,
+}
 local step = out.stepper(run, opts.stop_after)
 for _, d in ipairs { { 0, "A" }, { 1, "A" }, { 2, "A" }, { 3, "A" }, { 4, "A" }, { 5, "B" }, { 6, "A" } } do
   run:declare(d[1], d[2])
@@ -34,13 +47,14 @@ out.guarded(function()
     step("4 rev 1 still there", run.read, run)
     step("5 unconditioned read", run.read, run)
     step("6 properties before break", run.properties, run)
-    local period = attempt == 1 and opts.first_break_period or opts.break_period
+    local period = attempt == 1 and first_period or opts.break_period
     step("6 break, period " .. period, run.break_lease, run, { period = period })
     local window = step("7 probe rev 3 while breaking", run.probe, run, A, 3)
     step("7 read back after probe", run.read, run)
     if window.result == "REPRODUCED" or attempt == opts.window_attempts then break end
     step("7 finish lifecycle: wait broken", run.wait_for_broken, run, { progress = true })
     step("7 finish lifecycle: delete", A_unleased.delete, A_unleased)
+    step("7 confirm absent", run.properties, run)
   end
   if step("8 fresh properties", run.properties, run).observed_lease_state == "breaking" then
     step("8 B acquire while breaking", B.acquire, B, { duration = -1 })
@@ -52,6 +66,4 @@ out.guarded(function()
   handoff.after_broken(run, step, { A = A, B = B, A_unleased = A_unleased })
 end)
 
-local decision, code = run:finish()
-out.decision(decision, run:state().evidence)
-return code
+out.decision(run:finish(), run:state().evidence)

@@ -158,8 +158,67 @@ describe("host bad input", function()
   end)
 
   it("refuses when the token command fails", function()
+    refused(base_args { "--token-command", "false" }, base_env(),
+      { "LL_E_AUTH", "token command failed %(exit 1%)", "check the command false" })
+  end)
+
+  it("runs the token command without a shell: shell syntax is text", function()
+    local marker = helper.tmpdir() .. "/marker"
+    refused(base_args { "--token-command", "printf %s;$(touch " .. marker .. ")|`touch " .. marker .. "`" },
+      base_env(), { "LL_E_AUTH", "token from the token command is not a JWT" })
+    assert.is_false(exists(marker), "a shell ran the command")
+  end)
+
+  it("refuses a token command that is not a program", function()
     refused(base_args { "--token-command", "exit 3" }, base_env(),
-      { "LL_E_AUTH", "token command failed %(exit 3%)", "check the command" })
+      { "LL_E_AUTH", "cannot start exit", "runs without a shell" })
+  end)
+
+  it("refuses a token command with quotes, which no shell would remove", function()
+    refused(base_args { "--token-command", "az account get-access-token --query 'accessToken'" }, base_env(),
+      { "LL_E_USAGE", "quote", "without a shell" })
+  end)
+
+  it("refuses a SAS and a token configured together", function()
+    refused(base_args(), base_env { AZURE_STORAGE_SAS = "se=2099-01-01&sig=c2lnLXZhbHVl" },
+      { "LL_E_USAGE", "both AZURE_STORAGE_SAS and AZURE_STORAGE_TOKEN", "choose one" })
+  end)
+
+  it("refuses a SAS that expires before the run's deadline", function()
+    local se = os.date("!%Y-%m-%dT%H:%M:%SZ", os.time() + 60)
+    local line = refused(base_args(), base_env { AZURE_STORAGE_TOKEN = false,
+        AZURE_STORAGE_SAS = "sv=2023-11-03&se=" .. se .. "&sig=c2lnLXZhbHVl" },
+      { "LL_E_AUTH", "AZURE_STORAGE_SAS expires at", "before the run's deadline",
+        "issue a SAS valid for the whole run, or shorten the deadline" })
+    assert.not_matches("c2lnLXZhbHVl", line)
+  end)
+
+  it("refuses a SAS without an expiry", function()
+    refused(base_args(), base_env { AZURE_STORAGE_TOKEN = false, AZURE_STORAGE_SAS = "sv=2023-11-03&sig=c2lnLXZhbHVl" },
+      { "LL_E_AUTH", "no se= expiry" })
+  end)
+
+  it("refuses a SAS whose start is in the future", function()
+    local st = os.date("!%Y-%m-%dT%H:%M:%SZ", os.time() + 3600)
+    refused(base_args(), base_env { AZURE_STORAGE_TOKEN = false,
+        AZURE_STORAGE_SAS = "st=" .. st .. "&se=2099-01-01&sig=c2lnLXZhbHVl" },
+      { "LL_E_AUTH", "is not valid before", "%(st=%)" })
+  end)
+
+  it("refuses a manifest api_version that is not a date", function()
+    local m = helper.write(helper.tmpdir() .. "/banana.json",
+      '{"resource_owner":"o","ticket":"T","permitted_actors":["A","B","operator","observer"],' ..
+      '"cleanup_authority":"o","api_version":"banana"}')
+    refused(base_args(nil, { manifest = m }), base_env(),
+      { "LL_E_MANIFEST", "'api_version' is \"banana\"", "YYYY%-MM%-DD" })
+  end)
+
+  it("refuses a manifest api_version leaselua does not know", function()
+    local m = helper.write(helper.tmpdir() .. "/unlisted.json",
+      '{"resource_owner":"o","ticket":"T","permitted_actors":["A","B","operator","observer"],' ..
+      '"cleanup_authority":"o","api_version":"2099-01-01"}')
+    refused(base_args(nil, { manifest = m }), base_env(),
+      { "LL_E_MANIFEST", "2099%-01%-01 is not an Azure Storage service version", "%-%-allow%-api%-version" })
   end)
 
   it("refuses a payload over max_single_put before sending it", function()

@@ -64,7 +64,7 @@ describe("a non-GUID lease ID in a tampered protected ledger", function()
     assert.are.equal(2, vrc, vout .. verr)
     assert.matches("lease_bind of B%) holds no real lease ID", verr)
     local before = helper.read(path)
-    local rrc, out, err = helper.run_env({ "scripts/recovery.lua", "--evidence", ev }, env)
+    local rrc, out, err = helper.run_env({ "scripts/recovery.lua", "--recover", "--evidence", ev }, env)
     local errs = {}
     for l in err:gmatch("[^\n]+") do errs[#errs + 1] = l end
     record { suite = "bad_input", case = "a non-GUID lease ID (tampered protected ledger, reopened for recovery)",

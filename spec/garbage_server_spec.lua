@@ -31,8 +31,9 @@ local CASES = {
   { "not-http", "a server that does not speak HTTP", "UNKNOWN_OUTCOME", "Received HTTP/0%.9 when not allowed" },
   { "huge-headers", "100 KB of response headers", "UNKNOWN_OUTCOME", "response headers exceed 65536 bytes" },
   { "huge-body", "a 10 MB response body", "UNKNOWN_OUTCOME", "response body exceeds 4194304 bytes" },
+  -- the doubt of step 0 already stops the first lifecycle (invariant 14)
   { "bad-xml", "an XML error body that is not well formed", "EVIDENCE_ERROR",
-    "LL_E_HOLD: Put Blob refused: a mutation's outcome is unknown" },
+    "LL_E_HOLD: new lifecycle refused: 1 mutation%(s%) of lifecycle 0 have an unknown outcome %(invariant 3%)" },
 }
 
 describe("a server answering garbage", function()

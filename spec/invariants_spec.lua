@@ -165,7 +165,7 @@ describe("invariant 3: the HOLD latch", function()
       account_url = "http://127.0.0.1:" .. port .. "/devstoreaccount1",
       container = "lease-handoff-lab", blob = "hold.json", total_timeout_ms = 500,
       -- offline too: the slow server takes any bearer token
-      auth = { kind = "command", token_command = helper.quote(helper.host) .. " dev-token" },
+      auth = { kind = "command", token_command = helper.host .. " dev-token" }, -- no shell: no quotes
     }
     run:declare(0, "A")
     run:declare(1, "A")
@@ -204,7 +204,7 @@ describe("invariant 3, run-wide: a doubt about the evidence", function()
     local run = ll.open {
       evidence = helper.tmpdir() .. "/ev", manifest = helper.manifest_table,
       account_url = server.url, container = "lease-handoff-lab", blob = "doubt.json",
-      auth = { kind = "command", token_command = helper.quote(helper.host) .. " dev-token" },
+      auth = { kind = "command", token_command = helper.host .. " dev-token" }, -- no shell: no quotes
     }
     run:declare(0, "A")
     run:declare(1, "A")

@@ -120,7 +120,7 @@ local cases = {
     trace = lines(TO_13, {
       "13 rev 6 with A: Put Blob rev 6 409 LeaseIdMismatchWithBlobOperation EXPECTED_REJECTION",
       "13 rev 5 still there: Get Blob 200 content 5 STATE_OBSERVED",
-      "note 14",
+      "stop 14 left-for-operator",
       "decision HOLD, window REPRODUCED",
     }),
     decision = "HOLD",
@@ -224,7 +224,7 @@ local cases = {
     trace = lines(TO_13, {
       "13 rev 6 with A: Put Blob rev 6 412 LeaseIdMismatchWithBlobOperation EXPECTED_REJECTION",
       "13 rev 5 still there: Get Blob 200 content undeclared STATE_OBSERVED",
-      "note 14",
+      "stop 14 left-for-operator",
       "decision RECONCILE, window REPRODUCED",
     }),
     decision = "RECONCILE",
@@ -239,7 +239,7 @@ local cases = {
     trace = lines(TO_13, {
       "13 rev 6 with A: Put Blob rev 6 412 LeaseIdMismatchWithBlobOperation EXPECTED_REJECTION",
       "13 rev 5 still there: Get Blob 200 content 6 STATE_OBSERVED",
-      "note 14",
+      "stop 14 left-for-operator",
       "decision RECONCILE, window REPRODUCED",
     }),
     decision = "RECONCILE",
@@ -265,7 +265,7 @@ local cases = {
       "note 8",
       "9 wait for broken: Get Blob Properties 200 broken/unlocked STATE_OBSERVED",
       "finding poll BROKEN",
-      "note 10",
+      "stop 10 out-of-reach",
       "decision HOLD, window INCONCLUSIVE_WINDOW",
     }),
     decision = "HOLD",
@@ -369,6 +369,7 @@ local cases = {
       "2-4 reconcile with the ledger: Get Blob 200 content 3 STATE_OBSERVED",
       "reconcile DOUBTFUL_WRITE_NOT_PRESENT (content 3)",
       "5 prove B owns the lease (renew): Lease Renew 200 ACCEPTED_WRITE",
+      "stop 5 prove B owns the lease (renew) stop-after",
       "decision RECONCILE, window REPRODUCED",
     }),
     decision = "RECONCILE",
@@ -416,6 +417,7 @@ local cases = {
       "reconcile MATCH (content 3)",
       -- leased, but not B's: the renew is refused
       "5 prove B owns the lease (renew): Lease Renew 409 LeaseIdMismatchWithLeaseOperation EXPECTED_REJECTION",
+      "stop 5 left-for-operator",
       "decision HOLD, window REPRODUCED",
     }),
     decision = "HOLD",

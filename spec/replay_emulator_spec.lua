@@ -148,6 +148,8 @@ describe("emulator fixtures, replayed", function()
         "7 finish lifecycle: wait broken: Get Blob Properties 200 broken/unlocked STATE_OBSERVED",
         "finding poll BROKEN",
         "7 finish lifecycle: delete: Delete Blob 202 ACCEPTED_WRITE",
+        -- the next lifecycle starts only once a read shows the blob gone
+        "7 confirm absent: Get Blob Properties 404 BlobNotFound STATE_OBSERVED",
       }, lifecycle(2, 10), REPRODUCED, TO_THE_END),
     decision = "ACCEPT",
     window = "REPRODUCED",
@@ -171,7 +173,7 @@ describe("emulator fixtures, replayed", function()
     phases = { { "main_handoff", "emulator/wait-while-breaking", { "--stop-after", "8" } } },
     exits = { 1 },
     trace = rp.cat({ "0 create container: Create Container 409 ContainerAlreadyExists STATE_OBSERVED" },
-      lifecycle(1, 30), REPRODUCED, { "decision WAIT, window REPRODUCED" }),
+      lifecycle(1, 30), REPRODUCED, { "stop 8 fresh properties stop-after", "decision WAIT, window REPRODUCED" }),
     decision = "WAIT",
     window = "REPRODUCED",
     reasons = { "is breaking/locked; the flow needs broken" },

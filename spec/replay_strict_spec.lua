@@ -53,8 +53,8 @@ describe("strict replay", function()
   end)
 
   it("fails with a diff when the script sends a request after the last exchange", function()
-    local script = edited_script("local decision, code = run:finish()",
-      "run:properties()\nlocal decision, code = run:finish()")
+    local script = edited_script("out.decision(run:finish()",
+      "run:properties()\nout.decision(run:finish()")
     -- From a deep folder: the one-line message once lost its end on a
     -- checkout whose path was longer than the one it was written on.
     local deep = rp.tmpdir() .. "/" .. string.rep("d", 60) .. "/" .. string.rep("e", 60) .. "/" ..
@@ -96,9 +96,7 @@ describe("strict replay", function()
     local path = rp.tmpdir() .. "/no_finish.lua"
     helper.write(path, table.concat({
       'local ll = require "leaselua"',
-      'local cli = require "lib.cli"',
-      'local opts = cli.parse(arg, cli.spec {})',
-      'local run <close> = ll.open(cli.open_config(opts))',
+      'local run <close> = ll.open {}',
       'run:create_container()',
       'return 0',
     }, "\n"))
@@ -159,7 +157,7 @@ describe("strict replay", function()
     for k, v in pairs(rp.OFFLINE) do env[k] = v end
     env.AZURE_STORAGE_ACCOUNT_URL = "https://replay.invalid"
     env.AZURE_STORAGE_TOKEN = helper.dev_token()
-    local rc, out, err = helper.run_env({ "scripts/recovery.lua", "--evidence", dir }, env)
+    local rc, out, err = helper.run_env({ "scripts/recovery.lua", "--recover", "--evidence", dir }, env)
     assert.are.equal(64, rc, out .. err)
     assert.matches("this evidence is a replay: recover it with %-%-replay FIXTURE", err)
   end)

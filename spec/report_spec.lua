@@ -196,6 +196,18 @@ describe("report of a replayed main handoff", function()
     assert_no_secret(html, ids, "report.html")
     assert_no_secret(md, ids, "summary.md")
   end)
+
+  it("shows a deliberate stop with its reason, in the page and the summary", function()
+    if not have then return pending("no replay support") end
+    local dir = rp.tmpdir() .. "/stopped"
+    local rc, out, err = rp.replay("main_handoff", "emulator/wait-while-breaking", dir, { "--stop-after", "8" })
+    assert.are.equal(1, rc, out .. err) -- WAIT: the latest fresh read was breaking
+    local rrc, _, rerr, html, md = report(dir)
+    assert.are.equal(0, rrc, rerr)
+    local why = "the operator asked to stop after step 8 %(%-%-stop%-after%)"
+    assert.matches("The run stopped on purpose</b> %(stop%-after, at 8 fresh properties%): " .. why, html)
+    assert.matches("The run %*%*stopped on purpose%*%* %(stop%-after, at 8 fresh properties%): " .. why, md)
+  end)
 end)
 
 describe("report scale and bands (lib.report_svg)", function()

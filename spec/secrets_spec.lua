@@ -144,7 +144,10 @@ describe("secrets never leave the protected ledger", function()
       local d = helper.tmpdir()
       dir = d .. "/ev"
       local env = helper.live_env(helper.unique_blob("secrets-sas"))
-      env.AZURE_STORAGE_SAS = "sv=2023-11-03&sig=" .. SIG
+      -- a SAS valid for the whole run (se=), and no token beside it: either
+      -- would be refused before anything is sent
+      env.AZURE_STORAGE_SAS = "sv=2023-11-03&se=2099-01-01T00%3A00%3A00Z&sig=" .. SIG
+      env.AZURE_STORAGE_TOKEN = false
       env.LEASELUA_CA_FILE = os.getenv("LEASELUA_CA_FILE")
       rc, out, err = helper.run_env({ SCRIPT, "--manifest", helper.manifest_file(d), "--evidence", dir,
         "--break-period", "1" }, env)

@@ -23,7 +23,12 @@ run:close()
 local function trace(path)
   local events, fds = {}, {}
   for line in (helper.read(path) or ""):gmatch("[^\n]+") do
-    local fd = line:match('openat%(.-protected/ledger%.jsonl".-= (%d+)$')
+    -- the ledger opens protected/ relative to the evidence directory, and
+    -- ledger.jsonl relative to protected/ (openat, O_NOFOLLOW)
+    local dir = line:match('openat%(%d+, "protected", .-= (%d+)$')
+    if dir then fds.protected_dir = dir end
+    local fd = line:match('openat%(.-protected/ledger%.jsonl".-= (%d+)$') or
+      (fds.protected_dir and line:match('openat%(' .. fds.protected_dir .. ', "ledger%.jsonl".-= (%d+)$'))
     if fd then fds.protected = fd end
     local wfd, text = line:match('write%((%d+), "(.*)"%.*, %d+%)')
     if wfd then events[#events + 1] = { kind = "write", fd = wfd, text = text } end

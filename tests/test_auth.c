@@ -235,11 +235,12 @@ static void test_file(ll_clock *c, const char *dir) {
   expect_fail(&o, c, 0, LL_E_USAGE);
 }
 
+/* The command runs from an argument vector, never a shell: a test that
+ * wants shell behaviour names sh itself, as an operator could. */
 static void test_command(ll_clock *c) {
   char *tok = keep(ll_auth_dev_token(now_s(), 3600));
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "printf %%s '%s'", tok);
-  ll_auth_options o = {.kind = LL_AUTH_TOKEN_COMMAND, .token_command = cmd};
+  const char *plain[] = {"printf", "%s", tok, NULL};
+  ll_auth_options o = {.kind = LL_AUTH_TOKEN_COMMAND, .token_argv = plain};
   ll_error err = {0};
   ll_auth *a = ll_auth_new(&o, c, 0, &err);
   CHECK(a != NULL);
@@ -248,40 +249,43 @@ static void test_command(ll_clock *c) {
   ll_auth_free(a);
 
   /* az account get-access-token prints JSON. */
-  snprintf(cmd, sizeof cmd,
-           "printf '{\"accessToken\":\"%s\",\"tokenType\":\"Bearer\"}\\n'",
-           tok);
+  char json[4200];
+  snprintf(json, sizeof json,
+           "{\"accessToken\":\"%s\",\"tokenType\":\"Bearer\"}\n", tok);
+  const char *az[] = {"printf", "%s", json, NULL};
+  o.token_argv = az;
   a = ll_auth_new(&o, c, 0, &err);
   CHECK(a != NULL);
   CHECK_STR(ll_auth_secret(a, 0), tok);
   ll_auth_free(a);
 
-  o.token_command = "exit 3";
-  err = expect_fail(&o, c, 0, LL_E_AUTH);
-  CHECK(strstr(err.message, "exit 3") != NULL);
-
   /* Output of a failing command never reaches the message. */
   add_secret("command-output-secret-77");
-  o.token_command = "printf %s command-output-secret-77; exit 4";
-  err = expect_fail(&o, c, 0, LL_E_AUTH);
-  CHECK(strstr(err.message, "exit 4") != NULL);
-  o.token_command = "printf %s command-output-secret-77";
-  err = expect_fail(&o, c, 0, LL_E_AUTH);
-  CHECK(strstr(err.message, "not a JWT") != NULL);
-  o.token_command = "true";
-  err = expect_fail(&o, c, 0, LL_E_AUTH);
-  CHECK(strstr(err.message, "no output") != NULL);
-  o.token_command = "kill -TERM $$";
-  err = expect_fail(&o, c, 0, LL_E_AUTH);
-  CHECK(strstr(err.message, "signal 15") != NULL);
-  o.token_command = "head -c 70000 /dev/zero | tr '\\0' a";
-  err = expect_fail(&o, c, 0, LL_E_AUTH);
-  CHECK(strstr(err.message, "64 KiB") != NULL);
-  o.token_command = "printf '{\"tokenType\":\"Bearer\"}'";
-  expect_fail(&o, c, 0, LL_E_AUTH);
+  static const struct {
+    const char *argv[4];
+    const char *want;
+  } rows[] = {
+      {{"sh", "-c", "exit 3", NULL}, "exit 3"},
+      {{"sh", "-c", "printf %s command-output-secret-77; exit 4", NULL},
+       "exit 4"},
+      {{"printf", "%s", "command-output-secret-77", NULL}, "not a JWT"},
+      {{"true", NULL}, "no output"},
+      {{"sh", "-c", "kill -TERM $$", NULL}, "signal 15"},
+      {{"sh", "-c", "head -c 70000 /dev/zero | tr '\\0' a", NULL}, "64 KiB"},
+      {{"printf", "{\"tokenType\":\"Bearer\"}", NULL}, "accessToken"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    o.token_argv = rows[i].argv;
+    err = expect_fail(&o, c, 0, LL_E_AUTH);
+    if (!strstr(err.message, rows[i].want))
+      fprintf(stderr, "command row %zu: %s\n", i, err.message);
+    CHECK(strstr(err.message, rows[i].want) != NULL);
+  }
 }
 
-static void test_sas(ll_clock *c) {
+/* On a virtual clock before every se= below (2026-11-30T00:00:00Z). */
+static void test_sas(void) {
+  ll_clock *c = ll_clock_new_virtual(1795996800LL * 1000);
   static const char sas[] =
       "?sv=2023-11-03&ss=b&srt=co&sp=rwdl&se=2026-12-01T00%3A00%3A00Z"
       "&sig=Zm9vYmFyc2VjcmV0c2ln%2B%2F%3D";
@@ -298,7 +302,8 @@ static void test_sas(ll_clock *c) {
        "https://a.blob.core.windows.net/c/b?comp=lease&sv=2023-11-03&ss=b"
        "&srt=co&sp=rwdl&se=2026-12-01T00%3A00%3A00Z"
        "&sig=Zm9vYmFyc2VjcmV0c2ln%2B%2F%3D"},
-      {"sp=r&sig=abc", "https://h/c/b?", "https://h/c/b?sp=r&sig=abc"},
+      {"sp=r&se=2026-12-01&sig=abc", "https://h/c/b?",
+       "https://h/c/b?sp=r&se=2026-12-01&sig=abc"},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     setenv("AZURE_STORAGE_SAS", rows[i].env, 1);
@@ -341,6 +346,29 @@ static void test_sas(ll_clock *c) {
   }
   unsetenv("AZURE_STORAGE_SAS");
   expect_fail(&o, c, 0, LL_E_AUTH);
+  ll_clock_free(c);
+}
+
+/* No shell: text a shell would act on reaches the program as it is. The
+ * marker file would exist if a shell had run the command substitution. */
+static void test_command_no_shell(ll_clock *c, const char *dir) {
+  char *tok = keep(ll_auth_dev_token(now_s(), 3600));
+  char marker[600], cmd[4800], want[4800];
+  snprintf(marker, sizeof marker, "%s/marker", dir);
+  snprintf(cmd, sizeof cmd, "printf %%s %s$(touch %s);`touch %s`|tee %s", tok,
+           marker, marker, marker);
+  /* printf reuses its format for each argument and joins them */
+  snprintf(want, sizeof want, "%s$(touch%s);`touch%s`|tee%s", tok, marker,
+           marker, marker);
+  ll_auth_options o = {.kind = LL_AUTH_TOKEN_COMMAND, .token_command = cmd};
+  ll_error err = {0};
+  ll_auth *a = ll_auth_new(&o, c, 0, &err);
+  if (!a)
+    fprintf(stderr, "no-shell: %s\n", err.message);
+  CHECK(a != NULL);
+  CHECK_STR(ll_auth_secret(a, 0), want);
+  CHECK(access(marker, F_OK) != 0);
+  ll_auth_free(a);
 }
 
 int main(void) {
@@ -357,7 +385,9 @@ int main(void) {
   if (dir)
     test_file(c, dir);
   test_command(c);
-  test_sas(c);
+  if (dir)
+    test_command_no_shell(c, dir);
+  test_sas();
 
   fprintf(stderr, "secrets scanned for: %d\n", secret_count());
   CHECK(secret_count() >= 8); /* the scan had secrets to look for */

@@ -209,6 +209,53 @@ static void test_append_cost(const char *root) {
   printf("ledger append median: %ld us/row\n", us[N / 2]);
 }
 
+/* An outcome row echoing a secret is kept, the secret replaced by its
+ * placeholder and noted: the row of a request that was sent is not lost,
+ * and neither ledger holds the secret. */
+static void test_redact(const char *root) {
+  ll_error err = {0};
+  char *dir = path_of(root, "redact");
+  ll_ledger *l = ll_ledger_open(dir, LL_LEDGER_CREATE, &err);
+  CHECK(l != NULL);
+  if (!l)
+    return;
+  long seq = 0;
+  CHECK_INT(append_text(l, base_rows[0], &seq, &err), LL_OK);
+  CHECK_INT(ll_ledger_add_named_secret(l, "tok-XYZ-123456", "token", &err),
+            LL_OK);
+  CHECK_INT(ll_ledger_add_named_secret(l, "tok-2", "", &err), LL_E_USAGE);
+  static const char text[] =
+      "{\"record\":\"outcome\",\"error_message\":\"token tok-XYZ-123456 "
+      "refused\",\"server\":\"echo/tok-XYZ-123456\",\"etag\":null,"
+      "\"discrepancy\":[{\"text\":\"saw ?sig=abc\"}],\"notes\":\"first\"}";
+  cJSON *row = cJSON_Parse(text);
+  CHECK_INT(ll_ledger_append(l, row, &seq, &err), LL_E_INTERNAL); /* as is */
+  CHECK_INT(ll_ledger_redact(l, row, &err), LL_OK);
+  CHECK_STR(cJSON_GetObjectItem(row, "error_message")->valuestring,
+            "token {{secret:token}} refused");
+  CHECK_STR(cJSON_GetObjectItem(row, "notes")->valuestring,
+            "first; the service echoed a secret in error_message, server, "
+            "discrepancy[0].text; replaced by {{secret:token}}, sig=REDACTED");
+  CHECK_INT(ll_ledger_append(l, row, &seq, &err), LL_OK);
+  CHECK_INT(seq, 2);
+  cJSON_Delete(row);
+  /* nothing to replace: the row and its notes are left as they are */
+  row = cJSON_Parse("{\"record\":\"outcome\",\"notes\":null}");
+  CHECK_INT(ll_ledger_redact(l, row, &err), LL_OK);
+  CHECK(cJSON_IsNull(cJSON_GetObjectItem(row, "notes")));
+  cJSON_Delete(row);
+  ll_ledger_close(l);
+  static const char *const files[] = {"protected/ledger.jsonl",
+                                      "export/ledger.jsonl"};
+  for (size_t i = 0; i < 2; i++) {
+    size_t n;
+    char *t = read_all(path_of(dir, files[i]), &n);
+    CHECK(t && strstr(t, "tok-XYZ") == NULL && strstr(t, "sig=abc") == NULL);
+    CHECK(t && strstr(t, "{{secret:token}} refused") != NULL);
+    free(t);
+  }
+}
+
 int main(void) {
   char *root = ll_test_tmpdir();
   CHECK(root != NULL);
@@ -216,6 +263,7 @@ int main(void) {
     return ll_test_report("test_ledger_export");
   test_secret_refusal(root);
   test_sanitizer(root);
+  test_redact(root);
   test_append_cost(root);
   CHECK(remove_tree(root) == 0);
   free(root);

@@ -45,7 +45,7 @@ wait "$drill_pid" 2>/dev/null
 drill_pid=
 tail -n 3 "$tmp/drill.out"
 echo "(killed with SIGKILL; now recovery.lua)"
-AZURE_STORAGE_BLOB=drill.json "$host" scripts/recovery.lua --evidence "$bundle/drill"
+AZURE_STORAGE_BLOB=drill.json "$host" scripts/recovery.lua --recover --evidence "$bundle/drill"
 drill_rc=$?
 set -e
 

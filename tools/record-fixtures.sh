@@ -52,9 +52,9 @@ replay> --break-period 10." \
 record window-missed-then-repeat 0 "Main handoff recorded from $azurite whose first \
 lifecycle misses the breaking window: its break period is 0, so the probe's first read is \
 already broken/unlocked, no write is sent and the finding is INCONCLUSIVE_WINDOW; that \
-lifecycle is finished (wait for broken, delete) and a fresh one repeats the probe with a \
-10 s break: REPRODUCED, then ACCEPT. Replay: scripts/main_handoff.lua \
---first-break-period 0 --break-period 10." \
+lifecycle is finished (wait for broken, delete, then a properties read confirming the blob \
+absent: 404 BlobNotFound) and a fresh one repeats the probe with a 10 s break: REPRODUCED, \
+then ACCEPT. Replay: scripts/main_handoff.lua --first-break-period 0 --break-period 10." \
   main_handoff --manifest "$manifest" --first-break-period 0 --break-period 10
 # Last: it leaves the blob breaking.
 record wait-while-breaking 1 "Main handoff recorded from $azurite and stopped after step \

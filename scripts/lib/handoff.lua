@@ -2,11 +2,16 @@
 -- fresh broken observation to cleanup (the seed's steps 10 to 14).
 local M = {}
 
--- Notes and prints why the flow stops at this step.
-local function leave(run, label, why)
-  run:note(label, why .. "; the blob is left for the operator")
+-- leave(run, label, why[, kind]): records a stop row (kind
+-- "left-for-operator" unless given) and prints why the flow stops here;
+-- C sends no request after it.
+function M.leave(run, label, why, kind)
+  run:step(label)
+  run:stop(kind or "left-for-operator", why .. "; the blob is left for the operator")
+  run:step()
   print(label .. " " .. why .. "; the blob is left for the operator")
 end
+local leave = M.leave
 
 -- out_of_reach(run, label) -> true when the C fold says no further step can
 -- end in ACCEPT (the seed: HOLD means not enough trustworthy evidence to
@@ -14,7 +19,8 @@ end
 function M.out_of_reach(run, label)
   local d = run:decide()
   if d.accept_reachable then return false end
-  leave(run, label, "ACCEPT is out of reach (" .. d.out_of_reach .. "): no further mutation")
+  leave(run, label, "ACCEPT is out of reach (" .. d.out_of_reach .. "): no further mutation",
+    "out-of-reach")
   return true
 end
 

@@ -47,7 +47,12 @@ function M.stepper(run, stop_after)
       print("pausing 60 s after step " .. n .. " (LEASELUA_PAUSE_AFTER: crash drills)")
       run:sleep(60000)
     end
-    if stop_after and n and n >= stop_after then error(STOP, 0) end
+    if stop_after and n and n >= stop_after then
+      run:step(label)
+      run:stop("stop-after", "the operator asked to stop after step " .. stop_after .. " (--stop-after)")
+      run:step()
+      error(STOP, 0)
+    end
     return r
   end
 end

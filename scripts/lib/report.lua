@@ -108,7 +108,7 @@ function M.model(rows, opts)
   opts = opts or {}
   local m = {
     rows = rows, opts = opts, declares = {}, declared = {}, requests = {}, by_event = {},
-    findings = {}, windows = {}, polls = {}, reconciles = {}, notes = {}, refusals = {},
+    findings = {}, windows = {}, polls = {}, reconciles = {}, notes = {}, refusals = {}, stops = {},
     recoveries = {}, lifecycles = {}, decisions = {}, observations = {}, discontinuities = {},
     discrepancies = {}, torn_row = opts.torn_row,
   }
@@ -138,6 +138,8 @@ function M.model(rows, opts)
       m.reconciles[#m.reconciles + 1] = r
     elseif rec == "note" then
       m.notes[#m.notes + 1] = r
+    elseif rec == "stop" then
+      m.stops[#m.stops + 1] = r
     elseif rec == "refusal" then
       m.refusals[#m.refusals + 1] = r
     elseif rec == "recovery" then

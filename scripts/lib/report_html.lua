@@ -193,7 +193,7 @@ local function statement(m)
     end
     out[#out + 1] = '<div class="statement"><p><b>This run recorded no decision row</b>: it was interrupted, ' ..
       "or is still running. Nothing on this page is a decision: treat it as HOLD until " ..
-      "<code>scripts/recovery.lua --evidence DIR</code> reconciles the blob and records one.</p>"
+      "<code>scripts/recovery.lua --recover --evidence DIR</code> reconciles the blob and records one.</p>"
     if #open > 0 then
       out[#out + 1] = "<p>Requests announced (intent row) with no outcome row: " .. esc(table.concat(open, "; ")) ..
         ". Their outcome is unknown.</p>"
@@ -202,6 +202,10 @@ local function statement(m)
     return table.concat(out)
   end
   out[#out + 1] = '<div class="statement">'
+  for _, st in ipairs(m.stops) do
+    out[#out + 1] = '<p class="stop"><b>The run stopped on purpose</b> (' .. esc(st.kind) .. ", at " ..
+      esc(st.step ~= "" and st.step or "the end") .. "): " .. esc(st.reason) .. "</p>"
+  end
   if d.decision ~= "ACCEPT" and #(d.reasons or {}) > 0 then
     out[#out + 1] = "<p><b>Reasons for " .. esc(d.decision) .. "</b> (as recorded):</p><ul class=\"reasons\">"
     for _, r in ipairs(d.reasons) do out[#out + 1] = "<li>" .. esc(r) .. "</li>" end
@@ -318,6 +322,9 @@ local function findings(m)
       tostring(r.open_intents)) }
   end
   for _, r in ipairs(m.notes) do misc[#misc + 1] = { esc(r.seq), "note", esc(tostring(r.step) .. ": " .. r.text) } end
+  for _, r in ipairs(m.stops) do
+    misc[#misc + 1] = { esc(r.seq), "stop (" .. esc(r.kind) .. ")", esc(tostring(r.step) .. ": " .. r.reason) }
+  end
   for _, r in ipairs(m.refusals) do
     misc[#misc + 1] = { esc(r.seq), "refusal (nothing sent)", esc(string.format("%s (invariant %s) at %s %s: %s",
       tostring(r.code), tostring(r.invariant), tostring(r.step), tostring(r.operation), tostring(r.message))) }
@@ -460,6 +467,7 @@ local function brief(r)
   if rec == "reconcile" then return "reconcile: " .. tostring(r.result) end
   if rec == "recovery" then return "reopened " .. tostring(r.reopened_utc) end
   if rec == "note" then return tostring(r.text) end
+  if rec == "stop" then return tostring(r.kind) .. ": " .. tostring(r.reason) end
   if rec == "refusal" then return tostring(r.code) .. ": " .. tostring(r.message) end
   if rec == "decision" then return tostring(r.decision) .. " (" .. tostring(r.endpoint_kind) .. ")" end
   if rec == "outcome" and r.x_ms_request_id then return "request id " .. tostring(r.x_ms_request_id) end

@@ -42,6 +42,11 @@ function D.summary(m)
     add("This run recorded **no decision row** (interrupted, or still running): treat it as HOLD until " ..
       "recovery records one.")
   else
+    for _, st in ipairs(m.stops) do
+      add("The run **stopped on purpose** (" .. md(st.kind) .. ", at " ..
+        md(st.step ~= "" and st.step or "the end") .. "): " .. md(st.reason))
+      add("")
+    end
     if d.decision ~= "ACCEPT" and #(d.reasons or {}) > 0 then
       add("Reasons for " .. md(d.decision) .. ":")
       add("")

@@ -100,7 +100,7 @@ end
 -- Recovery through the same proxy (its fault rule is spent), then verify.
 local function recover_and_verify(p, ev, env, d)
   local main_n = #fp.log(p, "request")
-  local rc, out = fp.run_host({ "scripts/recovery.lua", "--evidence", ev, "--timeout-ms", "10000" }, env)
+  local rc, out = fp.run_host({ "scripts/recovery.lua", "--recover", "--evidence", ev, "--timeout-ms", "10000" }, env)
   d.recovery_rc, d.recovery_out = rc, out
   local dec = decision(ev)
   d.recovery_decision = dec and dec.decision or "none"

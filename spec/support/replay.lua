@@ -42,6 +42,8 @@ function M.replay(script, fixture, evidence, args, env, script_path)
   if script ~= "recovery" then
     argv[#argv + 1] = "--manifest"
     argv[#argv + 1] = M.manifest
+  else
+    argv[#argv + 1] = "--recover"
   end
   for _, a in ipairs(args or {}) do argv[#argv + 1] = a end
   local e = {}
@@ -79,6 +81,8 @@ function M.line(r)
     return "lifecycle " .. int(r.fixture_epoch) .. (r.destructive and " destructive" or "")
   elseif r.record == "note" then
     return "note " .. r.step
+  elseif r.record == "stop" then
+    return "stop " .. r.step .. " " .. r.kind
   elseif r.record == "recovery" then
     return "recovery, open intents " .. int(r.open_intents)
   elseif r.record == "decision" then

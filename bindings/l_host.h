@@ -1,0 +1,32 @@
+/* What the host knows about the one run its script opens, kept in C where
+ * the script cannot reach it: the operator's configuration, the run's
+ * handle while it is open, and the decision it recorded. The exit code is
+ * computed from this, never from what the script returns. */
+#ifndef LL_L_HOST_H
+#define LL_L_HOST_H
+
+#include <lua.h>
+
+#include "operator.h"
+
+struct l_run;
+
+typedef struct {
+  const ll_operator *op; /* borrowed; outlives the lua_State */
+  int opened;            /* leaselua.open was called (once at most) */
+  struct l_run *handle;  /* the open run, NULL once closed */
+  int decision;          /* the recorded ll_decision, -1 none */
+  int replay_failed;     /* a strict replay diverged (exit 64) */
+  int help;              /* the script printed its usage (leaselua.help) */
+  char label[16];        /* replay: the fixture's endpoint kind */
+} ll_host;
+
+/* Installs h for the sandbox's leaselua.open; the stock module has none. */
+void ll_lua_host_install(lua_State *L, ll_host *h);
+/* The host state, or NULL under the stock-Lua module. */
+ll_host *ll_lua_host(lua_State *L);
+/* Closes the host's run if it is still open: a run without a decision gets
+ * the HOLD decision of ll_run_abandon (why says how the script ended). */
+void ll_lua_host_close_run(lua_State *L, ll_host *h, const char *why);
+
+#endif

@@ -1,0 +1,269 @@
+/* AZURE_STORAGE_SAS, checked before anything is sent: a signature, and
+ * its validity window (st/se, and a user delegation key's skt/ske)
+ * against the clock and the run's deadline. The sig= value never reaches
+ * a message; st/se are not secret and are named. */
+#include "auth.h"
+#include "auth_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int take_digits(const char **p, const char *end, int n, int *out) {
+  int v = 0;
+  for (int i = 0; i < n; i++, (*p)++) {
+    if (*p >= end || **p < '0' || **p > '9')
+      return 0;
+    v = v * 10 + (**p - '0');
+  }
+  *out = v;
+  return 1;
+}
+
+static int take(const char **p, const char *end, char c) {
+  if (*p < end && **p == c) {
+    (*p)++;
+    return 1;
+  }
+  return 0;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
+static int64_t days_from_civil(int64_t y, int m, int d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+static int days_in_month(int y, int m) {
+  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+    return 29;
+  return days[m - 1];
+}
+
+/* The forms of "Formatting DateTime values" (Azure Storage REST
+ * reference, learn.microsoft.com/rest/api/storageservices/
+ * formatting-datetime-values): YYYY-MM-DD, YYYY-MM-DDThh:mm and
+ * YYYY-MM-DDThh:mm:ss with up to 7 fractional digits, the time with an
+ * optional Z or +/-hh:mm offset (-23:59..+23:59); a date alone is
+ * midnight UTC. */
+ll_status ll_auth_sas_time(const char *s, size_t len, int64_t *out_ms) {
+  const char *p = s, *end = s + len;
+  int y, mo, d, h = 0, mi = 0, sec = 0, ms = 0, off = 0;
+  if (!take_digits(&p, end, 4, &y) || !take(&p, end, '-') ||
+      !take_digits(&p, end, 2, &mo) || !take(&p, end, '-') ||
+      !take_digits(&p, end, 2, &d))
+    return LL_E_PARSE;
+  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo))
+    return LL_E_PARSE;
+  if (p < end) {
+    if (!take(&p, end, 'T') || !take_digits(&p, end, 2, &h) ||
+        !take(&p, end, ':') || !take_digits(&p, end, 2, &mi))
+      return LL_E_PARSE;
+    if (take(&p, end, ':')) {
+      if (!take_digits(&p, end, 2, &sec))
+        return LL_E_PARSE;
+      if (take(&p, end, '.')) {
+        int nd = 0;
+        for (; p < end && *p >= '0' && *p <= '9'; p++, nd++)
+          if (nd < 3)
+            ms = ms * 10 + (*p - '0');
+        if (nd == 0 || nd > 7)
+          return LL_E_PARSE;
+        for (int i = nd; i < 3; i++)
+          ms *= 10;
+      }
+    }
+    if (h > 23 || mi > 59 || sec > 59)
+      return LL_E_PARSE;
+    if (p < end && (*p == '+' || *p == '-')) {
+      int sign = *p++ == '-' ? -1 : 1, oh, om;
+      if (!take_digits(&p, end, 2, &oh) || !take(&p, end, ':') ||
+          !take_digits(&p, end, 2, &om) || oh > 23 || om > 59)
+        return LL_E_PARSE;
+      off = sign * (oh * 60 + om);
+    } else {
+      take(&p, end, 'Z');
+    }
+  }
+  if (p != end)
+    return LL_E_PARSE;
+  int64_t t = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi - off) * 60 + sec;
+  *out_ms = t * 1000 + ms;
+  return LL_OK;
+}
+
+static int hex(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/* Percent-decodes v[0..len) into buf; 0 on a bad escape or no room. */
+static int pct_decode(const char *v, size_t len, char *buf, size_t cap,
+                      size_t *out_len) {
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++) {
+    char c = v[i];
+    if (c == '%') {
+      if (i + 2 >= len)
+        return 0;
+      int hi = hex(v[i + 1]), lo = hex(v[i + 2]);
+      if (hi < 0 || lo < 0)
+        return 0;
+      c = (char)(hi * 16 + lo);
+      i += 2;
+    }
+    if (n + 1 >= cap)
+      return 0;
+    buf[n++] = c;
+  }
+  buf[n] = '\0';
+  *out_len = n;
+  return 1;
+}
+
+enum { P_SIG, P_ST, P_SE, P_SKT, P_SKE, P__COUNT };
+static const char *const param_names[P__COUNT] = {"sig", "st", "se", "skt",
+                                                  "ske"};
+
+typedef struct {
+  const char *v;
+  size_t len;
+  int seen;
+} sas_param;
+
+/* A time parameter as UTC ms, or a refusal that shows the (public) raw
+ * value, printable characters only. */
+static ll_status param_time(const sas_param *ps, int which, int64_t *out,
+                            ll_error *err) {
+  char buf[64], shown[48];
+  size_t n = 0;
+  if (pct_decode(ps[which].v, ps[which].len, buf, sizeof buf, &n) &&
+      ll_auth_sas_time(buf, n, out) == LL_OK)
+    return LL_OK;
+  size_t k = 0;
+  for (size_t i = 0; i < ps[which].len && k + 4 < sizeof shown; i++) {
+    char c = ps[which].v[i];
+    shown[k++] = (c > 0x20 && c < 0x7f) ? c : '?';
+  }
+  shown[k] = '\0';
+  if (k < ps[which].len)
+    strcat(shown, "...");
+  return ll_fail(err, LL_E_AUTH,
+                 "AZURE_STORAGE_SAS %s=%s is not a time Azure Storage "
+                 "accepts (ISO 8601 UTC, e.g. 2026-12-01T10:00:00Z): issue "
+                 "a new SAS",
+                 param_names[which], shown);
+}
+
+/* One validity window: the SAS's own (st, se) or its user delegation
+ * key's (skt, ske). */
+static ll_status check_window(const sas_param *ps, int start, int expiry,
+                              const char *what, ll_clock *clock,
+                              int64_t not_after_ms, ll_error *err) {
+  int64_t s_ms = 0, e_ms = 0, now = ll_clock_utc_ms(clock);
+  char a[40], b[40];
+  ll_status st = param_time(ps, expiry, &e_ms, err);
+  if (st == LL_OK && ps[start].seen)
+    st = param_time(ps, start, &s_ms, err);
+  if (st != LL_OK)
+    return st;
+  ll_clock_format_utc(e_ms, a, sizeof a);
+  if (ps[start].seen && s_ms >= e_ms) {
+    ll_clock_format_utc(s_ms, b, sizeof b);
+    return ll_fail(err, LL_E_AUTH,
+                   "%s starts at %s (%s=), not before it expires at %s "
+                   "(%s=): issue a new SAS",
+                   what, b, param_names[start], a, param_names[expiry]);
+  }
+  if (e_ms <= now) {
+    ll_clock_format_utc(now, b, sizeof b);
+    return ll_fail(err, LL_E_AUTH,
+                   "%s expired at %s (%s=; now %s): issue a new SAS", what, a,
+                   param_names[expiry], b);
+  }
+  if (not_after_ms > 0 && e_ms < not_after_ms) {
+    ll_clock_format_utc(not_after_ms, b, sizeof b);
+    return ll_fail(err, LL_E_AUTH,
+                   "%s expires at %s (%s=), before the run's deadline %s: "
+                   "issue a SAS valid for the whole run, or shorten the "
+                   "deadline",
+                   what, a, param_names[expiry], b);
+  }
+  if (ps[start].seen && s_ms > now + LL_AUTH_SAS_START_SKEW_S * 1000LL) {
+    ll_clock_format_utc(s_ms, a, sizeof a);
+    ll_clock_format_utc(now, b, sizeof b);
+    return ll_fail(err, LL_E_AUTH,
+                   "%s is not valid before %s (%s=), more than %d s after "
+                   "now (%s): issue a SAS whose %s= is not in the future",
+                   what, a, param_names[start], LL_AUTH_SAS_START_SKEW_S, b,
+                   param_names[start]);
+  }
+  return LL_OK;
+}
+
+ll_status ll_auth_sas_from_env(ll_clock *clock, int64_t not_after_ms,
+                               char **out_sas, char **out_sig, ll_error *err) {
+  *out_sas = *out_sig = NULL;
+  const char *v = getenv("AZURE_STORAGE_SAS");
+  if (v && *v == '?')
+    v++;
+  if (!v || !*v)
+    return ll_fail(err, LL_E_AUTH, "AZURE_STORAGE_SAS is not set or empty");
+  if (!(*out_sas = ll_auth_dup_trimmed(v, strlen(v))))
+    return ll_fail(err, LL_E_NOMEM, "out of memory copying the SAS");
+  sas_param ps[P__COUNT] = {{0}};
+  for (const char *p = *out_sas; *p;) {
+    const char *end = strchr(p, '&');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    const char *eq = memchr(p, '=', len);
+    if (!eq || eq == p)
+      return ll_fail(err, LL_E_AUTH,
+                     "AZURE_STORAGE_SAS is not a query string of name=value "
+                     "pairs");
+    for (const char *c = p; c < p + len; c++)
+      if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f || *c == '#')
+        return ll_fail(err, LL_E_AUTH,
+                       "AZURE_STORAGE_SAS holds characters a query string "
+                       "cannot");
+    for (int k = 0; k < P__COUNT; k++) {
+      size_t nl = strlen(param_names[k]);
+      if ((size_t)(eq - p) != nl || memcmp(p, param_names[k], nl) != 0)
+        continue;
+      if (ps[k].seen)
+        return ll_fail(err, LL_E_AUTH,
+                       "AZURE_STORAGE_SAS has two %s= parameters",
+                       param_names[k]);
+      ps[k] = (sas_param){eq + 1, len - nl - 1, 1};
+    }
+    p = end ? end + 1 : p + len;
+  }
+  if (!ps[P_SIG].seen || ps[P_SIG].len == 0)
+    return ll_fail(err, LL_E_AUTH,
+                   "AZURE_STORAGE_SAS has no sig= value: it is not a SAS");
+  if (!(*out_sig = malloc(ps[P_SIG].len + 1)))
+    return ll_fail(err, LL_E_NOMEM, "out of memory copying the SAS");
+  memcpy(*out_sig, ps[P_SIG].v, ps[P_SIG].len);
+  (*out_sig)[ps[P_SIG].len] = '\0';
+  if (!ps[P_SE].seen)
+    return ll_fail(err, LL_E_AUTH,
+                   "AZURE_STORAGE_SAS has no se= expiry, so it cannot be "
+                   "checked against the run's deadline: issue a SAS with "
+                   "se=");
+  ll_status st = check_window(ps, P_ST, P_SE, "AZURE_STORAGE_SAS", clock,
+                              not_after_ms, err);
+  if (st == LL_OK && ps[P_SKE].seen)
+    st = check_window(ps, P_SKT, P_SKE,
+                      "the user delegation key of AZURE_STORAGE_SAS", clock,
+                      not_after_ms, err);
+  return st;
+}

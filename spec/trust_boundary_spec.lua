@@ -1,0 +1,297 @@
+-- The script orders steps and nothing more (DESIGN.md invariant 14): a
+-- hostile script run by the host cannot choose what C trusts (a command,
+-- an endpoint, a file, a lifecycle boundary) nor the exit code, and cannot
+-- make the host write a core file. Each case attacks from a sandboxed
+-- script and checks what C refused, what was recorded, and what left.
+local helper = require "helper"
+local cjson = require "cjson"
+
+local function script(text)
+  return helper.write(helper.tmpdir() .. "/hostile.lua", text)
+end
+
+local function manifest()
+  return helper.manifest_file(helper.tmpdir())
+end
+
+local function rows_of(dir, record)
+  local out = {}
+  for _, r in ipairs(helper.rows(dir)) do
+    if r.record == record then out[#out + 1] = r end
+  end
+  return out
+end
+
+describe("the operator configures, the script orders steps", function()
+  teardown(helper.cleanup)
+
+  -- Every key a script might use to choose what C trusts is refused by
+  -- leaselua.open, with where the operator sets it; nothing is opened,
+  -- nothing is sent (the counting server sees no connection).
+  local OPERATOR_KEYS = {
+    account_url = { '"https://evil.example"', "AZURE_STORAGE_ACCOUNT_URL" },
+    container = { '"other"', "AZURE_STORAGE_CONTAINER" },
+    blob = { '"precious.json"', "AZURE_STORAGE_BLOB" },
+    auth = { '{ kind = "command", token_command = "touch MARKER" }', "--token-command" },
+    ca_file = { '"/etc/passwd"', "--ca-file" },
+    evidence = { '"/tmp/elsewhere"', "--evidence" },
+    manifest = { '{ permitted_actors = { "A" } }', "--manifest" },
+    record = { '"/etc/leaselua-overwritten"', "--record" },
+    replay = { '"/dev/zero"', "--replay" },
+    after = { '"/tmp/forged-bundle"', "--after" },
+    deadline_s = { "86400", "--deadline-s" },
+    total_timeout_ms = { "1", "--timeout-ms" },
+    max_single_put = { "1073741824", "fixed at 1 MiB" },
+  }
+  for key, v in pairs(OPERATOR_KEYS) do
+    it("refuses leaselua.open{" .. key .. "} from a script, naming " .. v[2], function()
+      local srv = helper.count_server(10)
+      local d = helper.tmpdir()
+      local s = script(('local ll = require "leaselua"\nll.open { %s = %s }\n'):format(key, v[1]))
+      local rc, out, err = helper.run({ s, "--manifest", manifest(), "--evidence", d .. "/ev" },
+        { AZURE_STORAGE_ACCOUNT_URL = srv.url, AZURE_STORAGE_TOKEN = helper.dev_token() })
+      srv.stop()
+      assert.are.equal(64, rc, out .. err)
+      assert.matches("LL_E_USAGE: '" .. key .. "' is the operator's to set, not the script's %(invariant 14%)", err)
+      assert.truthy(err:find(v[2], 1, true), err)
+      assert.are.equal(1, helper.count(err, "\n"), "one line: " .. err)
+      assert.are.equal(0, srv.connections() or 0, "a connection was made")
+      assert.is_nil(helper.read(d .. "/ev/export/ledger.jsonl"), "a run was opened")
+    end)
+  end
+
+  it("1: a token command from a script spawns no process (strace: one execve, no fork)", function()
+    local d = helper.tmpdir()
+    local marker = d .. "/MARKER"
+    local s = script(('local ll = require "leaselua"\n' ..
+      'll.open { auth = { kind = "command", token_command = "touch %s" } }\n'):format(marker))
+    local log = d .. "/strace.log"
+    local rc, out, err = helper.run({ s, "--manifest", manifest(), "--evidence", d .. "/ev" },
+      { AZURE_STORAGE_ACCOUNT_URL = "https://127.0.0.1:9/devstoreaccount1", AZURE_STORAGE_TOKEN = false })
+    assert.are.equal(64, rc, out .. err)
+    -- the same under strace, which sees every process the host starts
+    local cmd = ("strace -f -qq -e trace=execve,fork,vfork,clone,clone3 -o %s %s %s --manifest %s " ..
+      "--evidence %s >/dev/null 2>&1"):format(helper.quote(log), helper.quote(helper.host), helper.quote(s),
+      helper.quote(manifest()), helper.quote(d .. "/ev2"))
+    os.execute("AZURE_STORAGE_ACCOUNT_URL=https://127.0.0.1:9/devstoreaccount1 " .. cmd)
+    local trace = assert(helper.read(log), "strace wrote nothing")
+    assert.are.equal(1, helper.count(trace, "execve%("), trace)
+    assert.are.equal(0, helper.count(trace, "clone3?%(") + helper.count(trace, "v?fork%("), trace)
+    assert.is_nil(helper.read(marker), "the command ran")
+  end)
+
+  it("1: the operator's own token command runs without a shell", function()
+    local d = helper.tmpdir()
+    local marker = d .. "/MARKER"
+    local token = helper.dev_token()
+    local tokfile = helper.write(d .. "/tok", token)
+    -- cat FILE $(touch MARKER): a shell would run the touch; an argument
+    -- vector hands "$(touch" to cat as a file name, and cat fails
+    local rc, out, err = helper.run({ "scripts/main_handoff.lua", "--manifest", manifest(), "--evidence",
+      d .. "/ev", "--token-command", "cat " .. tokfile .. " $(touch " .. marker .. ")" },
+      { AZURE_STORAGE_ACCOUNT_URL = "https://127.0.0.1:9/devstoreaccount1", AZURE_STORAGE_TOKEN = false })
+    assert.is_nil(helper.read(marker), "a shell ran the command line")
+    assert.are.equal(64, rc, out .. err)
+    assert.is_nil(err:find(token, 1, true), "the token reached stderr")
+  end)
+
+  it("2: a sandboxed script cannot read the credential or the target from the environment", function()
+    local s = script([[
+local ll = require "leaselua"
+for _, name in ipairs { "AZURE_STORAGE_TOKEN", "AZURE_STORAGE_SAS", "AZURE_STORAGE_ACCOUNT_URL", "HOME" } do
+  local ok = pcall(ll.getenv, name)
+  print(name .. "=" .. tostring(ok))
+end
+print("os=" .. tostring(os) .. " io=" .. tostring(io) .. " debug=" .. tostring(debug) ..
+  " package=" .. tostring(package))
+ll.help("done")
+]])
+    local rc, out, err = helper.run({ s }, { AZURE_STORAGE_TOKEN = "secret-token-value" })
+    assert.are.equal(0, rc, out .. err)
+    assert.truthy(out:find("AZURE_STORAGE_TOKEN=false\nAZURE_STORAGE_SAS=false\n" ..
+      "AZURE_STORAGE_ACCOUNT_URL=false\nHOME=false\n", 1, true), out)
+    assert.truthy(out:find("os=nil io=nil debug=nil package=nil", 1, true), out)
+    assert.is_nil((out .. err):find("secret-token-value", 1, true))
+  end)
+
+  it("6: a script cannot read a ledger at a path it chose", function()
+    local s = script('local ll = require "leaselua"\nll.ledger("/etc")\n')
+    local rc, out, err = helper.run({ s })
+    assert.are.equal(64, rc, out .. err)
+    assert.matches("leaselua.ledger reads a path: a script reads its own run's rows with run:rows%(%)", err)
+  end)
+
+  it("a script opens one run", function()
+    local d = helper.tmpdir()
+    local s = script('local ll = require "leaselua"\nlocal a = ll.open {}\nlocal ok, e = pcall(ll.open, {})\n' ..
+      'print(ok, e.code, e.message)\na:finish()\n')
+    local rc, out, err = helper.run({ s, "--replay", helper.root .. "/fixtures/emulator/main-handoff-accept.json",
+      "--manifest", manifest(), "--evidence", d .. "/ev" }, { AZURE_STORAGE_ACCOUNT_URL = false })
+    assert.truthy(out:find("false\tLL_E_USAGE\ta script opens one run", 1, true), out .. err)
+    assert.are.equal(64, rc, "the replay's unused exchanges are a strict failure: " .. err)
+  end)
+
+  it("a destructive lifecycle or a recovery is the operator's boundary, not the script's", function()
+    local target = { AZURE_STORAGE_ACCOUNT_URL = "https://127.0.0.1:9/devstoreaccount1",
+      LEASELUA_EVIDENCE_ROOT = helper.tmpdir() }
+    local s = script('local ll = require "leaselua"\nll.open { destructive = true }\n')
+    local rc, _, err = helper.run({ s, "--manifest", manifest() }, target)
+    assert.are.equal(64, rc, err)
+    assert.matches("the operator passes %-%-destructive %-%-after DIR", err)
+    s = script('local ll = require "leaselua"\nll.open { recover = true }\n')
+    rc, _, err = helper.run({ s, "--manifest", manifest() }, target)
+    assert.are.equal(64, rc, err)
+    assert.matches("this flow recovers an interrupted run: pass %-%-recover %-%-evidence DIR", err)
+  end)
+end)
+
+describe("5: the exit code is the recorded decision #live", function()
+  teardown(helper.cleanup)
+
+  -- A run that sends a create container and a properties read, then
+  -- finishes: the decision is HOLD (no handoff was attempted).
+  local function run_returning(tail)
+    local d = helper.tmpdir()
+    local s = script([[
+local ll = require "leaselua"
+local run = ll.open { name = "exit-test", actors = { "A", "operator", "observer" } }
+run:create_container()
+run:properties()
+local d = run:finish()
+print("decision " .. d.decision)
+]] .. tail)
+    local rc, out, err = helper.run({ s, "--manifest", manifest(), "--evidence", d .. "/ev" },
+      helper.live_env(helper.unique_blob("exit")))
+    return rc, out, err, d .. "/ev"
+  end
+
+  for _, tail in ipairs { "", "return 0", 'return "0"', "return 3.0", "return 7", "return -1",
+    "os = nil return 0" } do
+    it("a script that records HOLD and then runs " .. (tail == "" and "to its end" or "`" .. tail .. "`") ..
+      " exits 2", function()
+      local rc, out, err, ev = run_returning(tail)
+      assert.truthy(out:find("decision HOLD", 1, true), out .. err)
+      assert.are.equal(2, rc, out .. err)
+      assert.are.equal("HOLD", cjson.decode(helper.read(ev .. "/decision.json")).decision)
+    end)
+  end
+
+  it("a script raising after mutations gets a recorded HOLD and exits 2", function()
+    if not helper.have_live() then return pending("needs the live Azurite of tools/run-specs.sh") end
+    local d = helper.tmpdir()
+    local s = script([[
+local ll = require "leaselua"
+local run = ll.open { name = "raise-test", actors = { "A", "operator", "observer" } }
+run:declare(0, "A")
+run:create_container()
+run:lifecycle { reason = "raise" }
+run:unbound("A"):put(0)
+error({ code = "LL_OK", exit = 0, message = "a script's own error table" })
+]])
+    local rc, out, err = helper.run({ s, "--manifest", manifest(), "--evidence", d .. "/ev" },
+      helper.live_env(helper.unique_blob("raise")))
+    assert.are.equal(2, rc, out .. err)
+    assert.matches("leaselua: LL_OK: a script's own error table\n", err)
+    local stops = rows_of(d .. "/ev", "stop")
+    assert.are.equal(1, #stops)
+    assert.are.equal("no-decision", stops[1].kind)
+    assert.matches("it raised an error", stops[1].reason)
+    local dec = rows_of(d .. "/ev", "decision")
+    assert.are.equal(1, #dec)
+    assert.are.equal("HOLD", dec[1].decision)
+    assert.matches("the script ended without recording a decision", dec[1].reasons[1])
+    local vrc, vout = helper.run({ "verify", d .. "/ev" })
+    assert.are.equal(0, vrc, vout)
+  end)
+
+  it("an uncaught guard refusal after mutations records the refusal and a HOLD, exit 2", function()
+    if not helper.have_live() then return pending("needs the live Azurite of tools/run-specs.sh") end
+    local d = helper.tmpdir()
+    local s = script([[
+local ll = require "leaselua"
+local run = ll.open { name = "refusal-test", actors = { "A", "operator", "observer" } }
+run:declare(0, "A")
+run:declare(1, "A")
+run:create_container()
+run:lifecycle { reason = "refusal" }
+local A = run:unbound("A")
+A:put(0)
+A:put(1) -- no read-back of rev 0: invariant 4, not caught
+]])
+    local rc, out, err = helper.run({ s, "--manifest", manifest(), "--evidence", d .. "/ev" },
+      helper.live_env(helper.unique_blob("refusal")))
+    assert.are.equal(2, rc, out .. err)
+    assert.matches("leaselua: LL_E_UNRECONCILED: Put Blob refused", err)
+    assert.are.equal("LL_E_UNRECONCILED", rows_of(d .. "/ev", "refusal")[1].code)
+    assert.are.equal("HOLD", cjson.decode(helper.read(d .. "/ev/decision.json")).decision)
+  end)
+
+  it("after finish() no request is sent, and a second finish() is refused", function()
+    if not helper.have_live() then return pending("needs the live Azurite of tools/run-specs.sh") end
+    local d = helper.tmpdir()
+    local s = script([[
+local ll = require "leaselua"
+local run = ll.open { name = "finished", actors = { "A", "operator", "observer" } }
+run:create_container()
+run:finish()
+local ok, e = pcall(run.properties, run)
+print("request after finish: " .. tostring(ok) .. " " .. tostring(e.code))
+ok, e = pcall(run.finish, run)
+print("second finish: " .. tostring(ok))
+]])
+    local rc, out, err = helper.run({ s, "--manifest", manifest(), "--evidence", d .. "/ev" },
+      helper.live_env(helper.unique_blob("finished")))
+    assert.are.equal(2, rc, out .. err)
+    assert.truthy(out:find("request after finish: false LL_E_ORDER", 1, true), out)
+    assert.truthy(out:find("second finish: false", 1, true), out)
+    assert.are.equal(1, #rows_of(d .. "/ev", "decision"))
+    assert.are.equal(1, #rows_of(d .. "/ev", "intent"))
+  end)
+end)
+
+describe("no core file while a token is held #live", function()
+  teardown(helper.cleanup)
+
+  -- ulimit -c unlimited, a run holding its token asleep, then a signal:
+  -- the host made itself undumpable, so the kernel writes no core file.
+  -- A control (a plain sleep killed the same way) shows that this machine
+  -- does write core files into the working directory, so the check can fail.
+  local function core_files(dir)
+    local p = io.popen("ls " .. helper.quote(dir))
+    local n = 0
+    for f in p:lines() do
+      if f:match("^core") then n = n + 1 end
+    end
+    p:close()
+    return n
+  end
+
+  local function killed(cmd, signal)
+    local d = helper.tmpdir()
+    local pidfile = d .. "/pid"
+    os.execute(("cd %s && (ulimit -c unlimited; exec %s) >/dev/null 2>&1 & echo $! > %s"):format(
+      helper.quote(d), cmd, helper.quote(pidfile)))
+    os.execute("sleep 1.5")
+    local pid = helper.read(pidfile):match("%d+")
+    os.execute("kill -" .. signal .. " " .. pid .. "; sleep 1")
+    return d
+  end
+
+  for _, signal in ipairs { "ABRT", "SEGV" } do
+    it("SIG" .. signal .. " to a host holding a token writes no core", function()
+      if not helper.have_live() then return pending("needs the live Azurite of tools/run-specs.sh") end
+      local pattern = helper.read("/proc/sys/kernel/core_pattern") or ""
+      if pattern:sub(1, 1) == "|" then return pending("core_pattern pipes cores away: " .. pattern) end
+      local control = killed("sleep 30", signal)
+      assert.are.equal(1, core_files(control), "the control wrote no core: this machine writes none")
+      local s = script('local ll = require "leaselua"\nlocal run = ll.open {}\nrun:properties()\nrun:sleep(20000)\n')
+      local env = helper.live_env(helper.unique_blob("core"))
+      local parts = {}
+      for k, v in pairs(env) do parts[#parts + 1] = k .. "=" .. helper.quote(v) end
+      local d = killed(("env %s %s %s --manifest %s --evidence ev"):format(table.concat(parts, " "),
+        helper.quote(helper.host), helper.quote(s), helper.quote(manifest())), signal)
+      assert.truthy(helper.read(d .. "/ev/export/ledger.jsonl"), "the run never started")
+      assert.are.equal(0, core_files(d), "a core file was written")
+    end)
+  end
+end)

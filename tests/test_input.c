@@ -1,0 +1,158 @@
+/* Input files (core/input.h): a regular file under its limit is read;
+ * a FIFO, a directory, a device, a socket, a link and a file over the
+ * limit are refused before any read, each with one line naming it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "input.h"
+#include "testlib.h"
+
+static char root[512];
+
+static const char *at(const char *name) {
+  static char buf[4][700];
+  static int k;
+  k = (k + 1) % 4;
+  snprintf(buf[k], sizeof buf[k], "%s/%s", root, name);
+  return buf[k];
+}
+
+static void put(const char *path, const char *text, size_t n) {
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  if (f) {
+    CHECK(fwrite(text, 1, n, f) == n);
+    fclose(f);
+  }
+}
+
+/* A FIFO blocks the test if opened the old way: alarm turns a hang into a
+ * failure instead of a stuck ctest. */
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "test_input: an input file blocked\n";
+  if (write(2, msg, sizeof msg - 1) < 0)
+    _exit(3);
+  _exit(2);
+}
+
+static void test_refusals(void) {
+  put(at("ok.json"), "{\"a\":1}", 7);
+  put(at("empty"), "", 0);
+  put(at("big"), "0123456789", 10);
+  CHECK(mkfifo(at("fifo"), 0600) == 0);
+  CHECK(mkdir(at("dir"), 0700) == 0);
+  CHECK(symlink("ok.json", at("link")) == 0);
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  ll_strlcpy(sa.sun_path, at("sock"), sizeof sa.sun_path);
+  CHECK(s >= 0 && bind(s, (struct sockaddr *)&sa, sizeof sa) == 0);
+
+  static const struct {
+    const char *name; /* NULL: the path is given as is */
+    const char *path;
+    size_t max;
+    ll_code code;
+    const char *want;
+  } cases[] = {
+      {"ok.json", NULL, 64, LL_OK, NULL},
+      {"empty", NULL, 64, LL_OK, NULL},
+      {"big", NULL, 10, LL_OK, NULL},
+      {"big", NULL, 9, LL_E_USAGE,
+       "/big is larger than the 9 bytes limit (10 bytes): pass a smaller "
+       "file to --thing"},
+      {"fifo", NULL, 64, LL_E_USAGE,
+       "/fifo is a FIFO, not a regular file: pass a regular file to --thing"},
+      {"dir", NULL, 64, LL_E_USAGE, "/dir is a directory, not a regular file"},
+      {"sock", NULL, 64, LL_E_USAGE, "/sock is a socket, not a regular file"},
+      {"link", NULL, 64, LL_E_USAGE,
+       "/link is a symbolic link: pass the file it names (readlink -f) to "
+       "--thing"},
+      {"missing", NULL, 64, LL_E_USAGE,
+       "cannot read thing file /"}, /* then the path, errno, the flag */
+      {NULL, "/dev/null", 64, LL_E_USAGE,
+       "thing file /dev/null is a character device, not a regular file"},
+      {NULL, "", 64, LL_E_USAGE, "no thing file given: pass one with --thing"},
+  };
+  signal(SIGALRM, on_alarm);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *path = cases[i].name ? at(cases[i].name) : cases[i].path;
+    ll_buf b = {0};
+    ll_error err = {0};
+    alarm(5);
+    ll_status st =
+        ll_input_read(path, "thing file", "--thing", cases[i].max, &b, &err);
+    alarm(0);
+    CHECK_INT(st, cases[i].code);
+    if (cases[i].want && !strstr(err.message, cases[i].want))
+      fprintf(stderr, "case %zu: %s\n", i, err.message);
+    CHECK(!cases[i].want || strstr(err.message, cases[i].want) != NULL);
+    CHECK(strchr(err.message, '\n') == NULL);
+    if (st == LL_OK) {
+      CHECK(b.p != NULL && b.p[b.n] == '\0');
+      struct stat sb;
+      CHECK(stat(path, &sb) == 0 && (size_t)sb.st_size == b.n);
+    }
+    free(b.p);
+  }
+  /* the descriptor is open, blocking, and at the start */
+  int fd = -1;
+  size_t size = 0;
+  ll_error err = {0};
+  CHECK_INT(ll_input_open(at("ok.json"), "x", "--x", 64, &fd, &size, &err),
+            LL_OK);
+  CHECK_INT(size, 7);
+  CHECK(fd >= 0 && (fcntl(fd, F_GETFL) & O_NONBLOCK) == 0);
+  CHECK(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+  char c = 0;
+  CHECK(fd >= 0 && read(fd, &c, 1) == 1 && c == '{');
+  if (fd >= 0)
+    close(fd);
+  CHECK_INT(ll_input_open(at("fifo"), "x", "--x", 64, &fd, &size, &err),
+            LL_E_USAGE);
+  CHECK_INT(fd, -1);
+  if (s >= 0)
+    close(s);
+}
+
+static void test_limits(void) {
+  static const struct {
+    size_t max;
+    const char *want;
+  } cases[] = {
+      {LL_MANIFEST_FILE_MAX, "64 KiB"},
+      {LL_FIXTURE_FILE_MAX, "64 MiB"},
+      {LL_TOKEN_FILE_MAX, "64 KiB"},
+      {LL_CA_FILE_MAX, "1 MiB"},
+      {1000, "1000 bytes"},
+      {1536, "1536 bytes"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char buf[32];
+    ll_input_limit_str(cases[i].max, buf, sizeof buf);
+    CHECK_STR(buf, cases[i].want);
+  }
+}
+
+int main(void) {
+  char *d = ll_test_tmpdir();
+  CHECK(d != NULL);
+  if (!d)
+    return ll_test_report("test_input");
+  ll_strlcpy(root, d, sizeof root);
+  test_refusals();
+  test_limits();
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  CHECK(system(cmd) == 0);
+  free(d);
+  return ll_test_report("test_input");
+}
