@@ -50,6 +50,8 @@ void ll_alloc_init(void) {
 }
 
 #ifdef LEASELUA_FAILALLOC
+#include <execinfo.h>
+
 /* Every link of this build passes --wrap for these symbols (CMakeLists),
  * so the core's calls land here and reach libc through __real_*. */
 void *__real_malloc(size_t n);
@@ -80,13 +82,20 @@ int ll_failalloc_fired(void) {
   return atomic_load(&fa_fired);
 }
 
-/* Counts one allocation; nonzero when this one is to fail. */
+/* Counts one allocation; nonzero when this one is to fail. With
+ * LL_FAILALLOC_TRACE set, the failing call's stack goes to stderr: which
+ * call it was, when a sweep finds an N that went unnoticed. */
 static int fail_now(void) {
   unsigned long target = atomic_load(&fa_target);
   unsigned long n = atomic_fetch_add(&fa_count, 1) + 1;
   if (target == 0 || n != target)
     return 0;
   atomic_store(&fa_fired, 1);
+  if (getenv("LL_FAILALLOC_TRACE")) {
+    void *frames[32];
+    int k = backtrace(frames, 32);
+    backtrace_symbols_fd(frames, k, 2);
+  }
   return 1;
 }
 

@@ -46,8 +46,8 @@ static void name_part(ll_buf *where, const char *header) {
  * kept. v borrows the rest from resp; the content hash still reads resp's
  * real bytes. *note gets "the service echoed a secret in response header
  * x-ms-request-id, ...; replaced by {{secret:token}}" when one was found.
- * Out of memory: v is resp itself, and the ledger's scan refuses a row
- * that holds a secret (fail closed). */
+ * Out of memory: v is resp itself, and the run ends (LL_E_NOMEM, as for
+ * any failed allocation): its outcome row is never written. */
 static void redact_response(ll_run *r, const ll_http_response *resp, view *v,
                             ll_buf *note) {
   const char *const *sec, *const *ph;
@@ -82,6 +82,7 @@ static void redact_response(ll_run *r, const ll_http_response *resp, view *v,
   free(where.p);
   free(val.p);
   if (bad) {
+    r->dead = r->nomem = 1;
     ll_headers_cleanup(&v->r.headers);
     free(body.p);
     free(note->p);
@@ -185,9 +186,10 @@ cJSON *ll_run_outcome_row(ll_run *r, const cJSON *in, const ll_req_spec *s,
         got && proposed && ll_lease_id_equal(b.lease_id, proposed->lease_id));
   /* What the service sent back may echo the credential: replaced (above,
    * in the response; here, in any other value) and noted, so the outcome
-   * of a request that left is never refused. Out of memory leaves it, and
-   * the ledger's scan refuses the row. */
-  (void)ll_ledger_redact(r->ledger, o, NULL);
+   * of a request that left is never refused. Out of memory ends the run:
+   * the row is not written (ll_run_append), the intent stays open. */
+  if (ll_ledger_redact(r->ledger, o, NULL) == LL_E_NOMEM)
+    r->dead = r->nomem = 1;
   view_cleanup(&v);
   free(note.p);
   return o;

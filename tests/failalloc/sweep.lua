@@ -64,7 +64,8 @@ local function open_with(dir)
   end
 end
 
-local quiet = function() end
+-- SWEEP_VERBOSE=1 shows what the flow prints (one N at a time, to debug)
+local quiet = os.getenv("SWEEP_VERBOSE") and print or function() end
 local real_print = print
 
 local function run_once(dir, n)
@@ -83,7 +84,12 @@ local function run_once(dir, n)
   collectgarbage()
   local ending
   if ok then
-    ending = ({ [0] = "ACCEPT", [1] = "WAIT", [2] = "HOLD", [3] = "RECONCILE" })[res] or ("exit " .. tostring(res))
+    -- a script does not choose the exit code: the recorded decision does
+    local rows = ll.ledger(dir)
+    ending = "no decision recorded"
+    for _, row in ipairs(rows or {}) do
+      if row.record == "decision" then ending = row.decision end
+    end
   elseif type(res) == "table" and res.code then
     ending = res.code
   else
