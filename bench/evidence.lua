@@ -8,10 +8,12 @@
 --   break_to_broken_ms             break response end to broken observed
 --   wire_outside_wait_ms           the exchanges that add to the wall time: up
 --                                  to the break response, and after broken
--- Usage: leaselua bench/evidence.lua DIR
+-- Usage: LUA_CPATH="build/?.so;;" lua5.4 bench/evidence.lua DIR
+-- (an embedder of the stock-Lua module: a sandboxed script reads only its
+-- own run's rows, never a directory it names).
 local ll = require "leaselua"
 
-local dir = arg[1] or error("usage: leaselua bench/evidence.lua DIR")
+local dir = arg[1] or error("usage: lua5.4 bench/evidence.lua DIR")
 local rows = assert(ll.ledger(dir))
 local f = {
   decision = "none", window = "none", requests = 0, mutations = 0, wire_ms = 0,

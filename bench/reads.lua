@@ -5,15 +5,17 @@
 --   e2e_ms    start to start of consecutive reads: everything one read costs
 --             (guard, intent row + fsync, exchange, outcome row + fsync, Lua)
 -- as p50, p90 and mean, after `warmup` reads that are not counted.
--- Usage: leaselua bench/reads.lua --manifest F --evidence DIR [--n 200] [--warmup 10]
+local HELP = [[
+usage: leaselua bench/reads.lua --manifest FILE --evidence DIR [operator options]
+         [--n 200] [--warmup 10]
+  A benchmark proves no handoff: its run records HOLD, and the exit is
+  that decision (2).]]
 local ll = require "leaselua"
 local cli = require "lib.cli"
 
-local opts = cli.parse(arg, cli.spec {
-  n = "number", warmup = "number",
-  defaults = { n = 200, warmup = 10 },
-})
-local run <close> = ll.open(cli.open_config(opts, { name = "bench-reads" }))
+local opts = cli.parse(arg, { n = "number", warmup = "number", defaults = { n = 200, warmup = 10 } }, HELP)
+if not opts then return end
+local run <close> = ll.open { name = "bench-reads", actors = { "A", "operator", "observer" }, window_attempts = 1 }
 run:declare(0, "A")
 local U = run:unbound("A")
 run:create_container()
@@ -31,6 +33,7 @@ for i = 1, opts.warmup + opts.n + 1 do
   end
 end
 U:delete()
+run:finish()
 
 local e2e = {}
 for i = 1, #starts - 1 do e2e[i] = (starts[i + 1] - starts[i]) / 1e6 end

@@ -86,6 +86,20 @@ lab_after_stop() {
 }
 
 rec() { printf '%s\n' "$1" >>"$raw"; }
+# ours OUT ARGS...: the host running a bench script (stdout into OUT,
+# stderr into OUT.err). A benchmark proves no handoff: its exit is the
+# decision its run records (HOLD), not a figure. It failed when it exited
+# with 64 or 70, wrote to stderr (a raised error still ends in HOLD) or
+# printed no figure.
+ours() {
+  local out=$1 rc=0
+  shift
+  "$host" "$@" >"$out" 2>"$out.err" || rc=$?
+  if ((rc > 3)) || [[ -s $out.err || ! -s $out ]]; then
+    echo "bench: exit $rc: $(cat "$out.err")" >&2
+    return 1
+  fi
+}
 # p50/p90/mean of numbers on stdin (one a line) as JSON
 stats() {
   sort -g | awk '{v[NR]=$1; s+=$1} END {
@@ -168,12 +182,14 @@ for run in $(seq 0 "$runs"); do
   s=$(tail -n "$nreads" "$tmp/floor.out" | awk '{print $1 * 1000}' | stats)
   rec "{\"fig\":\"read\",\"who\":\"floor\",\"run\":$run,\"connections\":$conns,\"e2e_ms\":$s}"
 
-  o=$(AZURE_STORAGE_BLOB=reads-$run.json "$host" bench/reads.lua --manifest "$manifest" \
-    --evidence "$evdisk/reads-$run" --n "$nreads" --warmup 10) || die "ours (reads) failed: $o"
+  AZURE_STORAGE_BLOB=reads-$run.json ours "$tmp/reads.out" bench/reads.lua --manifest "$manifest" \
+    --evidence "$evdisk/reads-$run" --n "$nreads" --warmup 10 || die "ours (reads) failed"
+  o=$(cat "$tmp/reads.out")
   rec "{\"fig\":\"read\",\"run\":$run,\"where\":\"disk\",\"data\":$o}"
   if [[ -n $evshm ]]; then
-    o=$(AZURE_STORAGE_BLOB=reads-shm-$run.json "$host" bench/reads.lua --manifest "$manifest" \
-      --evidence "$evshm/reads-$run" --n "$nreads" --warmup 10) || die "ours (reads, tmpfs) failed: $o"
+    AZURE_STORAGE_BLOB=reads-shm-$run.json ours "$tmp/reads.out" bench/reads.lua --manifest "$manifest" \
+      --evidence "$evshm/reads-$run" --n "$nreads" --warmup 10 || die "ours (reads, tmpfs) failed"
+    o=$(cat "$tmp/reads.out")
     rec "{\"fig\":\"read\",\"run\":$run,\"where\":\"tmpfs\",\"data\":$o}"
   fi
   o=$(AZURE_STORAGE_BLOB=js-reads-$run.json js bench/peers/handoff.js reads --n "$nreads" --warmup 10) ||
@@ -195,7 +211,7 @@ for run in $(seq 0 "$runs"); do
     die "ours: the handoff did not ACCEPT (exit $rc)"
   }
   rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/time.ours")
-  f=$("$host" bench/evidence.lua "$ev")
+  f=$(LUA_CPATH="$build/?.so;;" lua5.4 bench/evidence.lua "$ev") || die "bench/evidence.lua failed on $ev"
   wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", (b - a) * 1000}')
   rec "{\"fig\":\"handoff\",\"who\":\"ours\",\"run\":$run,\"wall_ms\":$wall,\"rss_kb\":$rss,\"data\":$f}"
 
@@ -254,9 +270,12 @@ o=$("$tmp/overhead" trace "$floor_url" 300) || die "tracing microbenchmark faile
 rec "{\"fig\":\"trace\",\"data\":$o}"
 if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
   cgn=100
+  # the exit is the run's decision, HOLD (2): see ours()
+  rc=0
   AZURE_STORAGE_BLOB=cg.json valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
     "$host" bench/reads.lua --manifest "$manifest" --evidence "${evshm:-$evdisk}/cg" --n "$cgn" --warmup 10 \
-    >/dev/null 2>"$tmp/cg.log" || die "callgrind run failed (see $tmp/cg.log)"
+    >/dev/null 2>"$tmp/cg.log" || rc=$?
+  ((rc <= 3)) || die "callgrind run failed (exit $rc, see $tmp/cg.log)"
   callgrind_annotate --inclusive=yes --threshold=100 "$tmp/cg.out" 2>/dev/null >"$tmp/cg.txt"
   # reads.lua sends n + warmup + 1 properties reads and 4 other requests
   o=$(lua5.4 bench/callgrind.lua "$tmp/cg.txt" $((cgn + 15)))
@@ -300,14 +319,16 @@ fi
 say "observation lag: adaptive, fixed 1000 ms, fixed 100 ms; ${lag_period} s break x $lag_runs (+ a 2 s warm-up)"
 stagger=$((lag_period / 3))
 for cadence in adaptive 1000 100; do
-  AZURE_STORAGE_BLOB=lag-$cadence.json "$host" bench/poller.lua --manifest "$manifest" \
-    --evidence "$evdisk/lag-$cadence" --period "$lag_period" --trials "$lag_runs" --modes "$cadence" \
-    --warmup-period 2 --json >"$tmp/lag-$cadence.out" 2>"$tmp/lag-$cadence.err" &
+  fixed=()
+  [[ $cadence == adaptive ]] || fixed=(--fixed-ms "$cadence")
+  AZURE_STORAGE_BLOB=lag-$cadence.json ours "$tmp/lag-$cadence.out" bench/poller.lua --manifest "$manifest" \
+    --evidence "$evdisk/lag-$cadence" --period "$lag_period" --trials "$lag_runs" "${fixed[@]}" \
+    --warmup-period 2 --json &
   bg_pids+=($!)
   [[ $cadence == 100 ]] || sleep "$stagger"
 done
 for p in "${bg_pids[@]}"; do
-  wait "$p" || die "a poller benchmark failed: $(cat "$tmp"/lag-*.err)"
+  wait "$p" || die "a poller benchmark failed: $(cat "$tmp"/lag-*.out.err)"
 done
 bg_pids=()
 for cadence in adaptive 1000 100; do

@@ -112,6 +112,15 @@ static const char *getenv_ro(const char *name) {
   return getenv(name);
 }
 
+/* The script's own arguments ask for its usage: it may print it even when
+ * the operator's configuration is incomplete (leaselua.open then refuses). */
+static int asks_help(int n, char **args) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(args[i], "--help") == 0 || strcmp(args[i], "-h") == 0)
+      return 1;
+  return 0;
+}
+
 static const int decision_exit[] = {0, 1, 2, 3}; /* ll_decision order */
 
 static int run_script(int argc, char **argv) {
@@ -127,8 +136,10 @@ static int run_script(int argc, char **argv) {
   ll_status st = ll_operator_from_env(&op, getenv_ro, &err);
   if (st == LL_OK)
     st = ll_operator_from_args(&op, argc - 2, argv + 2, rest, &nrest, &err);
-  if (st == LL_OK)
-    st = ll_operator_finish(&op, &err);
+  ll_error finish_err = {0};
+  if (st == LL_OK && ll_operator_finish(&op, &finish_err) != LL_OK &&
+      !asks_help(nrest, rest))
+    st = finish_err.code, err = finish_err;
   if (st != LL_OK) {
     fprintf(stderr, "leaselua: %s: %s\n", ll_code_name(st), err.message);
     free(rest);
@@ -140,7 +151,7 @@ static int run_script(int argc, char **argv) {
     free(rest);
     return 70;
   }
-  ll_host host = {.op = &op, .decision = -1};
+  ll_host host = {.op = &op, .decision = -1, .config_error = finish_err};
   ll_sandbox_open(L);
   ll_lua_host_install(L, &host);
   lua_createtable(L, nrest, 1);

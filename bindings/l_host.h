@@ -19,6 +19,9 @@ typedef struct {
   int replay_failed;     /* a strict replay diverged (exit 64) */
   int help;              /* the script printed its usage (leaselua.help) */
   char label[16];        /* replay: the fixture's endpoint kind */
+  ll_error config_error; /* the operator's configuration is incomplete:
+                            the script may still print --help, but
+                            leaselua.open raises this */
 } ll_host;
 
 /* Installs h for the sandbox's leaselua.open; the stock module has none. */

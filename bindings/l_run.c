@@ -228,6 +228,8 @@ static int l_open(lua_State *L) {
   ll_operator local;
   const ll_operator *op = host ? host->op : &local;
   ll_error err = {0};
+  if (host && host->config_error.code)
+    return ll_lua_raise(L, host->config_error.code, host->config_error.message);
   if (host && host->opened)
     return ll_lua_raise(L, LL_E_USAGE,
                         "a script opens one run: leaselua.open was already "

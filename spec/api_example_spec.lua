@@ -1,5 +1,6 @@
--- The custom recovery script of docs/API.md, run as written by the host
--- on a run killed right after B's acquire.
+-- The custom recovery script of docs/API.md, run as written by the host,
+-- the way the doc says the operator runs it, on a run killed right after
+-- B's acquire.
 local helper = require "helper"
 
 describe("docs/API.md example #live", function()
@@ -15,7 +16,7 @@ describe("docs/API.md example #live", function()
     local env = helper.live_env(blob)
     env.LEASELUA_CA_FILE = os.getenv("LEASELUA_CA_FILE")
     local ev = helper.killed_after(11, env, helper.manifest_file(d), d)
-    local rc, out = helper.run({ script, ev }, env)
+    local rc, out = helper.run({ script, "--recover", "--evidence", ev }, env)
     assert.are.equal(0, rc, out)
     assert.matches("content is revision 3: MATCH", out)
     assert.matches("stale A: 412", out)

@@ -136,7 +136,7 @@ describe("host bad input", function()
 
   it("refuses a run without any credential", function()
     refused(base_args(), base_env { AZURE_STORAGE_TOKEN = false, AZURE_STORAGE_SAS = false },
-      { "LL_E_AUTH", "AZURE_STORAGE_TOKEN", "not set" })
+      { "LL_E_AUTH", "no credential: set AZURE_STORAGE_TOKEN", "AZURE_STORAGE_SAS" })
   end)
 
   it("refuses an expired token", function()
@@ -158,30 +158,38 @@ describe("host bad input", function()
   end)
 
   it("refuses when the token command fails", function()
-    refused(base_args { "--token-command", "false" }, base_env(),
+    refused(base_args { "--token-command", "false" }, base_env { AZURE_STORAGE_TOKEN = false },
       { "LL_E_AUTH", "token command failed %(exit 1%)", "check the command false" })
   end)
 
   it("runs the token command without a shell: shell syntax is text", function()
     local marker = helper.tmpdir() .. "/marker"
     refused(base_args { "--token-command", "printf %s;$(touch " .. marker .. ")|`touch " .. marker .. "`" },
-      base_env(), { "LL_E_AUTH", "token from the token command is not a JWT" })
+      base_env { AZURE_STORAGE_TOKEN = false }, { "LL_E_AUTH", "token from the token command is not a JWT" })
     assert.is_false(exists(marker), "a shell ran the command")
   end)
 
   it("refuses a token command that is not a program", function()
-    refused(base_args { "--token-command", "exit 3" }, base_env(),
+    refused(base_args { "--token-command", "exit 3" }, base_env { AZURE_STORAGE_TOKEN = false },
       { "LL_E_AUTH", "cannot start exit", "runs without a shell" })
   end)
 
   it("refuses a token command with quotes, which no shell would remove", function()
-    refused(base_args { "--token-command", "az account get-access-token --query 'accessToken'" }, base_env(),
+    refused(base_args { "--token-command", "az account get-access-token --query 'accessToken'" },
+      base_env { AZURE_STORAGE_TOKEN = false },
       { "LL_E_USAGE", "quote", "without a shell" })
   end)
 
   it("refuses a SAS and a token configured together", function()
     refused(base_args(), base_env { AZURE_STORAGE_SAS = "se=2099-01-01&sig=c2lnLXZhbHVl" },
-      { "LL_E_USAGE", "both AZURE_STORAGE_SAS and AZURE_STORAGE_TOKEN", "choose one" })
+      { "LL_E_USAGE", "2 credentials are configured %(AZURE_STORAGE_TOKEN and AZURE_STORAGE_SAS%)",
+        "keep exactly one" })
+  end)
+
+  it("refuses a token command beside AZURE_STORAGE_TOKEN", function()
+    refused(base_args { "--token-command", "false" }, base_env(),
+      { "LL_E_USAGE", "2 credentials are configured %(AZURE_STORAGE_TOKEN and %-%-token%-command%)",
+        "keep exactly one" })
   end)
 
   it("refuses a SAS that expires before the run's deadline", function()
@@ -221,22 +229,39 @@ describe("host bad input", function()
       { "LL_E_MANIFEST", "2099%-01%-01 is not an Azure Storage service version", "%-%-allow%-api%-version" })
   end)
 
-  it("refuses a payload over max_single_put before sending it", function()
-    local dir = helper.tmpdir()
-    local script = helper.write(dir .. "/too_large.lua", [[
+  it("refuses a script that sets max_single_put, before anything is opened", function()
+    -- The host fixes max_single_put at 1 MiB (invariant 14): a script
+    -- cannot lower or raise it.
+    local script = helper.write(helper.tmpdir() .. "/too_large.lua", [[
 local ll = require "leaselua"
-local run <close> = ll.open {
-  evidence = arg[1], manifest = arg[2], max_single_put = 10,
-  account_url = ll.getenv("AZURE_STORAGE_ACCOUNT_URL"),
-  container = ll.getenv("AZURE_STORAGE_CONTAINER"),
-  blob = ll.getenv("AZURE_STORAGE_BLOB"),
-}
+local run <close> = ll.open { max_single_put = 10 }
 run:declare(0, "A")
 run:unbound("A"):put(0)
 print("the put returned")
 ]])
-    refused({ script, ev, manifest }, base_env(),
-      { "LL_E_TOO_LARGE", "57 bytes exceeds max_single_put_size 10" }, { evidence_may_exist = true })
+    refused({ script, "--manifest", manifest, "--evidence", ev }, base_env(),
+      { "LL_E_USAGE", "'max_single_put' is the operator's to set", "fixed at 1 MiB" })
+  end)
+
+  it("refuses a payload over max_single_put before sending it (embedding API)", function()
+    -- Only an embedder (the stock-Lua module) sets max_single_put: the
+    -- refusal of invariant 7 is checked there, against the same counting
+    -- server.
+    local ll = require "leaselua"
+    local token_file = helper.write(helper.tmpdir() .. "/token", token)
+    local run = ll.open {
+      evidence = ev, manifest = manifest, max_single_put = 10,
+      account_url = srv.url, container = "lease-handoff-lab", blob = helper.unique_blob("bad-input"),
+      auth = { kind = "file", token_file = token_file },
+    }
+    run:declare(0, "A")
+    local ok, err = pcall(function() return run:unbound("A"):put(0) end)
+    run:close()
+    assert.is_false(ok)
+    assert.are.equal("LL_E_TOO_LARGE", err.code)
+    assert.matches("57 bytes exceeds max_single_put_size 10", tostring(err))
+    assert.are.equal(0, srv.count(), "requests received by the counting server")
+    assert.are.equal(0, srv.connections(), "connections received by the counting server")
     -- The refusal is recorded, and no request was ever intended.
     local rows = helper.rows(ev)
     local refusals, intents = {}, 0

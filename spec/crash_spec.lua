@@ -9,10 +9,7 @@ local ll = require "leaselua"
 
 local CRASH_SCRIPT = [[
 local ll = require "leaselua"
-local dir = ...
-local cfg = %s
-cfg.evidence = dir
-local run = ll.open(cfg)
+local run = ll.open {}
 run:declare(0, "A")
 print("putting")
 run:unbound("A"):put(0)
@@ -21,11 +18,7 @@ print("put returned")
 
 local RECOVER_SCRIPT = [[
 local ll = require "leaselua"
-local dir = ...
-local cfg = %s
-cfg.evidence = dir
-cfg.recover = true
-local run = ll.open(cfg)
+local run = ll.open { recover = true }
 print("doubts=" .. run:state().doubts)
 run:declare(1, "A")
 local ok, err = pcall(function() return run:unbound("A"):put(1) end)
@@ -35,19 +28,14 @@ print("reconcile=" .. r.result .. " content_revision=" .. tostring(r.content_rev
 local row, e = run:unbound("A"):put(1)
 print("after=" .. (row and row.result_classification or tostring(e)))
 run:read()
-local _, code = run:finish()
-return code
+run:finish()
 ]]
 
 local OPEN_ONLY_SCRIPT = [[
 local ll = require "leaselua"
-local dir, url, recover = ...
-local run = ll.open {
-  evidence = dir, recover = recover == "recover", account_url = url,
-  container = "lease-handoff-lab", blob = "x.json",
-  manifest = recover ~= "recover" and %s or nil,
-}
-if recover ~= "recover" then run:declare(0, "A") end
+local mode = ...
+local run = ll.open { recover = mode == "recover" }
+if mode ~= "recover" then run:declare(0, "A") end
 print("opened " .. run:state().run_id)
 ]]
 
@@ -60,8 +48,9 @@ describe("crash during an in-flight request", function()
     -- Only the first Put Blob is slow: the one the host dies waiting for.
     server = slow.start { delay_put_ms = 5000, slow_puts = 1, lifetime_ms = 40000 }
     evidence = helper.tmpdir() .. "/evidence"
-    local script = slow.script(CRASH_SCRIPT:format(slow.open_source(server, { manifest = helper.manifest_table })))
-    crash = slow.spawn_host({ script, evidence })
+    local args, env = slow.operator(server, { script = slow.script(CRASH_SCRIPT), evidence = evidence,
+      manifest = helper.manifest_table })
+    crash = slow.spawn_host(args, { env = env })
     local arrived = slow.wait_until(function() return #slow.puts(server) > 0 end, 10)
     assert(arrived, "the Put Blob never reached the server: " .. (helper.read(crash.err) or ""))
     assert(slow.alive(crash.pid), "the host ended before it was killed: " .. (helper.read(crash.err) or ""))
@@ -112,8 +101,9 @@ describe("crash during an in-flight request", function()
 
     lazy_setup(function()
       intent = last(crash_lines)
-      local script = slow.script(RECOVER_SCRIPT:format(slow.open_source(server)))
-      rc, out, err = slow.run_host({ script, evidence })
+      local args, env = slow.operator(server, { script = slow.script(RECOVER_SCRIPT), evidence = evidence,
+        recover = true })
+      rc, out, err = slow.run_host(args, { env = env })
       rows = slow.decode_lines(evidence .. "/export/ledger.jsonl")
     end)
 
@@ -184,21 +174,30 @@ describe("crash during an in-flight request", function()
     -- No request is sent: opening (fresh or for recovery) only writes rows.
     local script, dir
 
+    -- The same script, run by the operator against url, fresh (with the
+    -- manifest) or reopening dir for recovery.
+    local function open_only(url, mode)
+      local args, env = slow.operator(url, { script = script, evidence = dir, recover = mode == "recover",
+        manifest = mode ~= "recover" and helper.manifest_table or nil, args = { mode } })
+      return slow.run_host(args, { env = env })
+    end
+
     lazy_setup(function()
-      script = slow.script(OPEN_ONLY_SCRIPT:format(slow.literal(helper.manifest_table)))
+      script = slow.script(OPEN_ONLY_SCRIPT)
       dir = helper.tmpdir() .. "/evidence"
-      local rc, _, err = slow.run_host({ script, dir, "http://127.0.0.1:4000/devstoreaccount1", "fresh" })
-      assert(rc == 0, err)
+      -- the script records no decision: the host records HOLD (exit 2)
+      local rc, _, err = open_only("http://127.0.0.1:4000/devstoreaccount1", "fresh")
+      assert(rc == 2, err)
     end)
 
     it("is refused for another port", function()
-      local rc, _, err = slow.run_host({ script, dir, "http://127.0.0.1:5000/devstoreaccount1", "recover" })
+      local rc, _, err = open_only("http://127.0.0.1:5000/devstoreaccount1", "recover")
       assert.equals(64, rc, err)
       assert.truthy(err:find("LL_E_MANIFEST", 1, true), err)
     end)
 
     it("is refused for a port the recorded one is a prefix of", function()
-      local rc, _, err = slow.run_host({ script, dir, "http://127.0.0.1:40001/devstoreaccount1", "recover" })
+      local rc, _, err = open_only("http://127.0.0.1:40001/devstoreaccount1", "recover")
       assert.equals(64, rc, err)
       assert.truthy(err:find("LL_E_MANIFEST", 1, true), err)
     end)

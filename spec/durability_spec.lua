@@ -6,10 +6,7 @@ local slow = require "support.slow"
 
 local SCRIPT = [[
 local ll = require "leaselua"
-local dir = ...
-local cfg = %s
-cfg.evidence = dir
-local run = ll.open(cfg)
+local run = ll.open {}
 run:declare(0, "A")
 print("putting")
 local row, err = run:unbound("A"):put(0)
@@ -18,13 +15,12 @@ print("put returned " .. tostring(row and row.result_classification or err))
 
 local RECOVER = [[
 local ll = require "leaselua"
-local dir = ...
-local cfg = %s
-cfg.evidence = dir
-cfg.recover = true
-local run = ll.open(cfg)
-local rows = run:rows()
-print("reopened open_intents=" .. tostring(rows[#rows].open_intents))
+local run = ll.open { recover = true }
+local recovery -- the reopen's own row (the flow's plan row follows it)
+for _, r in ipairs(run:rows()) do
+  if r.record == "recovery" then recovery = r end
+end
+print("reopened open_intents=" .. tostring(recovery and recovery.open_intents))
 ]]
 
 -- Byte count of the lines of a ledger before the first intent line, and
@@ -43,20 +39,33 @@ local function has_intent(path)
 end
 
 describe("no request leaves without a durable intent", function()
-  local server, script, before, intent_len
+  local server, script, manifest, before, intent_len
+
+  -- The script run by the operator into a fresh evidence directory dir.
+  local function run_script(dir, opts)
+    local args, env = slow.operator(server, { script = script, evidence = dir, manifest = manifest })
+    return slow.run_host(args, { env = env, prefix = opts and opts.prefix })
+  end
+
+  -- The recovery script run by the operator on dir.
+  local function recover(dir)
+    local args, env = slow.operator(server, { script = slow.script(RECOVER), evidence = dir, recover = true })
+    return slow.run_host(args, { env = env })
+  end
 
   lazy_setup(function()
     server = slow.start { lifetime_ms = 40000 }
     -- The same run_id every time: the rows before the intent then have the
     -- same length in every pass (stamps, hashes and the port are fixed-width).
-    local manifest = {}
+    manifest = {}
     for k, v in pairs(helper.manifest_table) do manifest[k] = v end
     manifest.run_id = "run-durability-spec"
-    script = slow.script(SCRIPT:format(slow.open_source(server, { manifest = manifest })))
-    -- Pass 1, without a limit: measure.
+    script = slow.script(SCRIPT)
+    -- Pass 1, without a limit: measure. The script records no decision:
+    -- the host records HOLD (exit 2).
     local dir = helper.tmpdir() .. "/evidence"
-    local rc, out, err = slow.run_host({ script, dir })
-    assert(rc == 0, "pass 1 failed: " .. err)
+    local rc, out, err = run_script(dir)
+    assert(rc == 2, "pass 1 failed: " .. err)
     assert(out:find("put returned ACCEPTED_WRITE", 1, true), "pass 1: " .. out)
     before, intent_len = split_at_first_intent(dir .. "/protected/ledger.jsonl")
   end)
@@ -71,7 +80,7 @@ describe("no request leaves without a durable intent", function()
     local dir = helper.tmpdir() .. "/evidence"
     -- The limit ends exactly where the intent would start: write() fails
     -- with EFBIG (the host ignores SIGXFSZ).
-    local rc, out, err = slow.run_host({ script, dir }, { prefix = "prlimit --fsize=" .. before })
+    local rc, out, err = run_script(dir, { prefix = "prlimit --fsize=" .. before })
     assert.are_not.equal(0, rc)
     assert.truthy(err:find("LL_E_DURABILITY", 1, true), err)
     assert.truthy(err:find("nothing was sent", 1, true), err)
@@ -90,8 +99,9 @@ describe("no request leaves without a durable intent", function()
     assert.equals(0, vrc, verr)
     assert.truthy(vout:find("export matches the protected ledger", 1, true), vout)
     -- which reopens cleanly: there is no intent to doubt
-    local rrc, rout, rerr = slow.run_host({ slow.script(RECOVER:format(slow.open_source(server))), dir })
-    assert.equals(0, rrc, rerr)
+    -- (a recovery that records no decision: the host records HOLD, exit 2)
+    local rrc, rout, rerr = recover(dir)
+    assert.equals(2, rrc, rerr)
     assert.truthy(rout:find("reopened open_intents=0", 1, true), rout)
   end)
 
@@ -103,7 +113,7 @@ describe("no request leaves without a durable intent", function()
       dir = helper.tmpdir() .. "/evidence"
       -- Room for half the intent line: write() is short.
       local limit = before + intent_len // 2
-      rc, out, err = slow.run_host({ script, dir }, { prefix = "prlimit --fsize=" .. limit })
+      rc, out, err = run_script(dir, { prefix = "prlimit --fsize=" .. limit })
     end)
 
     it("sends nothing", function()
@@ -124,9 +134,8 @@ describe("no request leaves without a durable intent", function()
 
     it("leaves evidence that recovery can still judge", function()
       -- A short write is truncated away, so the files end on a whole row.
-      local rec = slow.script(RECOVER:format(slow.open_source(server)))
-      local rrc, rout, rerr = slow.run_host({ rec, dir })
-      assert.equals(0, rrc, rerr)
+      local rrc, rout, rerr = recover(dir)
+      assert.equals(2, rrc, rerr) -- no decision recorded by the script: HOLD
       assert.truthy(rout:find("reopened open_intents=", 1, true), rout)
     end)
   end)

@@ -4,23 +4,16 @@ local helper = require "helper"
 local slow = require "support.slow"
 local ll = require "leaselua"
 
--- The evidence every case tampers with: a short run against the slow
--- server, through the stock module (the embedding API takes the target).
-local function produce(server, dir)
-  local run = ll.open {
-    evidence = dir, manifest = helper.manifest_table, account_url = server.url,
-    container = slow.container, blob = "x.json", total_timeout_ms = 30000,
-    auth = { kind = "env" },
-  }
-  run:declare(0, "A")
-  local A = run:writer("A")
-  A:acquire { duration = -1 }
-  A:put(0)
-  run:read()
-  local decision, code = run:finish()
-  run:close()
-  return decision.decision, code
-end
+local SCRIPT = [[
+local ll = require "leaselua"
+local run = ll.open {}
+run:declare(0, "A")
+local A = run:writer("A")
+A:acquire { duration = -1 }
+A:put(0)
+run:read()
+print(run:finish().decision)
+]]
 
 local GENESIS = string.rep("0", 64)
 local TAIL = #',"row_hash":"' + 64 + #'"}'
@@ -93,8 +86,10 @@ describe("verify on tampered evidence", function()
   lazy_setup(function()
     server = slow.start { lifetime_ms = 40000 }
     original = helper.tmpdir() .. "/evidence"
-    local decision, code = produce(server, original)
-    assert(decision == "HOLD" and code == 2, "could not produce evidence: " .. tostring(decision))
+    local args, env = slow.operator(server, { script = slow.script(SCRIPT), evidence = original,
+      manifest = helper.manifest_table })
+    local rc, out, err = slow.run_host(args, { env = env })
+    assert(rc == 2 and out:find("HOLD", 1, true), "could not produce evidence: " .. rc .. " " .. out .. err)
     slow.stop(server)
     plines = slow.lines(original .. "/protected/ledger.jsonl")
     elines = slow.lines(original .. "/export/ledger.jsonl")

@@ -117,7 +117,9 @@ function M.host_env()
 end
 
 -- A Lua literal for a value made of strings, numbers, booleans and tables,
--- to embed data in a generated script.
+-- to embed data in a generated script (a stock-Lua embedder's ll.open
+-- table, say; a script run by the host takes its configuration from
+-- M.operator instead).
 function M.literal(v)
   local t = type(v)
   if t == "string" then return string.format("%q", v) end
@@ -134,16 +136,33 @@ function M.literal(v)
   return "{" .. table.concat(parts, ", ") .. "}"
 end
 
--- The open{} options of a script against server s, as Lua source.
-function M.open_source(s, fields)
-  local cfg = {
-    account_url = s.url,
-    container = M.container,
-    blob = "x.json",
-    total_timeout_ms = 30000,
+-- operator(s, o) -> args, env: how the operator runs a script against
+-- server s (DESIGN.md invariant 14): the target in the environment (the
+-- account URL, the lab container, blob o.blob or "x.json"; no CA file, no
+-- evidence root), then o.script (if given) and the options --timeout-ms
+-- 30000, --evidence o.evidence, and --manifest (o.manifest, a table
+-- written to a temporary file) or --recover (o.recover), then o.args.
+-- Pass env as run_host's or spawn_host's opts.env.
+function M.operator(s, o)
+  local args = {}
+  if o.script then args[#args + 1] = o.script end
+  for _, a in ipairs { "--timeout-ms", "30000", "--evidence", assert(o.evidence, "operator: no evidence") } do
+    args[#args + 1] = a
+  end
+  if o.manifest then
+    args[#args + 1] = "--manifest"
+    args[#args + 1] = helper.write(helper.tmpdir() .. "/manifest.json", require("cjson").encode(o.manifest))
+  end
+  if o.recover then args[#args + 1] = "--recover" end
+  for _, a in ipairs(o.args or {}) do args[#args + 1] = a end
+  local env = {
+    AZURE_STORAGE_ACCOUNT_URL = s.url or s,
+    AZURE_STORAGE_CONTAINER = M.container,
+    AZURE_STORAGE_BLOB = o.blob or "x.json",
+    LEASELUA_CA_FILE = false,
+    LEASELUA_EVIDENCE_ROOT = false,
   }
-  for k, v in pairs(fields or {}) do cfg[k] = v end
-  return M.literal(cfg)
+  return args, env
 end
 
 -- Writes a script into a fresh temporary directory; returns its path.
