@@ -1,6 +1,7 @@
 /* Test builds only (-DLEASELUA_FAILALLOC=ON): the hooks of the
- * allocation-failure sweep (tests/failalloc/sweep.lua). A release module
- * has none of these functions. */
+ * allocation-failure sweep (tests/failalloc/sweep.lua), as the module
+ * `require "leaselua.failalloc"` (package.preload), so the leaselua table
+ * itself is the same as a release's. A release has none of this. */
 #include "l_common.h"
 
 #ifdef LEASELUA_FAILALLOC
@@ -9,7 +10,7 @@
 #include "alloc.h"
 #include "verify.h"
 
-/* leaselua._failalloc(n): the nth counted allocation from now fails, once;
+/* failalloc.arm(n): the nth counted allocation from now fails, once;
  * 0 disarms. Returns the allocations seen and whether the armed one failed,
  * since the previous arm. */
 static int l_failalloc(lua_State *L) {
@@ -23,14 +24,14 @@ static int l_failalloc(lua_State *L) {
   return 2;
 }
 
-/* leaselua._allocs() -> allocations since the last arm, fired */
+/* failalloc.allocs() -> allocations since the last arm, fired */
 static int l_allocs(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)ll_failalloc_count());
   lua_pushboolean(L, ll_failalloc_fired());
   return 2;
 }
 
-/* leaselua._verify(dir[, export_only]) -> code name, message, decision:
+/* failalloc.verify(dir[, export_only]) -> code name, message, decision:
  * ll_verify_dir in-process ("LL_OK" when consistent). */
 static int l_verify(lua_State *L) {
   const char *dir = luaL_checkstring(L, 1);
@@ -46,7 +47,7 @@ static int l_verify(lua_State *L) {
   return 3;
 }
 
-/* leaselua._leakcheck() -> true when LeakSanitizer finds memory leaked
+/* failalloc.leakcheck() -> true when LeakSanitizer finds memory leaked
  * so far (and prints it); false without one, or without ASan. Lets the
  * sweep name the N that leaked, not only the process. */
 #ifdef __SANITIZE_ADDRESS__
@@ -61,13 +62,24 @@ static int l_leakcheck(lua_State *L) {
   return 1;
 }
 
-void ll_lua_register_failalloc(lua_State *L) {
-  static const luaL_Reg f[] = {{"_failalloc", l_failalloc},
-                               {"_allocs", l_allocs},
-                               {"_verify", l_verify},
-                               {"_leakcheck", l_leakcheck},
+static int open_failalloc(lua_State *L) {
+  static const luaL_Reg f[] = {{"arm", l_failalloc},
+                               {"allocs", l_allocs},
+                               {"verify", l_verify},
+                               {"leakcheck", l_leakcheck},
                                {NULL, NULL}};
-  luaL_setfuncs(L, f, 0);
+  luaL_newlib(L, f);
+  return 1;
+}
+
+void ll_lua_register_failalloc(lua_State *L) {
+  int top = lua_gettop(L);
+  if (lua_getglobal(L, "package") == LUA_TTABLE &&
+      lua_getfield(L, -1, "preload") == LUA_TTABLE) {
+    lua_pushcfunction(L, open_failalloc);
+    lua_setfield(L, -2, "leaselua.failalloc");
+  }
+  lua_settop(L, top);
 }
 #else
 void ll_lua_register_failalloc(lua_State *L) {

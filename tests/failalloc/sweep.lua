@@ -14,7 +14,8 @@ local ll = require "leaselua"
 -- a sanitizer that finds a leak at exit ends the process without flushing
 io.stdout:setvbuf("line")
 
-if not ll._failalloc then
+local have, fa = pcall(require, "leaselua.failalloc")
+if not have then
   io.stderr:write("sweep: this leaselua.so has no allocation-failure hooks: build it with -DLEASELUA_FAILALLOC=ON\n")
   os.exit(64)
 end
@@ -77,9 +78,9 @@ local function run_once(dir, n)
   end
   local chunk = assert(loadfile(SCRIPT, "t", env))
   _G.print = quiet -- the flow's lib.out prints one line per step
-  ll._failalloc(n)
+  fa.arm(n)
   local ok, res = pcall(chunk)
-  local seen, fired = ll._failalloc(0)
+  local seen, fired = fa.arm(0)
   _G.print = real_print
   collectgarbage()
   local ending
@@ -118,7 +119,7 @@ local baseline
 for i = 1, 2 do
   local dir = base .. "/baseline" .. i
   baseline = run_once(dir, 0)
-  local bcode, bmsg, bdec = ll._verify(dir)
+  local bcode, bmsg, bdec = fa.verify(dir)
   if baseline.ending ~= "ACCEPT" or bcode ~= "LL_OK" or bdec ~= "ACCEPT" then
     io.stderr:write(string.format("sweep: the complete run did not ACCEPT and verify (%s; verify %s %s %s)\n",
       baseline.ending .. " " .. baseline.message, bcode, bmsg, bdec))
@@ -169,7 +170,7 @@ while n <= opts.last do
     count.other = count.other + 1
     bad[#bad + 1] = string.format("N=%d: ended %s, not HOLD or LL_E_NOMEM: %s", n, r.ending, r.message)
   end
-  local code, msg, dec = ll._verify(dir)
+  local code, msg, dec = fa.verify(dir)
   if code == "LL_OK" then
     count.verified = count.verified + 1
     if dec == "ACCEPT" then count.accept_then_failed = count.accept_then_failed + 1 end
@@ -183,7 +184,7 @@ while n <= opts.last do
     bad[#bad + 1] = string.format("N=%d: verify answered %s %q", n, code, msg)
   end
   remove(dir)
-  if leakcheck and count.runs % leakcheck == 0 and ll._leakcheck() then
+  if leakcheck and count.runs % leakcheck == 0 and fa.leakcheck() then
     bad[#bad + 1] = string.format("N in (%d, %d]: LeakSanitizer found a leak", n - leakcheck * opts.stride, n)
   end
   if count.runs % 2000 == 0 then
@@ -195,15 +196,15 @@ end
 
 -- verify itself, on the complete run's evidence, with its Nth allocation
 -- failing: consistent or LL_E_NOMEM (exit 70), never a false alarm.
-ll._failalloc(0)
-ll._verify(complete)
-local vtotal = ll._failalloc(0)
+fa.arm(0)
+fa.verify(complete)
+local vtotal = fa.arm(0)
 local vcount = { fired = 0, nomem = 0 }
 local vn = opts.offset
 while vn <= opts.last do
-  ll._failalloc(vn)
-  local code, msg, dec = ll._verify(complete)
-  local _, fired = ll._failalloc(0)
+  fa.arm(vn)
+  local code, msg, dec = fa.verify(complete)
+  local _, fired = fa.arm(0)
   if not fired then
     if code ~= "LL_OK" or dec ~= "ACCEPT" then
       bad[#bad + 1] = string.format("verify N=%d: nothing injected, yet %s %q", vn, code, msg)
