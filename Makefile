@@ -2,7 +2,10 @@
 #   make build        install what is missing, configure and build (build/)
 #   make check        build, ctest, luacheck, busted specs against Azurite
 #   make check-asan   ASan+UBSan build in build-asan/, ctest, the replay specs and
-#                     the hostile-value sweep (tools/asan-specs.sh)
+#                     the hostile-value sweep (tools/asan-specs.sh), and the
+#                     allocation-failure sweep at a stride (FAILALLOC_STRIDE)
+#   make failalloc    the whole allocation-failure sweep under ASan+UBSan
+#                     (every N; docs/RELIABILITY.md)
 #   make demo         build, then the handoff demo against a fresh Azurite
 #   make fixtures     re-record fixtures/emulator from a fresh Azurite, regenerate
 #                     fixtures/documented, then replay them all offline
@@ -18,11 +21,11 @@ BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 JOBS ?= 2
 FORMAT_FILES := $(wildcard core/*.[ch] bindings/*.[ch] tests/*.[ch] tests/fuzz/*.c)
-LUA_DIRS := $(wildcard scripts spec bindings)
+LUA_DIRS := $(wildcard scripts spec bindings tests)
 
-.PHONY: deps build check lint specs check-asan demo bench clean format format-check
+.PHONY: deps build check lint specs check-asan asan-build demo bench clean format format-check
 .PHONY: fixtures
-.PHONY: drills fuzz-smoke valgrind
+.PHONY: drills fuzz-smoke valgrind failalloc
 
 deps:
 	tools/deps.sh
@@ -44,11 +47,23 @@ lint:
 specs:
 	BUILD_DIR=$(BUILD_DIR) tools/run-specs.sh
 
-check-asan: deps
-	cmake -S . -B $(ASAN_DIR) -DLEASELUA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+# The ASan build also carries the allocation-failure hooks (a test build:
+# LEASELUA_FAILALLOC is never on in build/ or a release).
+asan-build: deps
+	cmake -S . -B $(ASAN_DIR) -DLEASELUA_SANITIZE=ON -DLEASELUA_FAILALLOC=ON \
+	  -DCMAKE_BUILD_TYPE=Debug
 	cmake --build $(ASAN_DIR) -j$(JOBS)
+
+# CI runs every FAILALLOC_STRIDE-th allocation point from an offset drawn
+# afresh each run (printed, to reproduce); `make failalloc` runs them all.
+FAILALLOC_STRIDE ?= 41
+check-asan: asan-build
 	ASAN_OPTIONS=detect_leaks=1 ctest --test-dir $(ASAN_DIR) --output-on-failure
 	BUILD_DIR=$(ASAN_DIR) tools/asan-specs.sh
+	BUILD_DIR=$(ASAN_DIR) tools/failalloc.sh --stride $(FAILALLOC_STRIDE) --offset random
+
+failalloc: asan-build
+	BUILD_DIR=$(ASAN_DIR) tools/failalloc.sh
 
 demo: build
 	BUILD_DIR=$(BUILD_DIR) tools/demo.sh

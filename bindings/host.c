@@ -25,7 +25,10 @@
 static const char usage[] =
     "usage: leaselua SCRIPT [operator options] [script options]\n"
     "                                   run a script in the sandbox\n"
-    "       leaselua verify DIR         check an evidence directory\n"
+    "       leaselua verify [--export-only] DIR   check an evidence "
+    "directory\n"
+    "                                   (exit 0 consistent, 2 inconsistent: "
+    "not the decision)\n"
     "       leaselua report DIR         write report.html and summary.md "
     "into DIR\n"
     "       leaselua dev-token [SECS]   an unsigned JWT for Azurite's --oauth "
@@ -240,13 +243,8 @@ int main(int argc, char **argv) {
     }
     return ll_report_main(argv[2], stdout, stderr);
   }
-  if (strcmp(argv[1], "verify") == 0) {
-    if (argc != 3) {
-      fputs(usage, stderr);
-      return 64;
-    }
-    return ll_verify_main(argv[2], stdout, stderr);
-  }
+  if (strcmp(argv[1], "verify") == 0) /* its own arguments and exit codes */
+    return ll_verify_main(argc - 2, argv + 2, stdout, stderr);
   if (argv[1][0] == '-') {
     fprintf(stderr, "leaselua: unknown option %s: see leaselua --help\n",
             argv[1]);

@@ -74,5 +74,8 @@ lua_Integer ll_lua_arg_int(lua_State *L, int idx, const char *fn,
 int luaopen_leaselua_run(lua_State *L); /* adds open/ledger/verify to the
                                            module table at -1 */
 int ll_lua_open_module(lua_State *L);   /* luaopen body */
+/* In a LEASELUA_FAILALLOC build, offers the allocation-failure sweep's
+ * hooks as package.preload["leaselua.failalloc"]; nothing otherwise. */
+void ll_lua_register_failalloc(lua_State *L);
 
 #endif

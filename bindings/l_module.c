@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "auth.h"
 #include "hash.h"
 #include "http.h"
@@ -171,6 +172,7 @@ static const luaL_Reg funcs[] = {{"versions", l_versions},
                                  {NULL, NULL}};
 
 int ll_lua_open_module(lua_State *L) {
+  ll_alloc_init(); /* cJSON counts its failed allocations from here on */
   ll_lua_error_mt(L);
   luaL_newlib(L, funcs);
   lua_pushliteral(L, "leaselua");
@@ -178,5 +180,6 @@ int ll_lua_open_module(lua_State *L) {
   lua_pushliteral(L, LL_VERSION);
   lua_setfield(L, -2, "_VERSION");
   ll_lua_register_run(L);
+  ll_lua_register_failalloc(L); /* test builds only */
   return 1;
 }

@@ -236,7 +236,7 @@ static void discrepancy(const ll_model *m, const cJSON *row, cJSON *d,
     cJSON_AddStringToObject(item, "explained_by", dev);
   else
     cJSON_AddNullToObject(item, "explained_by");
-  cJSON_AddItemToArray(list, item);
+  ll_json_push(list, item); /* deleted if the list was never made */
 }
 
 void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {

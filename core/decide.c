@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "model_impl.h"
 
 extern const char ll_known_deviations_json[];
@@ -80,7 +81,7 @@ cJSON *ll_model_reconcile_row(const ll_model *m, ll_error *err) {
   const cJSON *d;
   cJSON_ArrayForEach(d, m->doubts) {
     const cJSON *rv = cJSON_GetObjectItemCaseSensitive(d, "revision");
-    if (strcmp(ll_json_str(d, "operation"), "Put Blob") == 0 &&
+    if (strcmp(ll_json_pstr(d, "operation"), "Put Blob") == 0 &&
         cJSON_IsNumber(rv) && (long)rv->valuedouble == found && found >= 0)
       doubtful_found = 1;
   }
@@ -105,7 +106,7 @@ cJSON *ll_model_reconcile_row(const ll_model *m, ll_error *err) {
   cJSON_AddStringToObject(r, "content_sha256", m->last_read_sha);
   cJSON_AddNumberToObject(r, "content_revision", found);
   cJSON_AddNumberToObject(r, "accepted_revision", ep->last_accepted);
-  cJSON_AddItemToObject(r, "doubts", cJSON_Duplicate(m->doubts, 1));
+  ll_json_add(r, "doubts", cJSON_Duplicate(m->doubts, 1));
   cJSON_AddStringToObject(r, "result", res);
   return r;
 }
@@ -115,12 +116,51 @@ static void missing(cJSON *reasons, int ok, const char *what) {
     ll_model_add_reason(reasons, "ownership not proven: no %s", what);
 }
 
-ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
-                            const char **window) {
+static int final_content_ok(const ll_epoch_state *ep) {
+  return ep->content_read_after_last_write && ep->last_accepted >= 0 &&
+         ep->content_revision == ep->last_accepted && ep->unreconciled < 0;
+}
+
+/* Nothing stands against ACCEPT, from the fold's counts alone (never from
+ * the length of a list of reasons): no allocation failed, no doubt, no
+ * EVIDENCE_ERROR, no unexplained discrepancy, no HOLD or RECONCILE reason,
+ * no poll HOLD, no doubtful write or acquire left unsettled. */
+static int nothing_against(const ll_model *m) {
   const ll_epoch_state *ep = &m->ep;
-  cJSON *hold = cJSON_Duplicate(m->hold_reasons, 1);
-  cJSON *rec = cJSON_Duplicate(m->reconcile_reasons, 1);
+  return !m->oom && m->have_manifest && m->doubts &&
+         cJSON_GetArraySize(m->doubts) == 0 && m->evidence_errors == 0 &&
+         m->unexplained == 0 && m->n_hold == 0 && m->n_reconcile == 0 &&
+         !ep->poll_hold[0] && !m->abandoned[0] && !ep->content_uncertain &&
+         !(ep->new_acquire_doubtful && !ep->new_acquired);
+}
+
+/* The positive chain of DESIGN.md section 5, element by element: ACCEPT is
+ * computed from this, and only this, being complete. */
+static int chain_complete(const ll_model *m) {
+  const ll_epoch_state *ep = &m->ep;
+  if (!nothing_against(m) || ep->epoch < 1)
+    return 0;
+  if (ep->destructive) /* the unlocked-gap control's own narrow chain */
+    return ep->saw_broken && ep->gap_write_rev >= 0 && ep->gap_readback;
+  return ep->saw_breaking && ep->saw_broken_after_breaking &&
+         ep->stale_rejected_after_broken && ep->new_acquired &&
+         ep->new_holder[0] && ep->old_holder[0] &&
+         strcmp(ep->new_holder, ep->old_holder) != 0 &&
+         ep->new_write_readback && ep->new_write_rev >= 0 &&
+         ep->old_rejected_under_new && final_content_ok(ep);
+}
+
+#define LOST "a reason whose text could not be kept (out of memory)"
+
+/* The reasons' text: what the decision is, and why. ACCEPT comes only from
+ * chain_complete(); an empty list is never taken to mean it. */
+static ll_decision fold(const ll_model *m, cJSON *hold, cJSON *rec,
+                        cJSON **out_reasons) {
+  const ll_epoch_state *ep = &m->ep;
   const cJSON *d;
+  if (m->oom)
+    ll_model_add_reason(hold, "an allocation failed while folding the "
+                              "evidence: the run's state is not trustworthy");
   cJSON_ArrayForEach(d, m->doubts) {
     ll_model_add_reason(hold, "event %s (%s by %s): %s, not reconciled",
                         ll_json_pstr(d, "event_id"),
@@ -142,72 +182,106 @@ ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
   if (m->abandoned[0])
     ll_model_add_reason(hold, "%s", m->abandoned);
   ll_harm_decide_reasons(m, hold); /* invariant 15's stop comes first */
-  *window = m->window_reproduced_any     ? "REPRODUCED"
-            : m->window_inconclusive_any ? "INCONCLUSIVE_WINDOW"
-                                         : "NOT_ATTEMPTED";
-  ll_decision dec;
-  cJSON *reasons;
-  if (cJSON_GetArraySize(hold) > 0) {
-    dec = LL_DEC_HOLD;
-    reasons = hold;
+  if (cJSON_GetArraySize(hold) > 0 || m->n_hold > 0) {
     /* HOLD wins, but what RECONCILE would have said is still shown */
     const cJSON *it;
     cJSON_ArrayForEach(it, rec) {
-      ll_model_add_reason(reasons, "also to reconcile: %s", it->valuestring);
+      ll_model_add_reason(hold, "also to reconcile: %s", it->valuestring);
     }
     cJSON_Delete(rec);
-  } else if (cJSON_GetArraySize(rec) > 0) {
-    dec = LL_DEC_RECONCILE;
-    reasons = rec;
+    if (cJSON_GetArraySize(hold) == 0)
+      ll_model_add_reason(hold, "%s", LOST);
+    *out_reasons = hold;
+    return LL_DEC_HOLD;
+  }
+  if (cJSON_GetArraySize(rec) > 0 || m->n_reconcile > 0) {
     cJSON_Delete(hold);
+    if (cJSON_GetArraySize(rec) == 0)
+      ll_model_add_reason(rec, "%s", LOST);
+    *out_reasons = rec;
+    return LL_DEC_RECONCILE;
+  }
+  cJSON_Delete(rec);
+  cJSON *reasons = hold; /* empty */
+  *out_reasons = reasons;
+  /* a break is in effect if it was acknowledged, or if breaking was
+   * observed (its acknowledgement may have been lost) */
+  int needs_broken = (ep->break_period >= 0 || ep->saw_breaking) &&
+                     !ep->saw_broken_after_breaking;
+  if (needs_broken && strcmp(ep->obs_state, "breaking") == 0 &&
+      strcmp(ep->obs_status, "locked") == 0) {
+    ll_model_add_reason(reasons,
+                        "latest fresh observation (event %s) is "
+                        "breaking/locked; the flow needs broken",
+                        ep->obs_event);
+    return LL_DEC_WAIT;
+  }
+  if (ep->destructive) {
+    missing(reasons, ep->saw_broken, "fresh broken/unlocked observation");
+    missing(reasons, ep->gap_write_rev >= 0,
+            "unconditioned write accepted in the gap");
+    missing(reasons, ep->gap_readback, "read-back of the gap write");
   } else {
+    missing(reasons, ep->saw_breaking, "fresh breaking observation");
+    missing(reasons, ep->saw_broken_after_breaking,
+            "fresh broken/unlocked observation after breaking");
+    missing(reasons, ep->stale_rejected_after_broken,
+            "stale-lease write rejected after broken");
+    missing(reasons, ep->new_acquired, "captured acquire by the new holder");
+    missing(reasons, ep->new_write_readback,
+            "new-holder write accepted and read back");
+    missing(reasons, ep->old_rejected_under_new,
+            "old-holder write rejected under the new lease");
+    if (!final_content_ok(ep))
+      ll_model_add_reason(reasons, "final content not read back equal to "
+                                   "the last accepted revision");
+  }
+  if (chain_complete(m))
+    return LL_DEC_ACCEPT;
+  /* the chain is incomplete: HOLD, with a reason even where the list above
+   * names none (a lifecycle never started, a holder never named) */
+  if (cJSON_GetArraySize(reasons) == 0)
+    ll_model_add_reason(reasons, "ownership not proven: the evidence chain "
+                                 "of DESIGN.md section 5 is incomplete");
+  return LL_DEC_HOLD;
+}
+
+ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
+                            const char **window) {
+  unsigned long mark = ll_alloc_failures();
+  cJSON *hold = cJSON_Duplicate(m->hold_reasons, 1);
+  cJSON *rec = cJSON_Duplicate(m->reconcile_reasons, 1);
+  cJSON *reasons = NULL;
+  *window = m->window_reproduced_any     ? "REPRODUCED"
+            : m->window_inconclusive_any ? "INCONCLUSIVE_WINDOW"
+                                         : "NOT_ATTEMPTED";
+  ll_decision dec = LL_DEC_HOLD;
+  if (hold && rec) {
+    dec = fold(m, hold, rec, &reasons);
+  } else {
+    cJSON_Delete(hold);
     cJSON_Delete(rec);
-    reasons = hold; /* empty */
-    /* a break is in effect if it was acknowledged, or if breaking was
-     * observed (its acknowledgement may have been lost) */
-    int needs_broken = (ep->break_period >= 0 || ep->saw_breaking) &&
-                       !ep->saw_broken_after_breaking;
-    if (needs_broken && strcmp(ep->obs_state, "breaking") == 0 &&
-        strcmp(ep->obs_status, "locked") == 0) {
-      dec = LL_DEC_WAIT;
-      ll_model_add_reason(reasons,
-                          "latest fresh observation (event %s) is "
-                          "breaking/locked; the flow needs broken",
-                          ep->obs_event);
-    } else if (ep->destructive) {
-      /* the unlocked-gap control has its own, equally narrow chain */
-      missing(reasons, ep->saw_broken, "fresh broken/unlocked observation");
-      missing(reasons, ep->gap_write_rev >= 0,
-              "unconditioned write accepted in the gap");
-      missing(reasons, ep->gap_readback, "read-back of the gap write");
-      dec = cJSON_GetArraySize(reasons) > 0 ? LL_DEC_HOLD : LL_DEC_ACCEPT;
-    } else {
-      int content_ok = ep->content_read_after_last_write &&
-                       ep->content_revision == ep->last_accepted &&
-                       ep->unreconciled < 0;
-      missing(reasons, ep->saw_breaking, "fresh breaking observation");
-      missing(reasons, ep->saw_broken_after_breaking,
-              "fresh broken/unlocked observation after breaking");
-      missing(reasons, ep->stale_rejected_after_broken,
-              "stale-lease write rejected after broken");
-      missing(reasons, ep->new_acquired, "captured acquire by the new holder");
-      missing(reasons, ep->new_write_readback,
-              "new-holder write accepted and read back");
-      missing(reasons, ep->old_rejected_under_new,
-              "old-holder write rejected under the new lease");
-      if (!content_ok)
-        ll_model_add_reason(reasons, "final content not read back equal to "
-                                     "the last accepted revision");
-      dec = cJSON_GetArraySize(reasons) > 0 ? LL_DEC_HOLD : LL_DEC_ACCEPT;
-    }
+  }
+  /* A decision whose reasons could not all be written is not a decision:
+   * HOLD, and no list (the caller reports LL_E_NOMEM). */
+  if (!reasons || ll_alloc_failed_since(mark)) {
+    cJSON_Delete(reasons);
+    *out_reasons = NULL;
+    return LL_DEC_HOLD;
   }
   *out_reasons = reasons;
   return dec;
 }
 
 const char *ll_model_hold_reason(const ll_model *m) {
+  if (m->oom)
+    return "an allocation failed while folding the evidence: the run's state "
+           "is not trustworthy";
   const cJSON *first = cJSON_GetArrayItem(m->hold_reasons, 0);
-  return cJSON_IsString(first) ? first->valuestring : NULL;
+  if (cJSON_IsString(first))
+    return first->valuestring;
+  /* counted but its text lost: still a HOLD that nothing lifts */
+  return m->n_hold > 0 ? LOST : NULL;
 }
 
 int ll_model_accept_reachable(const ll_model *m, const char **why) {
@@ -216,8 +290,10 @@ int ll_model_accept_reachable(const ll_model *m, const char **why) {
   if (!held)
     held = ll_model_hold_reason(m);
   const cJSON *rec = cJSON_GetArrayItem(m->reconcile_reasons, 0);
-  if (held || cJSON_IsString(rec)) {
-    *why = held ? held : rec->valuestring;
+  if (held || m->n_reconcile > 0) {
+    *why = held                  ? held
+           : cJSON_IsString(rec) ? rec->valuestring
+                                 : "a RECONCILE reason stands";
     return 0;
   }
   if (!ep->destructive && ep->saw_broken && !ep->saw_breaking) {
@@ -253,7 +329,7 @@ char *ll_model_statement(const ll_model *m, ll_decision d) {
              "entered the gap and its Put Blob of revision %ld was accepted "
              "and read back. A lease break alone does not fence writers. %s",
              m->ep.gap_write_rev, tail);
-    return strdup(buf);
+    return ll_strdup(buf);
   }
   if (d == LL_DEC_ACCEPT) {
     const ll_epoch_state *ep = &m->ep;
@@ -266,7 +342,7 @@ char *ll_model_statement(const ll_model *m, ll_decision d) {
              "content matched the accepted-write ledger. %s",
              m->api_version, ep->old_holder, ep->new_holder, ep->new_holder,
              ep->old_holder, tail);
-    return strdup(buf);
+    return ll_strdup(buf);
   }
   body = d == LL_DEC_WAIT   ? "WAIT: the lease is still observed breaking; "
                               "ownership has not moved."
@@ -275,5 +351,5 @@ char *ll_model_statement(const ll_model *m, ll_decision d) {
                             : "RECONCILE: content or ownership cannot be "
                               "safely inferred; resolve before any mutation.";
   snprintf(buf, sizeof buf, "%s %s", body, tail);
-  return strdup(buf);
+  return ll_strdup(buf);
 }

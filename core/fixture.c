@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "fixture_impl.h"
 
 const char *const fx_request_headers[] = {"x-ms-version",
@@ -392,7 +393,13 @@ ll_status fx_load(const char *text, size_t len, const char *name, fx_fixture *f,
                   ll_error *err) {
   memset(f, 0, sizeof *f);
   ctx c = {name ? name : "(text)", 0, err};
+  ll_alloc_init();
+  unsigned long mark = ll_alloc_failures();
   cJSON *j = cJSON_ParseWithLength(text, len);
+  if (ll_alloc_failed_since(mark)) { /* not the fixture's fault */
+    cJSON_Delete(j);
+    return ll_fail(err, LL_E_NOMEM, "out of memory loading fixture %s", c.name);
+  }
   if (!j) {
     const char *at = cJSON_GetErrorPtr();
     long off = at && at >= text && at <= text + len ? (long)(at - text) : -1;

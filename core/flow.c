@@ -24,7 +24,7 @@ static int is(const cJSON *row, const char *k, const char *v) {
   return x && strcmp(x, v) == 0;
 }
 
-ll_status ll_run_reconcile(ll_run *r, const char *step, cJSON **out_row,
+static ll_status reconcile(ll_run *r, const char *step, cJSON **out_row,
                            ll_error *err) {
   cJSON *p = NULL, *g = NULL;
   char label[96];
@@ -41,7 +41,7 @@ ll_status ll_run_reconcile(ll_run *r, const char *step, cJSON **out_row,
     return st;
   cJSON *row = ll_model_reconcile_row(r->model, err);
   if (!row)
-    return err->code;
+    return LL_E_NOMEM;
   cJSON_AddStringToObject(row, "step", step ? step : "reconcile");
   st = ll_run_append(r, row, err);
   cJSON_Delete(row);
@@ -50,7 +50,7 @@ ll_status ll_run_reconcile(ll_run *r, const char *step, cJSON **out_row,
   return st;
 }
 
-ll_status ll_run_probe(ll_run *r, const char *writer, long revision,
+static ll_status probe(ll_run *r, const char *writer, long revision,
                        cJSON **out_finding, ll_error *err) {
   cJSON *before = NULL, *put = NULL, *after = NULL;
   const char *reason = NULL;
@@ -168,7 +168,7 @@ static ll_status poll_finding(ll_run *r, const char *result, const char *reason,
   return st;
 }
 
-ll_status ll_run_wait_broken(ll_run *r, const ll_poll_options *opts,
+static ll_status wait_broken(ll_run *r, const ll_poll_options *opts,
                              cJSON **out, ll_error *err) {
   ll_poll_options o = opts ? *opts : (ll_poll_options){0};
   double brk_end = 0;
@@ -285,7 +285,9 @@ ll_status ll_run_record_decision(ll_run *r, cJSON **out, ll_error *err) {
   }
   if (st == LL_OK) {
     cJSON *d = cJSON_Duplicate(*out, 1);
-    st = ll_ledger_write_json(r->ledger, "decision.json", d, err);
+    st = ll_run_check_alloc(r, err); /* no decision.json from a bad copy */
+    if (st == LL_OK)
+      st = ll_ledger_write_json(r->ledger, "decision.json", d, err);
     cJSON_Delete(d);
   }
   if (st == LL_OK) {
@@ -299,9 +301,11 @@ ll_status ll_run_record_decision(ll_run *r, cJSON **out, ll_error *err) {
   return st;
 }
 
-ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
+static ll_status decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   ll_status st;
   *out = NULL;
+  if (r->dead)
+    return ll_run_dead(r, err);
   if (record && r->decision >= 0)
     return ll_fail(err, LL_E_ORDER,
                    "the decision is already recorded: a run is finished once");
@@ -318,17 +322,18 @@ ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   cJSON *reasons = NULL;
   const char *window = NULL;
   ll_decision d = ll_model_decide(r->model, &reasons, &window);
-  cJSON_ReplaceItemInObjectCaseSensitive(
-      row, "decision", cJSON_CreateString(ll_decision_name(d)));
-  cJSON_ReplaceItemInObjectCaseSensitive(row, "reasons", reasons);
-  cJSON_ReplaceItemInObjectCaseSensitive(row, "window_finding",
-                                         cJSON_CreateString(window));
+  if (!reasons) {
+    cJSON_Delete(row);
+    return ll_fail(err, LL_E_NOMEM, "out of memory deciding");
+  }
+  ll_json_set(row, "decision", cJSON_CreateString(ll_decision_name(d)));
+  ll_json_set(row, "reasons", reasons);
+  ll_json_set(row, "window_finding", cJSON_CreateString(window));
   char *stmt = ll_model_statement(r->model, d);
-  cJSON_ReplaceItemInObjectCaseSensitive(row, "statement",
-                                         cJSON_CreateString(stmt ? stmt : ""));
+  ll_json_set(row, "statement", cJSON_CreateString(stmt ? stmt : ""));
   free(stmt);
-  cJSON_ReplaceItemInObjectCaseSensitive(
-      row, "open_doubts", cJSON_CreateNumber(ll_model_doubts(r->model)));
+  ll_json_set(row, "open_doubts",
+              cJSON_CreateNumber(ll_model_doubts(r->model)));
   ll_model_stop_fields(r->model, row);
   /* Preview only (never recorded): can further steps still reach ACCEPT? */
   const char *why = NULL;
@@ -338,4 +343,29 @@ ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
     cJSON_AddStringToObject(row, "out_of_reach", why);
   *out = row;
   return LL_OK;
+}
+
+/* The public steps: each ends in ll_run_settle, so an allocation that
+ * failed anywhere inside one is LL_E_NOMEM and ends the run. */
+ll_status ll_run_reconcile(ll_run *r, const char *step, cJSON **out_row,
+                           ll_error *err) {
+  ll_status st = reconcile(r, step, out_row, err);
+  return ll_run_settle(r, st, out_row, err);
+}
+
+ll_status ll_run_probe(ll_run *r, const char *writer, long revision,
+                       cJSON **out_finding, ll_error *err) {
+  ll_status st = probe(r, writer, revision, out_finding, err);
+  return ll_run_settle(r, st, out_finding, err);
+}
+
+ll_status ll_run_wait_broken(ll_run *r, const ll_poll_options *opts,
+                             cJSON **out, ll_error *err) {
+  ll_status st = wait_broken(r, opts, out, err);
+  return ll_run_settle(r, st, out, err);
+}
+
+ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {
+  ll_status st = decide(r, record, out, err);
+  return ll_run_settle(r, st, out, err);
 }

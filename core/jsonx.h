@@ -34,4 +34,40 @@ static inline double ll_json_double(const cJSON *o, const char *k,
   return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
+/* Adds item to o under k, or deletes it: cJSON_AddItemToObject leaves the
+ * item to the caller when it cannot copy the key (out of memory), and a
+ * fresh item has no other owner. Returns 1 when added. */
+static inline int ll_json_add(cJSON *o, const char *k, cJSON *item) {
+  if (!item)
+    return 0;
+  if (cJSON_AddItemToObject(o, k, item))
+    return 1;
+  cJSON_Delete(item);
+  return 0;
+}
+
+/* Sets o[k] to item, replacing or adding, or deletes item: a replace that
+ * finds no such key (an earlier add lost to a failed allocation) leaves
+ * the item to the caller too. Returns 1 when set. */
+static inline int ll_json_set(cJSON *o, const char *k, cJSON *item) {
+  if (!item)
+    return 0;
+  if (!cJSON_GetObjectItemCaseSensitive(o, k))
+    return ll_json_add(o, k, item);
+  if (cJSON_ReplaceItemInObjectCaseSensitive(o, k, item))
+    return 1;
+  cJSON_Delete(item);
+  return 0;
+}
+
+/* The same for an array (which fails only when a is NULL). */
+static inline int ll_json_push(cJSON *a, cJSON *item) {
+  if (!item)
+    return 0;
+  if (cJSON_AddItemToArray(a, item))
+    return 1;
+  cJSON_Delete(item);
+  return 0;
+}
+
 #endif

@@ -14,7 +14,9 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "hash.h"
+#include "jsonx.h"
 #include "ledger_impl.h"
 #include "sanitize.h"
 
@@ -56,10 +58,8 @@ ll_status ll_ledger_build_row(const cJSON *src, long seq, const char *prev,
         strcmp(c->string, "prev_hash") == 0 ||
         strcmp(c->string, "row_hash") == 0)
       continue;
-    cJSON *dup = cJSON_Duplicate(c, 1);
-    if (!dup)
+    if (!ll_json_add(obj, c->string, cJSON_Duplicate(c, 1)))
       goto nomem;
-    cJSON_AddItemToObject(obj, c->string, dup);
   }
   if (!cJSON_AddStringToObject(obj, "prev_hash", prev))
     goto nomem;
@@ -357,6 +357,7 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
   built_row p = {0}, e = {0};
   cJSON *san = NULL;
   ll_status st;
+  unsigned long mark = ll_alloc_failures();
   if (out_seq)
     *out_seq = 0;
   if (!l || !cJSON_IsObject(row))
@@ -384,6 +385,12 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
   if ((st = ll_ledger_scan_line(l, p.line, p.len, 0, "protected row", err)) ||
       (st = ll_ledger_scan_line(l, e.line, e.len, 1, "export row", err)))
     goto cleanup;
+  /* Not one byte of a row built across a failed allocation reaches a file
+   * (a cJSON call that cannot say so may have dropped a field). */
+  if (ll_alloc_failed_since(mark)) {
+    st = ll_fail(err, LL_E_NOMEM, "out of memory building an evidence row");
+    goto cleanup;
+  }
   struct stat sp, se;
   if (fstat(l->fd_prot, &sp) != 0 || fstat(l->fd_exp, &se) != 0) {
     st = ll_fail(err, LL_E_DURABILITY,
@@ -413,6 +420,8 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
   if (out_seq)
     *out_seq = seq;
 cleanup:
+  if (st != LL_OK && st != LL_E_NOMEM && ll_alloc_failed_since(mark))
+    st = ll_fail(err, LL_E_NOMEM, "out of memory building an evidence row");
   cJSON_Delete(san);
   ll_ledger_built_free(&p);
   ll_ledger_built_free(&e);

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "ledger.h"
 #include "ledger_impl.h"
 #include "sanitize.h"
@@ -432,6 +433,7 @@ static ll_status recover(ll_ledger *l, ll_error *err) {
 }
 
 ll_ledger *ll_ledger_open(const char *dir, ll_ledger_mode mode, ll_error *err) {
+  ll_alloc_init();
   if (!dir || !*dir) {
     ll_fail(err, LL_E_USAGE, "ledger_open needs an evidence directory");
     return NULL;

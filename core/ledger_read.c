@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "ledger.h"
 #include "ledger_impl.h"
 
@@ -37,8 +38,6 @@ static int is_hex_lower(const char *s, size_t n) {
 
 /* ---- reading --------------------------------------------------------- */
 
-/* Checks one line (without its '\n') against the chain; NULL when good,
- * else the reason. *out_row gets the parsed row when good. */
 /* Two equal keys in one object: readers disagree on which one counts. */
 static int has_duplicate_keys(const cJSON *o) {
   for (const cJSON *a = o ? o->child : NULL; a; a = a->next) {
@@ -52,10 +51,15 @@ static int has_duplicate_keys(const cJSON *o) {
   return 0;
 }
 
+/* Checks one line (without its '\n') against the chain; NULL when good,
+ * else the reason. *out_row gets the parsed row when good. A line that
+ * could not be checked for want of memory is never called tampered: the
+ * reason is then "out of memory" and *nomem is set. */
 static const char *check_line(const char *buf, size_t len, long n,
                               const char *prev, cJSON **out_row,
-                              char hash[LL_SHA256_HEX]) {
+                              char hash[LL_SHA256_HEX], int *nomem) {
   const char *end = NULL, *reason = NULL;
+  unsigned long mark = ll_alloc_failures();
   cJSON *row = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
   if (!cJSON_IsObject(row) || end != buf + len) {
     reason = "not JSON";
@@ -103,13 +107,19 @@ static const char *check_line(const char *buf, size_t len, long n,
     reason = "row_hash missing";
     goto done;
   }
-  if (ll_ledger_chain_hash(prev, buf, pos, "}", 1, hash) != LL_OK) {
+  ll_status hs = ll_ledger_chain_hash(prev, buf, pos, "}", 1, hash);
+  if (hs != LL_OK) {
     reason = "could not hash";
+    *nomem = hs == LL_E_NOMEM;
     goto done;
   }
   if (memcmp(hash, buf + pos + ROW_HASH_KEY_LEN, HASH_HEX_LEN) != 0)
     reason = "row_hash mismatch";
 done:
+  if (ll_alloc_failed_since(mark)) {
+    reason = "out of memory";
+    *nomem = 1;
+  }
   if (reason)
     cJSON_Delete(row);
   else
@@ -171,12 +181,18 @@ ll_status ll_ledger_read_fd(int fd, const char *path, cJSON **out_rows,
     n++;
     const char *reason = NULL;
     cJSON *row = NULL;
+    int nomem = 0;
     if (c == EOF)
       reason = "truncated last line";
     else if (too_long)
       reason = "line too long";
     else
-      reason = check_line(buf, len, n, prev, &row, hash);
+      reason = check_line(buf, len, n, prev, &row, hash, &nomem);
+    if (nomem) {
+      st = ll_fail(err, LL_E_NOMEM,
+                   "out of memory reading ledger %s at row %ld", path, n);
+      goto cleanup;
+    }
     if (reason) {
       if (bad_seq)
         *bad_seq = n;

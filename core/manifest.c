@@ -2,14 +2,15 @@
  * naming it, before anything is sent. */
 #include "manifest.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "alloc.h"
+#include "endpoint.h"
 #include "http.h"
+#include "jsonx.h"
 
 static const char *const required[] = {"resource_owner", "ticket",
                                        "cleanup_authority", NULL};
@@ -151,6 +152,14 @@ ll_status ll_manifest_check(const cJSON *user, ll_error *err) {
     return ll_fail(err, LL_E_MANIFEST,
                    "manifest field 'endpoint_kind' must be \"azure\" or "
                    "\"emulator\"");
+  const cJSON *decl =
+      cJSON_GetObjectItemCaseSensitive(user, "declared_azure_host");
+  if (decl &&
+      !(cJSON_IsString(decl) && ll_endpoint_declarable(decl->valuestring)))
+    return ll_fail(err, LL_E_MANIFEST,
+                   "manifest field 'declared_azure_host' must be the account's "
+                   "bare DNS name (no scheme or port), and not loopback, the "
+                   "replay host or an <account>.blob.core... name");
   return LL_OK;
 }
 
@@ -159,7 +168,13 @@ ll_status ll_manifest_parse(const char *text, size_t len, cJSON **out,
   *out = NULL;
   if (len > 65536)
     return ll_fail(err, LL_E_MANIFEST, "manifest larger than 64 KiB");
+  ll_alloc_init();
+  unsigned long mark = ll_alloc_failures();
   cJSON *j = cJSON_ParseWithLength(text, len);
+  if (ll_alloc_failed_since(mark)) {
+    cJSON_Delete(j);
+    return ll_fail(err, LL_E_NOMEM, "out of memory reading the manifest");
+  }
   if (!j)
     return ll_fail(err, LL_E_MANIFEST,
                    "manifest is not valid JSON: fix the file");
@@ -180,20 +195,6 @@ void ll_manifest_account_host(const char *url, char *buf, size_t cap) {
     n = cap - 1;
   memcpy(buf, p, n);
   buf[n] = '\0';
-}
-
-static int ends_with(const char *s, const char *suffix) {
-  size_t a = strlen(s), b = strlen(suffix);
-  return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
-/* bare is the host without its port. Exact forms only: a name that merely
- * starts like a loopback address (localhost.example.com) is not one. */
-static int loopback(const char *bare) {
-  struct in_addr a;
-  if (strcmp(bare, "localhost") == 0 || strcmp(bare, "[::1]") == 0)
-    return 1;
-  return inet_pton(AF_INET, bare, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
 /* The version to send: the operator's, the manifest's (equal when both
@@ -241,40 +242,39 @@ ll_status ll_manifest_build_with(const cJSON *user, const ll_target *t,
   st = choose_api_version(user, in, &api, &listed, err);
   if (st != LL_OK)
     return st;
-  ll_manifest_account_host(t->account_url, host, sizeof host);
-  char bare[256];
-  ll_strlcpy(bare, host, sizeof bare);
-  if (bare[0] == '[') {
-    char *close = strchr(bare, ']');
-    if (close)
-      close[1] = '\0';
-  } else {
-    bare[strcspn(bare, ":")] = '\0';
-  }
+  /* A replay talks to no host: whatever URL it was given, its evidence
+   * names the placeholder, so it cannot pass for a run on that host. */
+  if (fixture_label)
+    ll_strlcpy(host, LL_REPLAY_HOST, sizeof host);
+  else
+    ll_manifest_account_host(t->account_url, host, sizeof host);
+  char bare[256], declared[256] = "";
+  ll_endpoint_bare_host(host, bare, sizeof bare);
   const cJSON *k = cJSON_GetObjectItemCaseSensitive(user, "endpoint_kind");
-  int azure_host = ends_with(bare, ".blob.core.windows.net");
-  if (fixture_label) {
+  const cJSON *decl =
+      cJSON_GetObjectItemCaseSensitive(user, "declared_azure_host");
+  if (decl && !fixture_label) /* a replay talks to no host at all */
+    ll_endpoint_bare_host(decl->valuestring, declared, sizeof declared);
+  ll_host_class hc = ll_endpoint_classify(bare);
+  if (fixture_label)
     ll_strlcpy(kind, "replay", sizeof kind);
-  } else if (k) {
+  else if (k)
     ll_strlcpy(kind, k->valuestring, sizeof kind);
-    if (strcmp(kind, "azure") == 0 && !azure_host)
-      return ll_fail(err, LL_E_MANIFEST,
-                     "endpoint_kind is azure but host %s is not "
-                     "<account>.blob.core.windows.net: label it emulator",
-                     bare);
-    if (strcmp(kind, "emulator") == 0 && azure_host)
-      return ll_fail(err, LL_E_MANIFEST,
-                     "endpoint_kind is emulator but host %s is Azure", bare);
-  } else if (azure_host) {
+  else if (hc == LL_HOST_AZURE || declared[0])
     ll_strlcpy(kind, "azure", sizeof kind);
-  } else if (loopback(bare)) {
+  else if (hc == LL_HOST_LOOPBACK)
     ll_strlcpy(kind, "emulator", sizeof kind);
-  } else {
+  else
     return ll_fail(err, LL_E_MANIFEST,
                    "cannot tell whether %s is Azure or an emulator: set "
-                   "endpoint_kind in the manifest",
+                   "endpoint_kind in the manifest (and declared_azure_host "
+                   "for an Azure custom domain or private endpoint name)",
                    bare);
-  }
+  /* the rule verify applies to the evidence, applied before anything */
+  st = ll_endpoint_check(kind, host, fixture_label,
+                         declared[0] ? declared : NULL, err);
+  if (st != LL_OK)
+    return st;
   const cJSON *rid = cJSON_GetObjectItemCaseSensitive(user, "run_id");
   if (rid) {
     ll_strlcpy(run_id, rid->valuestring, sizeof run_id);
@@ -296,6 +296,8 @@ ll_status ll_manifest_build_with(const cJSON *user, const ll_target *t,
   if (fixture_label)
     cJSON_AddStringToObject(row, "fixture_label", fixture_label);
   cJSON_AddStringToObject(row, "account_host", host);
+  if (declared[0]) /* Azure by the operator's word, and recorded so */
+    cJSON_AddStringToObject(row, "declared_azure_host", declared);
   cJSON_AddStringToObject(row, "container", t->container);
   cJSON_AddStringToObject(row, "blob_path", path);
   cJSON_AddStringToObject(row, "api_version", api);
@@ -304,7 +306,7 @@ ll_status ll_manifest_build_with(const cJSON *user, const ll_target *t,
   for (const char *const *f = required; *f; f++)
     cJSON_AddStringToObject(
         row, *f, cJSON_GetObjectItemCaseSensitive(user, *f)->valuestring);
-  cJSON_AddItemToObject(
+  ll_json_add(
       row, "permitted_actors",
       cJSON_Duplicate(
           cJSON_GetObjectItemCaseSensitive(user, "permitted_actors"), 1));

@@ -7,18 +7,44 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "model_impl.h"
 static void cpy(char *dst, size_t cap, const char *src) {
   ll_strlcpy(dst, src ? src : "", cap);
 }
 
-void ll_model_add_reason(cJSON *list, const char *fmt, ...) {
+static void add_reason_v(cJSON *list, const char *fmt, va_list ap) {
   char buf[512];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  ll_json_push(list, cJSON_CreateString(buf));
+}
+
+void ll_model_add_reason(cJSON *list, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  add_reason_v(list, fmt, ap);
   va_end(ap);
-  cJSON_AddItemToArray(list, cJSON_CreateString(buf));
+}
+
+/* The fold's HOLD and RECONCILE reasons are counted apart from their
+ * text: the decision tests the counts, so a text lost to a failed
+ * allocation still stands against ACCEPT. */
+static void add_hold(ll_model *m, const char *fmt, ...) LL_PRINTF(2, 3);
+static void add_hold(ll_model *m, const char *fmt, ...) {
+  va_list ap;
+  m->n_hold++;
+  va_start(ap, fmt);
+  add_reason_v(m->hold_reasons, fmt, ap);
+  va_end(ap);
+}
+
+static void add_reconcile(ll_model *m, const char *fmt, ...) LL_PRINTF(2, 3);
+static void add_reconcile(ll_model *m, const char *fmt, ...) {
+  va_list ap;
+  m->n_reconcile++;
+  va_start(ap, fmt);
+  add_reason_v(m->reconcile_reasons, fmt, ap);
+  va_end(ap);
 }
 
 static void epoch_reset(ll_epoch_state *ep, long epoch, int destructive) {
@@ -34,6 +60,7 @@ static void epoch_reset(ll_epoch_state *ep, long epoch, int destructive) {
 }
 
 ll_model *ll_model_new(void) {
+  ll_alloc_init();
   ll_model *m = calloc(1, sizeof *m);
   if (!m)
     return NULL;
@@ -90,10 +117,10 @@ static ll_status settle(cJSON *row, cJSON *derived, int fill, ll_error *err) {
       cJSON *copy = cJSON_Duplicate(it, 1);
       if (!copy)
         return ll_fail(err, LL_E_NOMEM, "out of memory");
-      if (have)
-        cJSON_ReplaceItemInObjectCaseSensitive(row, it->string, copy);
-      else
-        cJSON_AddItemToObject(row, it->string, copy);
+      /* A replace whose key copy fails keeps the item under no key: the
+       * allocation count (ll_model_apply) catches that one. */
+      if (!ll_json_set(row, it->string, copy))
+        return ll_fail(err, LL_E_NOMEM, "out of memory");
     } else if (!have || !cJSON_Compare(have, it, 1)) {
       return ll_fail(err, LL_E_TAMPER,
                      "row %ld: recorded %s differs from the value re-derived "
@@ -122,7 +149,7 @@ static void remember_event(ll_model *m, const cJSON *row, const char *cls) {
   cJSON_AddNumberToObject(e, "http_status",
                           ll_json_long(row, "http_status", 0));
   cJSON_DeleteItemFromObjectCaseSensitive(m->events, id);
-  cJSON_AddItemToObject(m->events, id, e);
+  ll_json_add(m->events, id, e);
 }
 
 static void add_doubt(ll_model *m, const cJSON *row, ll_op op) {
@@ -135,7 +162,7 @@ static void add_doubt(ll_model *m, const cJSON *row, ll_op op) {
   cJSON_AddStringToObject(d, "lease", ll_json_str(row, "lease_alias_supplied"));
   cJSON_AddStringToObject(d, "class",
                           ll_json_str(row, "result_classification"));
-  cJSON_AddItemToArray(m->doubts, d);
+  ll_json_push(m->doubts, d);
 }
 
 static void observe(ll_model *m, const cJSON *row) {
@@ -192,20 +219,19 @@ static void content_read(ll_model *m, const cJSON *row, long rev) {
   if (cJSON_GetArraySize(m->doubts) > 0)
     return; /* a doubt is settled by the reconcile row, not by one read */
   if (rev >= 0 && ll_model_was_rejected(m, rev)) {
-    ll_model_add_reason(m->reconcile_reasons,
-                        "event %s: rejected revision %ld found in the content",
-                        ll_json_pstr(row, "event_id"), rev);
+    add_reconcile(m, "event %s: rejected revision %ld found in the content",
+                  ll_json_pstr(row, "event_id"), rev);
   } else if (rev < 0) {
-    ll_model_add_reason(m->reconcile_reasons,
-                        "event %s: content is undeclared bytes (sha256 %s), "
-                        "the accepted-write ledger says revision %ld",
-                        ll_json_pstr(row, "event_id"),
-                        ll_json_pstr(row, "content_sha256"), ep->last_accepted);
+    add_reconcile(m,
+                  "event %s: content is undeclared bytes (sha256 %s), "
+                  "the accepted-write ledger says revision %ld",
+                  ll_json_pstr(row, "event_id"),
+                  ll_json_pstr(row, "content_sha256"), ep->last_accepted);
   } else if (rev != ep->last_accepted) {
-    ll_model_add_reason(m->reconcile_reasons,
-                        "event %s: content is revision %ld, the accepted-write "
-                        "ledger says %ld",
-                        ll_json_pstr(row, "event_id"), rev, ep->last_accepted);
+    add_reconcile(m,
+                  "event %s: content is revision %ld, the accepted-write "
+                  "ledger says %ld",
+                  ll_json_pstr(row, "event_id"), rev, ep->last_accepted);
   }
   if (rev >= 0 && rev == ep->gap_write_rev)
     ep->gap_readback = 1;
@@ -264,12 +290,11 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
   }
   if (strcmp(cls, "EVIDENCE_ERROR") == 0) {
     m->evidence_errors++;
-    ll_model_add_reason(m->hold_reasons, "event %s (%s): EVIDENCE_ERROR%s%s",
-                        id ? id : "?", ll_op_name(op),
-                        ll_json_str(row, "transport_error") ? ": " : "",
-                        ll_json_str(row, "transport_error")
-                            ? ll_json_str(row, "transport_error")
-                            : "");
+    add_hold(m, "event %s (%s): EVIDENCE_ERROR%s%s", id ? id : "?",
+             ll_op_name(op), ll_json_str(row, "transport_error") ? ": " : "",
+             ll_json_str(row, "transport_error")
+                 ? ll_json_str(row, "transport_error")
+                 : "");
   }
   if (absent) {
     m->absent_confirmed = m->blob_deleted;
@@ -375,11 +400,11 @@ static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
     const cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(d, "discrepancy")) {
       const cJSON *by = cJSON_GetObjectItemCaseSensitive(it, "explained_by");
-      if (!cJSON_IsString(by))
-        ll_model_add_reason(m->hold_reasons,
-                            "event %s (%s): unexplained discrepancy: %s",
-                            id ? id : "?", ll_json_pstr(row, "operation"),
-                            ll_json_pstr(it, "text"));
+      if (!cJSON_IsString(by)) {
+        m->unexplained++;
+        add_hold(m, "event %s (%s): unexplained discrepancy: %s", id ? id : "?",
+                 ll_json_pstr(row, "operation"), ll_json_pstr(it, "text"));
+      }
     }
     outcome(m, row, (ll_op)opi, cls);
     remember_event(m, row, cls);
@@ -399,16 +424,17 @@ static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
     const char *res = ll_json_str(d, "result");
     ll_epoch_state *ep = &m->ep;
     long found = ll_json_long(d, "content_revision", -1);
-    if (strcmp(res, "INCOMPLETE") == 0) {
+    if (!res) {
+      /* not derived (out of memory): ll_model_apply says so */
+    } else if (strcmp(res, "INCOMPLETE") == 0) {
       /* nothing lifted */
     } else if (strcmp(res, "REJECTED_REVISION_FOUND") == 0 ||
                strcmp(res, "MISMATCH") == 0) {
-      ll_model_add_reason(m->reconcile_reasons, "reconcile: %s (content %ld)",
-                          res, found);
+      add_reconcile(m, "reconcile: %s (content %ld)", res, found);
     } else {
       cJSON *dd;
       cJSON_ArrayForEach(dd, m->doubts) {
-        if (strcmp(ll_json_str(dd, "operation"), "Put Blob") == 0 &&
+        if (strcmp(ll_json_pstr(dd, "operation"), "Put Blob") == 0 &&
             ll_json_long(dd, "revision", -1) == found) {
           ep->last_accepted = found; /* the doubtful Put is committed */
           if (ep->new_acquired &&
@@ -428,8 +454,8 @@ static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
       ep->unreconciled = -1;
       ep->content_revision = found;
       ep->content_read_after_last_write = 1;
-      cJSON_Delete(m->doubts);
-      m->doubts = cJSON_CreateArray();
+      while (cJSON_GetArraySize(m->doubts) > 0) /* emptied, never reallocated */
+        cJSON_DeleteItemFromArray(m->doubts, 0);
     }
     ll_harm_reconcile(m, res);
   }
@@ -453,14 +479,14 @@ static ll_status apply_finding(ll_model *m, cJSON *row, int fill,
         m->events,
         ll_json_str(row, "after_event") ? ll_json_str(row, "after_event") : "");
 #define BREAKING(e)                                                            \
-  ((e) && strcmp(ll_json_str(e, "state"), "breaking") == 0 &&                  \
-   strcmp(ll_json_str(e, "status"), "locked") == 0)
+  ((e) && strcmp(ll_json_pstr(e, "state"), "breaking") == 0 &&                 \
+   strcmp(ll_json_pstr(e, "status"), "locked") == 0)
     const char *want = "INCONCLUSIVE_WINDOW";
     if (BREAKING(b) && BREAKING(a) && p &&
-        strcmp(ll_json_str(p, "class"), "ACCEPTED_WRITE") == 0)
+        strcmp(ll_json_pstr(p, "class"), "ACCEPTED_WRITE") == 0)
       want = "REPRODUCED";
     else if (BREAKING(b) && BREAKING(a) && p &&
-             strcmp(ll_json_str(p, "class"), "UNKNOWN_OUTCOME") != 0 &&
+             strcmp(ll_json_pstr(p, "class"), "UNKNOWN_OUTCOME") != 0 &&
              ll_json_long(p, "http_status", 0) >= 400)
       want = "CONTRADICTED"; /* a rejection where A is documented to write */
 #undef BREAKING
@@ -490,7 +516,7 @@ static ll_status apply_finding(ll_model *m, cJSON *row, int fill,
   return LL_OK;
 }
 
-ll_status ll_model_apply(ll_model *m, cJSON *row, int fill, ll_error *err) {
+static ll_status apply_row(ll_model *m, cJSON *row, int fill, ll_error *err) {
   const char *rec = ll_json_str(row, "record");
   long seq = ll_json_long(row, "seq", 0);
   if (!rec)
@@ -538,7 +564,7 @@ ll_status ll_model_apply(ll_model *m, cJSON *row, int fill, ll_error *err) {
     const char *id = ll_json_str(row, "event_id");
     if (id) {
       cJSON_DeleteItemFromObjectCaseSensitive(m->open_intents, id);
-      cJSON_AddItemToObject(m->open_intents, id, cJSON_Duplicate(row, 1));
+      ll_json_add(m->open_intents, id, cJSON_Duplicate(row, 1));
     }
   } else if (strcmp(rec, "outcome") == 0) {
     return apply_outcome(m, row, fill, err);
@@ -551,11 +577,18 @@ ll_status ll_model_apply(ll_model *m, cJSON *row, int fill, ll_error *err) {
     const char *window = NULL;
     ll_decision dec = ll_model_decide(m, &reasons, &window);
     cJSON *d = cJSON_CreateObject();
-    cJSON_AddStringToObject(d, "decision", ll_decision_name(dec));
-    cJSON_AddItemToObject(d, "reasons", reasons);
-    cJSON_AddStringToObject(d, "window_finding", window);
     char *stmt = ll_model_statement(m, dec);
-    cJSON_AddStringToObject(d, "statement", stmt ? stmt : "");
+    /* a decision computed on a failed allocation is never recorded */
+    if (!reasons || !d || !stmt) {
+      cJSON_Delete(reasons);
+      cJSON_Delete(d);
+      free(stmt);
+      return ll_fail(err, LL_E_NOMEM, "out of memory deciding");
+    }
+    cJSON_AddStringToObject(d, "decision", ll_decision_name(dec));
+    ll_json_add(d, "reasons", reasons);
+    cJSON_AddStringToObject(d, "window_finding", window);
+    cJSON_AddStringToObject(d, "statement", stmt);
     free(stmt);
     /* the HOLD latch left open, checkable by the next run on the blob */
     cJSON_AddNumberToObject(d, "open_doubts", cJSON_GetArraySize(m->doubts));
@@ -577,4 +610,27 @@ ll_status ll_model_apply(ll_model *m, cJSON *row, int fill, ll_error *err) {
   }
   /* lease_bind, refusal, flow and note rows change no state. */
   return LL_OK;
+}
+
+/* A row folded across a failed allocation may have left the fold half
+ * updated (a doubt, a reason, an event not kept): the model then refuses
+ * every later row and its decision is HOLD (decide.c). A re-derivation that
+ * failed for want of memory is LL_E_NOMEM, never a false LL_E_TAMPER. */
+ll_status ll_model_apply(ll_model *m, cJSON *row, int fill, ll_error *err) {
+  if (m->oom)
+    return ll_fail(err, LL_E_NOMEM,
+                   "out of memory: an allocation failed while folding an "
+                   "earlier row, so this run's state is not trustworthy");
+  if (!row)
+    return ll_fail(err, LL_E_NOMEM, "out of memory: no row to fold");
+  unsigned long mark = ll_alloc_failures();
+  ll_status st = apply_row(m, row, fill, err);
+  if (ll_alloc_failed_since(mark)) {
+    m->oom = 1;
+    return ll_fail(err, LL_E_NOMEM,
+                   "out of memory while folding row %ld: this run's state is "
+                   "no longer trustworthy",
+                   ll_json_long(row, "seq", 0));
+  }
+  return st;
 }

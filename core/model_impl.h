@@ -98,6 +98,9 @@ struct ll_model {
   cJSON *events; /* event_id -> {operation, class, state, status, actor} */
   cJSON *hold_reasons;
   cJSON *reconcile_reasons;
+  /* the reasons counted apart from their text (model.c add_hold) */
+  int n_hold, n_reconcile, unexplained;
+  int oom; /* an allocation failed while folding: nothing here is trusted */
   int evidence_errors;
   int poll_hold;
   int window_reproduced_any, window_inconclusive_any;

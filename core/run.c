@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "alloc.h"
+#include "endpoint.h"
 #include "guard.h"
 #include "hash.h"
 #include "manifest.h"
@@ -13,8 +16,41 @@
 #include "run_impl.h"
 #include "verify.h"
 
+ll_status ll_run_dead(ll_run *r, ll_error *err) {
+  if (r->nomem)
+    return ll_fail(err, LL_E_NOMEM,
+                   "out of memory: an allocation failed earlier in this run, "
+                   "so its evidence could be incomplete; nothing more is sent "
+                   "or recorded");
+  return ll_fail(err, LL_E_DURABILITY,
+                 "the evidence ledger failed earlier: nothing more is sent");
+}
+
+ll_status ll_run_check_alloc(ll_run *r, ll_error *err) {
+  if (!r->nomem && !ll_alloc_failed_since(r->alloc_mark))
+    return LL_OK;
+  r->dead = r->nomem = 1;
+  return ll_run_dead(r, err);
+}
+
+ll_status ll_run_settle(ll_run *r, ll_status st, cJSON **out, ll_error *err) {
+  if (st != LL_E_NOMEM && !r->nomem && !ll_alloc_failed_since(r->alloc_mark))
+    return st;
+  if (out) {
+    cJSON_Delete(*out);
+    *out = NULL;
+  }
+  int first = !r->nomem;
+  r->dead = r->nomem = 1;
+  if (st == LL_E_NOMEM && first)
+    return st; /* its own message says what could not be allocated */
+  return ll_run_dead(r, err);
+}
+
 /* Appends row to the ledger, folding it into the model first so derived
- * fields are filled. A failure makes the run dead: no more requests. */
+ * fields are filled. A failure makes the run dead: no more requests. A row
+ * built, folded or written across a failed allocation is never written (or
+ * is the last one): the run dies with LL_E_NOMEM. */
 ll_status ll_run_append(ll_run *r, cJSON *row, ll_error *err) {
   if (r->replay_failure.code) {
     if (err)
@@ -22,9 +58,19 @@ ll_status ll_run_append(ll_run *r, cJSON *row, ll_error *err) {
     return r->replay_failure.code;
   }
   if (r->dead)
-    return ll_fail(err, LL_E_DURABILITY,
-                   "the evidence ledger failed earlier: nothing more is sent");
-  ll_status st = ll_model_apply(r->model, row, 1, err);
+    return ll_run_dead(r, err);
+  ll_status st = ll_run_check_alloc(r, err);
+  if (st != LL_OK)
+    return st;
+  if (!row) {
+    r->dead = r->nomem = 1;
+    return ll_run_dead(r, err);
+  }
+  st = ll_model_apply(r->model, row, 1, err);
+  if (st == LL_E_NOMEM || ll_run_check_alloc(r, err) != LL_OK) {
+    r->dead = r->nomem = 1;
+    return ll_run_dead(r, err);
+  }
   if (st != LL_OK)
     return st;
   /* Write-ahead where it protects something: an intent that can change
@@ -42,6 +88,10 @@ ll_status ll_run_append(ll_run *r, cJSON *row, ll_error *err) {
     sync = LL_SYNC_PROTECTED;
   long seq = 0;
   st = ll_ledger_append_sync(r->ledger, row, sync, &seq, err);
+  if (st == LL_E_NOMEM || ll_run_check_alloc(r, err) != LL_OK) {
+    r->dead = r->nomem = 1;
+    return ll_run_dead(r, err);
+  }
   if (st != LL_OK) {
     r->dead = 1;
     return st;
@@ -115,7 +165,7 @@ static ll_status plan_refuses(const ll_run *r, const ll_req_spec *s,
                  s->break_period);
 }
 
-ll_status ll_run_bind(ll_run *r, const char *alias, ll_error *err) {
+static ll_status bind_writer(ll_run *r, const char *alias, ll_error *err) {
   if (!alias_ok(alias))
     return ll_fail(err, LL_E_USAGE,
                    "writer alias must be 1-15 letters, digits, '-' or '_'");
@@ -140,7 +190,13 @@ ll_status ll_run_bind(ll_run *r, const char *alias, ll_error *err) {
   return st;
 }
 
-ll_status ll_run_declare(ll_run *r, long revision, const char *writer,
+ll_status ll_run_bind(ll_run *r, const char *alias, ll_error *err) {
+  if (r->dead)
+    return ll_run_dead(r, err);
+  return ll_run_settle(r, bind_writer(r, alias, err), NULL, err);
+}
+
+static ll_status declare(ll_run *r, long revision, const char *writer,
                          cJSON **out_row, ll_error *err) {
   ll_payload p;
   ll_status st = ll_payload_build(revision, writer, &p, err);
@@ -176,34 +232,85 @@ ll_status ll_run_declare(ll_run *r, long revision, const char *writer,
   return LL_OK;
 }
 
+ll_status ll_run_declare(ll_run *r, long revision, const char *writer,
+                         cJSON **out_row, ll_error *err) {
+  if (out_row)
+    *out_row = NULL;
+  ll_status st = declare(r, revision, writer, out_row, err);
+  return ll_run_settle(r, st, out_row, err);
+}
+
+/* The gap control overwrites the blob without a lease: it is authorised
+ * only by an accepted, cleaned-up main handoff on the same target. A live
+ * gap control needs a live one (emulator or azure, never a replay, which
+ * proves nothing about any real blob) on the same endpoint kind, account
+ * host, container and blob, whose cleanup was confirmed by a read that
+ * found the blob absent. A replayed gap control sends nothing: it is
+ * authorised by a replayed main handoff of the same target, whose
+ * recorded delete was accepted. */
 ll_status ll_run_check_after(ll_run *r, const char *after, ll_error *err) {
   ll_verify_report rep;
-  char path[512];
+  char path[512], host[256];
+  const char *kind = ll_model_endpoint_kind(r->model);
+  int replay = strcmp(kind, "replay") == 0;
   if (!after || !*after)
     return ll_fail(err, LL_E_USAGE,
                    "a destructive lifecycle needs --after DIR naming the "
                    "evidence of an accepted main handoff on this blob");
-  if (ll_verify_dir(after, &rep, err) != LL_OK)
+  ll_status st = ll_verify_dir(after, &rep, err);
+  if (st == LL_E_NOMEM)
+    return st;
+  if (st != LL_OK)
     return ll_fail(err, LL_E_USAGE,
                    "--after %s does not verify (%s): run the main handoff "
                    "first",
                    after, rep.problem[0] ? rep.problem : err->message);
-  ll_target_blob_path(&r->target, path, sizeof path);
+  int live = strcmp(rep.endpoint_kind, "emulator") == 0 ||
+             strcmp(rep.endpoint_kind, "azure") == 0;
+  if (!replay && !live)
+    return ll_fail(err, LL_E_USAGE,
+                   "--after %s is %s evidence: a gap control on a live blob "
+                   "needs a live main handoff (emulator or azure), never a "
+                   "replay",
+                   after, rep.endpoint_kind);
   if (strcmp(rep.decision, "ACCEPT") != 0 || rep.destructive)
     return ll_fail(err, LL_E_USAGE,
                    "--after %s is not an accepted main handoff (decision "
-                   "%s): the gap control runs only after one",
-                   after, rep.decision[0] ? rep.decision : "none");
+                   "%s%s): the gap control runs only after one",
+                   after, rep.decision[0] ? rep.decision : "none",
+                   rep.destructive ? ", and it was itself destructive" : "");
+  if (strcmp(rep.endpoint_kind, kind) != 0)
+    return ll_fail(err, LL_E_USAGE,
+                   "--after %s ran against endpoint kind %s, this run against "
+                   "%s: use a main handoff on the same endpoint",
+                   after, rep.endpoint_kind, kind);
+  if (replay) /* what a replay records (manifest.c) */
+    ll_strlcpy(host, LL_REPLAY_HOST, sizeof host);
+  else
+    ll_manifest_account_host(r->target.account_url, host, sizeof host);
+  if (strcasecmp(rep.account_host, host) != 0)
+    return ll_fail(err, LL_E_USAGE,
+                   "--after %s ran on account host %s, not %s: use a main "
+                   "handoff on the same account",
+                   after, rep.account_host, host);
+  ll_target_blob_path(&r->target, path, sizeof path);
+  if (strcmp(rep.container, r->target.container) != 0 ||
+      strcmp(rep.blob_path, path) != 0)
+    return ll_fail(err, LL_E_USAGE,
+                   "--after %s concerns %s, not %s: use the same owned blob "
+                   "path",
+                   after, rep.blob_path, path);
   if (!rep.cleanup_confirmed)
     return ll_fail(err, LL_E_USAGE,
                    "--after %s did not confirm its cleanup: finish and clean "
                    "up the main fixture first",
                    after);
-  if (strcmp(rep.blob_path, path) != 0)
+  if (!replay && !rep.absent_confirmed)
     return ll_fail(err, LL_E_USAGE,
-                   "--after %s concerns %s, not %s: use the same owned blob "
-                   "path",
-                   after, rep.blob_path, path);
+                   "--after %s did not confirm its cleanup by a read that "
+                   "found the blob absent (404 after the accepted delete): "
+                   "the gap control needs that observation",
+                   after);
   return LL_OK;
 }
 
@@ -228,7 +335,7 @@ static ll_status refusal_row(ll_run *r, const char *step, const char *op,
   return code;
 }
 
-ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
+static ll_status lifecycle(ll_run *r, int destructive, const char *reason,
                            const char *after_dir, ll_error *err) {
   if (!destructive && r->planned && r->plan.window_attempts > 0 &&
       ll_model_epoch(r->model) >= r->plan.window_attempts)
@@ -263,6 +370,12 @@ ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
   return st;
 }
 
+ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
+                           const char *after_dir, ll_error *err) {
+  ll_status st = lifecycle(r, destructive, reason, after_dir, err);
+  return ll_run_settle(r, st, NULL, err);
+}
+
 ll_status ll_run_note(ll_run *r, const char *step, const char *text,
                       ll_error *err) {
   cJSON *row = cJSON_CreateObject();
@@ -271,7 +384,7 @@ ll_status ll_run_note(ll_run *r, const char *step, const char *text,
   cJSON_AddStringToObject(row, "text", text ? text : "");
   ll_status st = ll_run_append(r, row, err);
   cJSON_Delete(row);
-  return st;
+  return ll_run_settle(r, st, NULL, err);
 }
 
 static ll_status refuse(ll_run *r, const ll_req_spec *s, ll_status code,
@@ -365,12 +478,11 @@ static ll_status dry_build(ll_run *r, const ll_req_spec *s, const ll_writer *lw,
   return st == LL_OK ? LL_OK : refuse(r, s, st, err);
 }
 
-ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
+static ll_status request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
                          ll_error *err) {
   *out_row = NULL;
   if (r->dead)
-    return ll_fail(err, LL_E_DURABILITY,
-                   "the evidence ledger failed earlier: nothing more is sent");
+    return ll_run_dead(r, err);
   ll_writer *lw = find_writer(r, s->lease);
   ll_writer *pw = find_writer(r, s->proposed);
   if ((s->lease && !lw) || (s->proposed && !pw))
@@ -505,9 +617,12 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
   ll_headers_cleanup(&q.headers);
   free(url);
   free(authed);
-  if (st == LL_E_REPLAY) {
-    /* Nothing was served: no outcome row, and the run stops here. */
-    r->replay_failure = *err;
+  if (st == LL_E_REPLAY || st == LL_E_NOMEM) {
+    /* Nothing was served: no outcome row, and the run stops here. Out of
+     * memory, the transport cannot say what left: the intent stays open,
+     * which recovery reads as UNKNOWN_OUTCOME, the safe side. */
+    if (st == LL_E_REPLAY)
+      r->replay_failure = *err;
     cJSON_Delete(in);
     ll_http_response_cleanup(&resp);
     return st;
@@ -557,7 +672,15 @@ ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
   return LL_OK;
 }
 
+ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
+                         ll_error *err) {
+  ll_status st = request(r, s, out_row, err);
+  return ll_run_settle(r, st, out_row, err);
+}
+
 ll_status ll_run_end_transport(ll_run *r, ll_error *err) {
+  if (r->nomem)
+    return ll_run_dead(r, err);
   if (r->replay_failure.code) {
     *err = r->replay_failure;
     return r->replay_failure.code;

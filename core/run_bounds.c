@@ -68,7 +68,7 @@ static const cJSON *recorded_actors(ll_run *r) {
   return NULL;
 }
 
-ll_status ll_run_plan(ll_run *r, const ll_flow_plan *p, const char *after_dir,
+static ll_status plan(ll_run *r, const ll_flow_plan *p, const char *after_dir,
                       ll_error *err) {
   if (r->planned)
     return ll_fail(err, LL_E_USAGE, "the flow's plan is recorded once");
@@ -105,7 +105,12 @@ ll_status ll_run_plan(ll_run *r, const ll_flow_plan *p, const char *after_dir,
   return st;
 }
 
-ll_status ll_run_stop(ll_run *r, const char *kind, const char *reason,
+ll_status ll_run_plan(ll_run *r, const ll_flow_plan *p, const char *after_dir,
+                      ll_error *err) {
+  return ll_run_settle(r, plan(r, p, after_dir, err), NULL, err);
+}
+
+static ll_status stop(ll_run *r, const char *kind, const char *reason,
                       ll_error *err) {
   cJSON *row = cJSON_CreateObject();
   if (!row)
@@ -118,6 +123,11 @@ ll_status ll_run_stop(ll_run *r, const char *kind, const char *reason,
   ll_status st = ll_run_append(r, row, err);
   cJSON_Delete(row);
   return st;
+}
+
+ll_status ll_run_stop(ll_run *r, const char *kind, const char *reason,
+                      ll_error *err) {
+  return ll_run_settle(r, stop(r, kind, reason, err), NULL, err);
 }
 
 int ll_run_decision(const ll_run *r) {

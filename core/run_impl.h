@@ -28,8 +28,10 @@ struct ll_run {
   ll_writer writers[LL_MAX_WRITERS];
   int nwriters;
   long events;
-  int dead;      /* the ledger failed: nothing more may be sent */
-  ll_lock *lock; /* one run per blob at a time (NULL for a replay) */
+  int dead;  /* the ledger failed: nothing more may be sent */
+  int nomem; /* ...because an allocation failed (LL_E_NOMEM, exit 70) */
+  unsigned long alloc_mark; /* ll_alloc_failures() when the run opened */
+  ll_lock *lock;            /* one run per blob at a time (NULL for a replay) */
   int expected_dirty;
   char step[96];     /* the script's current step label */
   ll_flow_plan plan; /* what the flow declared at open (ll_run_plan) */
@@ -41,6 +43,17 @@ struct ll_run {
 };
 
 ll_status ll_run_append(ll_run *r, cJSON *row, ll_error *err) LL_WARN_UNUSED;
+/* LL_OK while no counted allocation has failed since the run opened; else
+ * the run is dead (nothing more is sent or recorded) and LL_E_NOMEM. One
+ * check covers every cJSON_Add* of a row builder (alloc.h). */
+ll_status ll_run_check_alloc(ll_run *r, ll_error *err) LL_WARN_UNUSED;
+/* LL_E_NOMEM or LL_E_DURABILITY, filled in, once the run is dead. */
+ll_status ll_run_dead(ll_run *r, ll_error *err) LL_WARN_UNUSED;
+/* The end of every public run operation: st, unless it is LL_E_NOMEM or a
+ * counted allocation failed since the run opened; then the run dies, *out
+ * (when given) is deleted and NULLed, and the result is LL_E_NOMEM. */
+ll_status ll_run_settle(ll_run *r, ll_status st, cJSON **out,
+                        ll_error *err) LL_WARN_UNUSED;
 /* A copy of the last export row (caller deletes), or NULL. */
 cJSON *ll_run_last_export(ll_run *r);
 cJSON *ll_run_outcome_row(ll_run *r, const cJSON *intent, const ll_req_spec *s,

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+#include "endpoint.h"
 #include "manifest.h"
 #include "run_impl.h"
 #include "sanitize.h"
@@ -17,7 +19,7 @@ static void add_str_or_null(cJSON *o, const char *k, const char *v) {
 
 static void copy_key(cJSON *dst, const cJSON *src, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, k);
-  cJSON_AddItemToObject(dst, k, v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
+  ll_json_add(dst, k, v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
 }
 
 /* A response as the row reads it (redact_response). */
@@ -44,8 +46,8 @@ static void name_part(ll_buf *where, const char *header) {
  * kept. v borrows the rest from resp; the content hash still reads resp's
  * real bytes. *note gets "the service echoed a secret in response header
  * x-ms-request-id, ...; replaced by {{secret:token}}" when one was found.
- * Out of memory: v is resp itself, and the ledger's scan refuses a row
- * that holds a secret (fail closed). */
+ * Out of memory: v is resp itself, and the run ends (LL_E_NOMEM, as for
+ * any failed allocation): its outcome row is never written. */
 static void redact_response(ll_run *r, const ll_http_response *resp, view *v,
                             ll_buf *note) {
   const char *const *sec, *const *ph;
@@ -80,6 +82,7 @@ static void redact_response(ll_run *r, const ll_http_response *resp, view *v,
   free(where.p);
   free(val.p);
   if (bad) {
+    r->dead = r->nomem = 1;
     ll_headers_cleanup(&v->r.headers);
     free(body.p);
     free(note->p);
@@ -192,9 +195,10 @@ cJSON *ll_run_outcome_row(ll_run *r, const cJSON *in, const ll_req_spec *s,
         got && proposed && ll_lease_id_equal(b.lease_id, proposed->lease_id));
   /* What the service sent back may echo the credential: replaced (above,
    * in the response; here, in any other value) and noted, so the outcome
-   * of a request that left is never refused. Out of memory leaves it, and
-   * the ledger's scan refuses the row. */
-  (void)ll_ledger_redact(r->ledger, o, NULL);
+   * of a request that left is never refused. Out of memory ends the run:
+   * the row is not written (ll_run_append), the intent stays open. */
+  if (ll_ledger_redact(r->ledger, o, NULL) == LL_E_NOMEM)
+    r->dead = r->nomem = 1;
   view_cleanup(&v);
   free(note.p);
   return o;
@@ -212,9 +216,12 @@ ll_status ll_run_write_expected(ll_run *r, ll_error *err) {
     copy_key(d, row, "writer");
     copy_key(d, row, "payload");
     copy_key(d, row, "payload_sha256");
-    cJSON_AddItemToArray(arr, d);
+    ll_json_push(arr, d);
   }
-  ll_status st = ll_ledger_write_json(r->ledger, "expected.json", arr, err);
+  /* a file built across a failed allocation is never written */
+  ll_status st = ll_run_check_alloc(r, err);
+  if (st == LL_OK)
+    st = ll_ledger_write_json(r->ledger, "expected.json", arr, err);
   cJSON_Delete(arr);
   if (st == LL_OK)
     r->expected_dirty = 0;
@@ -229,7 +236,7 @@ static ll_status write_environment(ll_run *r, const cJSON *manifest,
   const char *az = getenv("AZURITE_VERSION");
   if (az && strcmp(ll_model_endpoint_kind(r->model), "emulator") == 0)
     cJSON_AddStringToObject(vv, "azurite", az);
-  cJSON_AddItemToObject(env, "versions", vv);
+  ll_json_add(env, "versions", vv);
   cJSON_AddStringToObject(env, "requested_api_version",
                           ll_model_api_version(r->model));
   cJSON *retry = cJSON_AddObjectToObject(env, "retry");
@@ -242,7 +249,9 @@ static ll_status write_environment(ll_run *r, const cJSON *manifest,
       (double)(r->max_single_put ? r->max_single_put : LL_MAX_SINGLE_PUT));
   cJSON_AddStringToObject(env, "endpoint_kind",
                           ll_model_endpoint_kind(r->model));
-  ll_status st = ll_ledger_write_json(r->ledger, "environment.json", env, err);
+  ll_status st = ll_run_check_alloc(r, err);
+  if (st == LL_OK)
+    st = ll_ledger_write_json(r->ledger, "environment.json", env, err);
   cJSON_Delete(env);
   return st;
 }
@@ -253,8 +262,12 @@ static ll_status open_fresh(ll_run *r, ll_run_config *cfg, ll_error *err) {
                           cfg->api_version, cfg->allow_unlisted_api_version};
   ll_status st =
       ll_manifest_build_with(cfg->manifest, &r->target, &in, &row, err);
-  if (st != LL_OK)
+  if (st == LL_OK)
+    st = ll_run_check_alloc(r, err); /* no evidence from a broken manifest */
+  if (st != LL_OK) {
+    cJSON_Delete(row);
     return st;
+  }
   ll_strlcpy(r->run_id, ll_json_str(row, "run_id"), sizeof r->run_id);
   r->ledger = ll_ledger_open(cfg->evidence_dir, LL_LEDGER_CREATE, err);
   if (!r->ledger) {
@@ -265,7 +278,9 @@ static ll_status open_fresh(ll_run *r, ll_run_config *cfg, ll_error *err) {
   if (st == LL_OK) {
     cJSON *m = cJSON_Duplicate(row, 1);
     cJSON_DeleteItemFromObjectCaseSensitive(m, "record");
-    st = ll_ledger_write_json(r->ledger, "manifest.json", m, err);
+    st = ll_run_check_alloc(r, err);
+    if (st == LL_OK)
+      st = ll_ledger_write_json(r->ledger, "manifest.json", m, err);
     cJSON_Delete(m);
   }
   if (st == LL_OK)
@@ -283,7 +298,8 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
   const cJSON *row;
   cJSON_ArrayForEach(row, ll_ledger_rows(r->ledger)) {
     cJSON *copy = cJSON_Duplicate(row, 1);
-    ll_status st = ll_model_apply(r->model, copy, 0, err);
+    ll_status st = copy ? ll_model_apply(r->model, copy, 0, err)
+                        : ll_fail(err, LL_E_NOMEM, "out of memory recovering");
     cJSON_Delete(copy);
     if (st != LL_OK)
       return st;
@@ -292,7 +308,10 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
       char path[512];
       ll_target_blob_path(&r->target, path, sizeof path);
       char host[256];
-      ll_manifest_account_host(r->target.account_url, host, sizeof host);
+      if (cfg->fixture_label) /* what a replay records (manifest.c) */
+        ll_strlcpy(host, LL_REPLAY_HOST, sizeof host);
+      else
+        ll_manifest_account_host(r->target.account_url, host, sizeof host);
       const char *rh = ll_json_str(row, "account_host"),
                  *rp = ll_json_str(row, "blob_path");
       if (!rh || !rp || strcmp(host, rh) != 0 || strcmp(path, rp) != 0)
@@ -344,6 +363,8 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
     return st;
   /* Intents without an outcome: the process died with a request in flight. */
   cJSON *open = cJSON_Duplicate(ll_model_open_intents(r->model), 1);
+  if (!open)
+    return ll_fail(err, LL_E_NOMEM, "out of memory recovering");
   cJSON *in;
   cJSON_ArrayForEach(in, open) {
     ll_http_response resp;
@@ -412,6 +433,8 @@ static const char *run_secret_of(void *ctx, int i, const char **name) {
 }
 
 ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
+  ll_alloc_init();
+  unsigned long mark = ll_alloc_failures();
   ll_run *r = calloc(1, sizeof *r);
   ll_status st = LL_OK;
   if (!r) {
@@ -429,11 +452,14 @@ ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
     r->transport->endpoint_kind = run_endpoint_kind;
     r->transport->secret_of = run_secret_of;
   }
+  r->alloc_mark = mark;
   r->clock = cfg->clock;
   r->auth = cfg->auth;
   r->max_single_put = cfg->max_single_put;
   r->model = ll_model_new();
-  if (!r->model || !r->clock || !r->transport)
+  if (!r->model)
+    st = ll_fail(err, LL_E_NOMEM, "out of memory opening the run");
+  else if (!r->clock || !r->transport)
     st = ll_fail(err, LL_E_USAGE, "run needs a transport and a clock");
   if (st == LL_OK)
     st = ll_target_init(&r->target, cfg->account_url, cfg->container, cfg->blob,
@@ -456,6 +482,7 @@ ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
     for (int i = 0; i < r->nwriters && st == LL_OK; i++)
       st = ll_ledger_bind_alias(r->ledger, r->writers[i].alias,
                                 r->writers[i].lease_id, err);
+  st = ll_run_settle(r, st, NULL, err);
   if (st != LL_OK) {
     ll_run_close(r);
     return NULL;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "jsonx.h"
 #include "ledger.h"
 
 /* Keys dropped at any depth, compared case-insensitively. */
@@ -191,10 +192,11 @@ static cJSON *sanitize_item(const cJSON *item, int top, const char *const *ids,
         cJSON_Delete(out);
         return NULL;
       }
-      if (is_obj)
-        cJSON_AddItemToObject(out, c->string, copy);
-      else
-        cJSON_AddItemToArray(out, copy);
+      if (!(is_obj ? ll_json_add(out, c->string, copy)
+                   : ll_json_push(out, copy))) {
+        cJSON_Delete(out);
+        return NULL;
+      }
     }
     return out;
   }

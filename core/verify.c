@@ -1,113 +1,351 @@
 /* Re-derives a run from its files. The export alone must give the same
- * classes and decision; with the protected ledger at hand, the export must
- * also be exactly its sanitized form. */
+ * classes and decision; the protected ledger must be the run's own (a real
+ * file holding the real lease IDs) and the export exactly its sanitized
+ * form; the endpoint kind must agree with the host the run talked to. */
 #define _GNU_SOURCE
 #include "verify.h"
 #include "jsonx.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "alloc.h"
+#include "endpoint.h"
 #include "ledger.h"
 #include "model.h"
 #include "sanitize.h"
+
 static ll_status problem(ll_verify_report *rep, ll_error *err, long row,
-                         const char *fmt, const char *detail) {
+                         const char *fmt, ...) LL_PRINTF(4, 5);
+
+static ll_status problem(ll_verify_report *rep, ll_error *err, long row,
+                         const char *fmt, ...) {
+  va_list ap;
   rep->bad_row = row;
-  snprintf(rep->problem, sizeof rep->problem, fmt, detail);
+  va_start(ap, fmt);
+  vsnprintf(rep->problem, sizeof rep->problem, fmt, ap);
+  va_end(ap);
   return ll_fail(err, LL_E_TAMPER, "%s", rep->problem);
 }
 
-/* Protected rows vs export rows: same count, and each export row is the
- * sanitized protected row (chain fields aside). */
-static ll_status compare(const cJSON *prot, const cJSON *exp,
-                         ll_verify_report *rep, ll_error *err, cJSON *ids_out) {
-  const char *ids[16], *aliases[16];
-  size_t n = 0;
-  int np = cJSON_GetArraySize(prot), ne = cJSON_GetArraySize(exp);
-  if (np != ne) {
-    char d[64];
-    snprintf(d, sizeof d, "%d protected rows, %d export rows", np, ne);
-    return problem(rep, err, (np < ne ? np : ne) + 1,
-                   "export and protected ledgers differ in length: %s", d);
+static int is(const char *a, const char *b) {
+  return a && strcmp(a, b) == 0;
+}
+
+/* The lease bindings of the protected ledger, in order, without a limit:
+ * ids and aliases are borrowed from its rows. */
+typedef struct {
+  const char **ids, **aliases;
+  char (*norm)[LL_SANITIZE_ID_MAX];
+  size_t n, cap;
+} binds;
+
+static int binds_add(binds *b, const char *id, const char *alias,
+                     const char *norm) {
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 8;
+    const char **ids = ll_realloc(b->ids, cap * sizeof *ids);
+    if (ids)
+      b->ids = ids;
+    const char **al = ids ? ll_realloc(b->aliases, cap * sizeof *al) : NULL;
+    if (al)
+      b->aliases = al;
+    char(*nm)[LL_SANITIZE_ID_MAX] =
+        al ? ll_realloc(b->norm, cap * sizeof *nm) : NULL;
+    if (!nm)
+      return 0;
+    b->norm = nm;
+    b->cap = cap;
   }
-  for (int i = 0; i < np; i++) {
-    const cJSON *p = cJSON_GetArrayItem(prot, i);
-    const char *rec = ll_json_str(p, "record");
-    if (rec && strcmp(rec, "lease_bind") == 0 && n < 16 &&
-        ll_json_str(p, "lease_real_id")) {
-      ids[n] = ll_json_str(p, "lease_real_id");
-      aliases[n] = ll_json_str(p, "alias") ? ll_json_str(p, "alias") : "?";
-      cJSON_AddItemToArray(ids_out, cJSON_CreateString(ids[n]));
-      n++;
+  b->ids[b->n] = id;
+  b->aliases[b->n] = alias;
+  memcpy(b->norm[b->n], norm, LL_SANITIZE_ID_MAX);
+  b->n++;
+  return 1;
+}
+
+static const char *binds_alias_of(const binds *b, const char *norm) {
+  for (size_t i = 0; i < b->n; i++)
+    if (strcmp(b->norm[i], norm) == 0)
+      return b->aliases[i];
+  return NULL;
+}
+
+static void binds_free(binds *b) {
+  free(b->ids);
+  free(b->aliases);
+  free(b->norm);
+}
+
+#define NOT_PROTECTED                                                          \
+  "this is not the run's protected ledger (a copy of the export?)"
+
+/* The real lease IDs the export replaced must be in protected row p: each
+ * lease_bind row holds a GUID, bound to one alias only; each request row
+ * holds the lease_real_id field, and the ID it sent is the one bound to
+ * the alias it names. */
+static ll_status real_ids(const cJSON *p, long seq, binds *b,
+                          ll_verify_report *rep, ll_error *err) {
+  const char *rec = ll_json_str(p, "record");
+  char norm[LL_SANITIZE_ID_MAX];
+  if (is(rec, "lease_bind")) {
+    const char *alias = ll_json_str(p, "alias");
+    const char *id = ll_json_str(p, "lease_real_id");
+    if (!alias || !*alias)
+      return problem(rep, err, seq,
+                     "protected row %ld: lease_bind without "
+                     "an alias",
+                     seq);
+    if (!ll_sanitize_norm_id(id, norm))
+      return problem(rep, err, seq,
+                     "protected row %ld (lease_bind of %.40s) holds no real "
+                     "lease ID: " NOT_PROTECTED,
+                     seq, alias);
+    const char *other = binds_alias_of(b, norm);
+    if (other && strcmp(other, alias) != 0)
+      return problem(rep, err, seq,
+                     "protected row %ld binds the lease ID of alias %.40s to "
+                     "%.40s too",
+                     seq, other, alias);
+    if (!other && !binds_add(b, id, alias, norm))
+      return ll_fail(err, LL_E_NOMEM, "out of memory verifying");
+    return LL_OK;
+  }
+  if (!is(rec, "intent") && !is(rec, "outcome"))
+    return LL_OK;
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "lease_real_id");
+  const char *la = ll_json_str(p, "lease_alias_supplied");
+  if (!v)
+    return problem(
+        rep, err, seq,
+        "protected row %ld (%s) has no lease_real_id field: " NOT_PROTECTED,
+        seq, rec);
+  if (!la || is(la, "omitted")) {
+    if (!cJSON_IsNull(v))
+      return problem(rep, err, seq,
+                     "protected row %ld sent a lease ID without naming its "
+                     "alias",
+                     seq);
+    return LL_OK;
+  }
+  const char *bound =
+      cJSON_IsString(v) && ll_sanitize_norm_id(v->valuestring, norm)
+          ? binds_alias_of(b, norm)
+          : NULL;
+  if (!is(bound, la))
+    return problem(rep, err, seq,
+                   "protected row %ld: the lease ID sent for alias %.40s is "
+                   "not one bound to it by an earlier lease_bind row",
+                   seq, la);
+  return LL_OK;
+}
+
+/* Protected rows vs export rows: same count, the real IDs present, and
+ * each export row the sanitized protected row (chain fields aside). */
+static ll_status compare(const cJSON *prot, const cJSON *exp,
+                         ll_verify_report *rep, ll_error *err, binds *b) {
+  int np = cJSON_GetArraySize(prot), ne = cJSON_GetArraySize(exp);
+  if (np != ne)
+    return problem(rep, err, (np < ne ? np : ne) + 1,
+                   "export and protected ledgers differ in length: %d "
+                   "protected rows, %d export rows",
+                   np, ne);
+  const cJSON *p = prot->child, *x = exp->child;
+  for (long seq = 1; p && x; p = p->next, x = x->next, seq++) {
+    ll_status st = real_ids(p, seq, b, rep, err);
+    if (st != LL_OK)
+      return st;
+    cJSON *s = ll_sanitize_row(p, b->ids, b->aliases, b->n);
+    cJSON *e = cJSON_Duplicate(x, 1);
+    int same = -1;
+    if (s && e) {
+      cJSON_DeleteItemFromObjectCaseSensitive(s, "prev_hash");
+      cJSON_DeleteItemFromObjectCaseSensitive(s, "row_hash");
+      cJSON_DeleteItemFromObjectCaseSensitive(e, "prev_hash");
+      cJSON_DeleteItemFromObjectCaseSensitive(e, "row_hash");
+      same = cJSON_Compare(s, e, 1);
     }
-    cJSON *s = ll_sanitize_row(p, ids, aliases, n);
-    cJSON *e = cJSON_Duplicate(cJSON_GetArrayItem(exp, i), 1);
-    cJSON_DeleteItemFromObjectCaseSensitive(s, "prev_hash");
-    cJSON_DeleteItemFromObjectCaseSensitive(s, "row_hash");
-    cJSON_DeleteItemFromObjectCaseSensitive(e, "prev_hash");
-    cJSON_DeleteItemFromObjectCaseSensitive(e, "row_hash");
-    int same = s && e && cJSON_Compare(s, e, 1);
     cJSON_Delete(s);
     cJSON_Delete(e);
-    if (!same) {
-      char d[24];
-      snprintf(d, sizeof d, "%d", i + 1);
-      return problem(rep, err, i + 1,
-                     "export row %s is not the sanitized protected row", d);
-    }
+    if (same < 0)
+      return ll_fail(err, LL_E_NOMEM, "out of memory verifying");
+    if (!same)
+      return problem(rep, err, seq,
+                     "export row %ld is not the sanitized protected row", seq);
   }
   return LL_OK;
 }
 
-static ll_status scan_export(const char *path, const cJSON *ids,
+/* The protected ledger is a regular file of its own: not a symbolic link
+ * (nor under one), not the export file itself under a second name. */
+static ll_status protected_file(const char *dir, const char *ppath,
+                                const char *epath, ll_verify_report *rep,
+                                ll_error *err) {
+  char pdir[1024];
+  struct stat sd, sp, se;
+  snprintf(pdir, sizeof pdir, "%s/protected", dir);
+  if (lstat(pdir, &sd) != 0 || lstat(ppath, &sp) != 0) {
+    if (errno == ENOENT)
+      return ll_fail(err, LL_E_IO,
+                     "%s: no protected ledger: verify needs it to check the "
+                     "export against the real lease IDs; pass --export-only "
+                     "to check the export alone",
+                     dir);
+    return ll_fail(err, LL_E_IO, "cannot stat %s: %s", ppath, strerror(errno));
+  }
+  if (S_ISLNK(sd.st_mode) || S_ISLNK(sp.st_mode))
+    return problem(rep, err, 0,
+                   "the protected ledger %s is a symbolic link: the evidence "
+                   "needs the run's own file",
+                   S_ISLNK(sd.st_mode) ? pdir : ppath);
+  if (!S_ISDIR(sd.st_mode) || !S_ISREG(sp.st_mode))
+    return problem(rep, err, 0, "the protected ledger %s is not a regular file",
+                   ppath);
+  if (stat(epath, &se) == 0 && se.st_dev == sp.st_dev && se.st_ino == sp.st_ino)
+    return problem(rep, err, 0,
+                   "the protected ledger %s is the export file itself (a hard "
+                   "link): " NOT_PROTECTED,
+                   ppath);
+  return LL_OK;
+}
+
+static ll_status scan_export(const char *path, const binds *b,
                              ll_verify_report *rep, ll_error *err) {
-  ll_buf b = {0};
-  ll_status st = ll_buf_read_file(&b, path, SIZE_MAX);
+  ll_buf buf = {0};
+  ll_status st = ll_buf_read_file(&buf, path, SIZE_MAX);
   if (st != LL_OK) {
-    free(b.p);
+    free(buf.p);
     return st == LL_E_NOMEM ? ll_fail(err, LL_E_NOMEM, "out of memory")
                             : ll_fail(err, LL_E_IO, "cannot read %s", path);
   }
-  char *buf = b.p;
-  size_t len = b.n;
-  const char *list[16];
-  size_t n = 0;
-  const cJSON *it;
-  cJSON_ArrayForEach(it, ids) {
-    if (n < 16)
-      list[n++] = it->valuestring;
-  }
   char what[128] = "";
-  size_t hits = ll_secret_scan(buf, len, list, n, NULL, 0, what, sizeof what);
-  if (!hits && (memmem(buf, len, "lease_real_id", 13) ||
-                memmem(buf, len, "Bearer ey", 9))) {
+  size_t hits =
+      ll_secret_scan(buf.p, buf.n, b->ids, b->n, NULL, 0, what, sizeof what);
+  if (!hits && (memmem(buf.p, buf.n, "lease_real_id", 13) ||
+                memmem(buf.p, buf.n, "Bearer ey", 9))) {
     hits = 1;
     snprintf(what, sizeof what, "a lease_real_id field or a bearer token");
   }
-  free(buf);
+  free(buf.p);
   if (hits)
     return problem(rep, err, 0, "secret found in the export: %s", what);
   return LL_OK;
 }
 
-ll_status ll_verify_dir(const char *dir, ll_verify_report *rep, ll_error *err) {
+static void copy_field(char *dst, size_t cap, const cJSON *row, const char *k) {
+  ll_strlcpy(dst, ll_json_str(row, k) ? ll_json_str(row, k) : "", cap);
+}
+
+/* From the export alone: row 1 is the manifest, its endpoint kind agrees
+ * with its account host and with every row's, and every lease alias a
+ * request names was bound before. */
+static ll_status check_rows(const cJSON *exp, ll_verify_report *rep,
+                            ll_error *err) {
+  const cJSON *m = exp->child;
+  if (!is(ll_json_str(m, "record"), "manifest"))
+    return problem(rep, err, 1, "row 1 is not the run manifest");
+  copy_field(rep->endpoint_kind, sizeof rep->endpoint_kind, m, "endpoint_kind");
+  copy_field(rep->fixture_label, sizeof rep->fixture_label, m, "fixture_label");
+  copy_field(rep->account_host, sizeof rep->account_host, m, "account_host");
+  copy_field(rep->container, sizeof rep->container, m, "container");
+  copy_field(rep->blob_path, sizeof rep->blob_path, m, "blob_path");
+  const char *declared = ll_json_str(m, "declared_azure_host");
+  ll_error sub = {0};
+  if (ll_endpoint_check(rep->endpoint_kind, rep->account_host,
+                        ll_json_str(m, "fixture_label"), declared,
+                        &sub) != LL_OK)
+    return problem(rep, err, 1, "manifest: %s", sub.message);
+  rep->host_declared = declared != NULL;
+  cJSON *aliases = cJSON_CreateArray();
+  ll_status st = aliases ? LL_OK : ll_fail(err, LL_E_NOMEM, "out of memory");
+  long seq = 1;
+  for (const cJSON *r = m->next; r && st == LL_OK; r = r->next) {
+    seq++;
+    const char *rec = ll_json_str(r, "record");
+    const char *kind = ll_json_str(r, "endpoint_kind");
+    const char *la = ll_json_str(r, "lease_alias_supplied");
+    if (kind && !is(kind, rep->endpoint_kind)) {
+      st = problem(rep, err, seq,
+                   "row %ld says endpoint_kind %.20s, the manifest %.20s", seq,
+                   kind, rep->endpoint_kind);
+    } else if (is(rec, "manifest")) {
+      st = problem(rep, err, seq, "row %ld is a second run manifest", seq);
+    } else if (is(rec, "lease_bind")) {
+      const char *a = ll_json_str(r, "alias");
+      rep->lease_bindings++;
+      if (!a || !ll_json_push(aliases, cJSON_CreateString(a)))
+        st = a ? ll_fail(err, LL_E_NOMEM, "out of memory")
+               : problem(rep, err, seq, "row %ld: lease_bind without an alias",
+                         seq);
+    } else if ((is(rec, "intent") || is(rec, "outcome")) && la &&
+               !is(la, "omitted")) {
+      int known = 0;
+      const cJSON *a;
+      cJSON_ArrayForEach(a, aliases) {
+        known |= is(a->valuestring, la);
+      }
+      if (!known)
+        st = problem(rep, err, seq,
+                     "row %ld names lease alias %.40s, which no earlier "
+                     "lease_bind row bound",
+                     seq, la);
+    }
+  }
+  cJSON_Delete(aliases);
+  return st;
+}
+
+/* Re-derives every derived field from the export alone. */
+static ll_status rederive(const cJSON *exp, ll_verify_report *rep,
+                          ll_error *err) {
+  ll_model *m = ll_model_new();
+  if (!m)
+    return ll_fail(err, LL_E_NOMEM, "out of memory verifying");
+  ll_status st = LL_OK;
+  cJSON *row;
+  cJSON_ArrayForEach(row, exp) {
+    st = ll_model_apply(m, row, 0, err);
+    if (st == LL_E_NOMEM)
+      break;
+    if (st != LL_OK) {
+      rep->bad_row = ll_json_long(row, "seq", 0);
+      snprintf(rep->problem, sizeof rep->problem, "re-derivation: %s",
+               err->message);
+      break;
+    }
+    if (is(ll_json_str(row, "record"), "decision")) {
+      copy_field(rep->decision, sizeof rep->decision, row, "decision");
+      copy_field(rep->window, sizeof rep->window, row, "window_finding");
+    }
+  }
+  rep->cleanup_confirmed = ll_model_cleanup_confirmed(m);
+  rep->absent_confirmed = ll_model_blob_known_absent(m);
+  rep->destructive = ll_model_destructive(m);
+  ll_model_free(m);
+  return st;
+}
+
+ll_status ll_verify_dir_mode(const char *dir, ll_verify_mode mode,
+                             ll_verify_report *rep, ll_error *err) {
   char ppath[1024], epath[1024];
-  cJSON *prot = NULL, *exp = NULL, *ids = cJSON_CreateArray();
+  cJSON *prot = NULL, *exp = NULL;
+  binds b = {0};
   long bad = 0;
   ll_status st;
+  ll_alloc_init();
+  unsigned long mark = ll_alloc_failures();
   memset(rep, 0, sizeof *rep);
+  rep->export_only = mode == LL_VERIFY_EXPORT_ONLY;
   snprintf(ppath, sizeof ppath, "%s/protected/ledger.jsonl", dir);
   snprintf(epath, sizeof epath, "%s/export/ledger.jsonl", dir);
   struct stat sb;
-  if (stat(epath, &sb) != 0) {
-    cJSON_Delete(ids);
+  if (stat(epath, &sb) != 0)
     return ll_fail(err, LL_E_IO, "%s: no export ledger (%s)", dir,
                    strerror(errno));
-  }
   st = ll_ledger_read_file(epath, &exp, &bad, err);
   if (st != LL_OK) {
     rep->bad_row = bad;
@@ -115,75 +353,122 @@ ll_status ll_verify_dir(const char *dir, ll_verify_report *rep, ll_error *err) {
     goto done;
   }
   rep->rows = cJSON_GetArraySize(exp);
-  if (stat(ppath, &sb) == 0) {
-    st = ll_ledger_read_file(ppath, &prot, &bad, err);
+  if (rep->rows == 0) {
+    st = problem(rep, err, 1, "%s", "the export ledger is empty");
+    goto done;
+  }
+  if (!rep->export_only) {
+    st = protected_file(dir, ppath, epath, rep, err);
+    if (st == LL_OK)
+      st = ll_ledger_read_file(ppath, &prot, &bad, err);
     if (st != LL_OK) {
-      rep->bad_row = bad;
-      snprintf(rep->problem, sizeof rep->problem, "protected: %s",
-               err->message);
+      if (st == LL_E_TAMPER && !rep->problem[0]) {
+        rep->bad_row = bad;
+        snprintf(rep->problem, sizeof rep->problem, "protected: %s",
+                 err->message);
+      }
       goto done;
     }
     rep->protected_read = 1;
-    st = compare(prot, exp, rep, err, ids);
+    st = compare(prot, exp, rep, err, &b);
     if (st != LL_OK)
       goto done;
   }
-  st = scan_export(epath, ids, rep, err);
-  if (st != LL_OK)
-    goto done;
-  /* Re-derive everything from the export alone. */
-  ll_model *m = ll_model_new();
-  cJSON *row;
-  cJSON_ArrayForEach(row, exp) {
-    st = ll_model_apply(m, row, 0, err);
-    if (st != LL_OK) {
-      const cJSON *seq = cJSON_GetObjectItemCaseSensitive(row, "seq");
-      rep->bad_row = cJSON_IsNumber(seq) ? (long)seq->valuedouble : 0;
-      snprintf(rep->problem, sizeof rep->problem, "re-derivation: %s",
-               err->message);
-      break;
-    }
-    const char *rec = ll_json_str(row, "record");
-    if (rec && strcmp(rec, "manifest") == 0 && ll_json_str(row, "blob_path"))
-      ll_strlcpy(rep->blob_path, ll_json_str(row, "blob_path"),
-                 sizeof rep->blob_path);
-    if (rec && strcmp(rec, "decision") == 0) {
-      ll_strlcpy(rep->decision, ll_json_str(row, "decision"),
-                 sizeof rep->decision);
-      ll_strlcpy(rep->window, ll_json_str(row, "window_finding"),
-                 sizeof rep->window);
-    }
-  }
-  rep->cleanup_confirmed = ll_model_cleanup_confirmed(m);
-  rep->destructive = ll_model_destructive(m);
-  ll_model_free(m);
-  if (st == LL_OK && rep->rows == 0)
-    st = problem(rep, err, 1, "%s", "the export ledger is empty");
+  st = check_rows(exp, rep, err);
+  if (st == LL_OK)
+    st = scan_export(epath, &b, rep, err);
+  if (st == LL_OK)
+    st = rederive(exp, rep, err);
 done:
+  binds_free(&b);
   cJSON_Delete(prot);
   cJSON_Delete(exp);
-  cJSON_Delete(ids);
+  /* a check that ran short of memory proves nothing either way */
+  if (st == LL_E_NOMEM || ll_alloc_failed_since(mark)) {
+    rep->problem[0] = '\0';
+    return ll_fail(err, LL_E_NOMEM, "out of memory verifying %s", dir);
+  }
   return st;
 }
 
-int ll_verify_main(const char *dir, FILE *out, FILE *errs) {
+ll_status ll_verify_dir(const char *dir, ll_verify_report *rep, ll_error *err) {
+  return ll_verify_dir_mode(dir, LL_VERIFY_FULL, rep, err);
+}
+
+static const char usage[] =
+    "usage: leaselua verify [--export-only] DIR\n"
+    "  Checks the evidence in DIR: both hash chains; that the protected "
+    "ledger is\n"
+    "  the run's own (a regular file holding the real lease IDs) and the "
+    "export\n"
+    "  exactly its sanitized form; no secret in the export; the endpoint "
+    "kind\n"
+    "  against the account host; every class, finding and decision "
+    "re-derived\n"
+    "  from the export. It reports consistency, not the run's decision.\n"
+    "  --export-only  check the export alone: the protected ledger is not "
+    "checked\n"
+    "exit: 0 consistent, 2 inconsistent, 64 usage or a missing file, 70 "
+    "internal\n"
+    "      error (out of memory)\n";
+
+int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs) {
+  const char *dir = NULL;
+  ll_verify_mode mode = LL_VERIFY_FULL;
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--export-only") == 0 && mode == LL_VERIFY_FULL) {
+      mode = LL_VERIFY_EXPORT_ONLY;
+    } else if (strcmp(argv[i], "--help") == 0) {
+      fputs(usage, out);
+      return 0;
+    } else if (argv[i][0] == '-' || dir) {
+      fputs(usage, errs);
+      return 64;
+    } else {
+      dir = argv[i];
+    }
+  }
+  if (!dir) {
+    fputs(usage, errs);
+    return 64;
+  }
   ll_verify_report rep;
   ll_error err = {0};
-  ll_status st = ll_verify_dir(dir, &rep, &err);
+  ll_status st = ll_verify_dir_mode(dir, mode, &rep, &err);
   if (st == LL_E_IO) {
     fprintf(errs, "leaselua: verify: %s\n", err.message);
     return 64;
   }
+  if (st == LL_E_NOMEM) {
+    fprintf(errs, "leaselua: verify: %s: nothing was concluded\n", err.message);
+    return 70;
+  }
   if (st != LL_OK) {
-    fprintf(errs, "leaselua: verify: INCONSISTENT at row %ld: %s\n",
-            rep.bad_row, rep.problem[0] ? rep.problem : err.message);
+    const char *what = rep.problem[0] ? rep.problem : err.message;
+    if (rep.bad_row > 0)
+      fprintf(errs, "leaselua: verify: INCONSISTENT at row %ld: %s\n",
+              rep.bad_row, what);
+    else
+      fprintf(errs, "leaselua: verify: INCONSISTENT: %s\n", what);
     return 2;
   }
+  char kind[96];
+  snprintf(kind, sizeof kind, "%s%s%s%s%s", rep.endpoint_kind,
+           rep.host_declared ? " (host declared Azure by the operator)" : "",
+           rep.fixture_label[0] ? " (fixture " : "", rep.fixture_label,
+           rep.fixture_label[0] ? ")" : "");
+  char prot[128];
+  if (rep.protected_read)
+    snprintf(prot, sizeof prot,
+             "export matches the protected ledger (%ld lease bindings)",
+             rep.lease_bindings);
+  else
+    snprintf(prot, sizeof prot,
+             "export only: the protected ledger was not checked");
   fprintf(out,
-          "verify: consistent: %ld export rows, %s, decision %s, window %s\n",
-          rep.rows,
-          rep.protected_read ? "export matches the protected ledger"
-                             : "export only (protected ledger not read)",
+          "verify: consistent: %ld export rows, %s, endpoint kind %s, "
+          "decision %s, window %s\n",
+          rep.rows, prot, kind,
           rep.decision[0] ? rep.decision : "(none recorded)",
           rep.window[0] ? rep.window : "-");
   return 0;

@@ -1,5 +1,6 @@
-/* `leaselua verify DIR`: a reviewer's check of an evidence directory from
- * the files alone. */
+/* `leaselua verify [--export-only] DIR`: a reviewer's check of an evidence
+ * directory from the files alone. It reports whether the evidence is
+ * consistent, not what the run decided. */
 #ifndef LL_VERIFY_H
 #define LL_VERIFY_H
 
@@ -7,28 +8,53 @@
 
 #include "ll.h"
 
+typedef enum {
+  LL_VERIFY_FULL = 0,   /* the protected ledger must be there and match */
+  LL_VERIFY_EXPORT_ONLY /* asked for explicitly: it is not checked */
+} ll_verify_mode;
+
 typedef struct {
-  int protected_read; /* protected ledger present and readable */
+  int protected_read; /* protected ledger read and compared */
+  int export_only;    /* LL_VERIFY_EXPORT_ONLY: the protected ledger was not
+                         checked */
   long rows;          /* export rows */
   long bad_row;       /* first bad row (1-based), 0 when none */
   char problem[1100]; /* first problem, empty when consistent */
   char decision[16];  /* recomputed decision of the last decision row */
   char window[32];
-  char blob_path[512];   /* from the manifest row */
-  int cleanup_confirmed; /* last lifecycle released and deleted the blob */
+  /* from the manifest row, checked against each other */
+  char endpoint_kind[16];
+  char fixture_label[16];
+  char account_host[256];
+  char container[256];
+  char blob_path[512];
+  int host_declared;     /* azure by the manifest's declared_azure_host */
+  long lease_bindings;   /* lease_bind rows */
+  int cleanup_confirmed; /* last lifecycle: its blob deleted (accepted) */
+  int absent_confirmed;  /* ...and a later read of it answered 404 */
   int destructive;       /* last lifecycle was declared destructive */
 } ll_verify_report;
 
-/* LL_OK when consistent, LL_E_TAMPER (or LL_E_IO) otherwise, with the
- * report naming the first problem. Checks: both chains; the export is
- * exactly the sanitized protected ledger; no secret in the export; every
+/* LL_OK when consistent; LL_E_TAMPER otherwise, with the report naming the
+ * first problem; LL_E_IO when a file is missing (the export, or, in FULL
+ * mode, the protected ledger); LL_E_NOMEM when memory ran out (never a
+ * verdict). Checks: both chains; the protected ledger is a regular file,
+ * not a link, not the export itself, and holds the real lease IDs that the
+ * export replaced; the export is exactly its sanitized form; no secret in
+ * the export; the endpoint kind agrees with the account host (endpoint.h)
+ * in the manifest and every row; every lease alias used was bound; every
  * classification, reconcile, finding and decision re-derived from the
  * export alone equals what the run recorded. */
+ll_status ll_verify_dir_mode(const char *dir, ll_verify_mode mode,
+                             ll_verify_report *rep,
+                             ll_error *err) LL_WARN_UNUSED;
+/* ll_verify_dir_mode(dir, LL_VERIFY_FULL, ...). */
 ll_status ll_verify_dir(const char *dir, ll_verify_report *rep,
                         ll_error *err) LL_WARN_UNUSED;
 
-/* Runs ll_verify_dir and prints a summary; returns 0 or 2 (64 for a
- * missing directory). */
-int ll_verify_main(const char *dir, FILE *out, FILE *errs);
+/* `leaselua verify` with the arguments after "verify": prints a summary.
+ * Returns 0 consistent, 2 inconsistent, 64 usage or a missing file, 70 out
+ * of memory; never the run's decision. */
+int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs);
 
 #endif

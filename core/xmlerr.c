@@ -4,7 +4,10 @@
 #include "xmlerr.h"
 
 #include <expat.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "alloc.h"
 
 #define XMLERR_MAX_INPUT (1024u * 1024u)
 
@@ -132,7 +135,10 @@ ll_status ll_xmlerr_parse(const char *body, size_t len, ll_xml_error *out) {
   if (len == 0 || only_space(body, len))
     return LL_OK;
 
-  XML_Parser p = XML_ParserCreate("UTF-8");
+  /* expat allocates through the counted allocator, so a failure inside it
+   * is seen by whoever builds the row from this parse (alloc.h). */
+  static const XML_Memory_Handling_Suite mem = {ll_malloc, ll_realloc, free};
+  XML_Parser p = XML_ParserCreate_MM("UTF-8", &mem, NULL);
   if (!p)
     return LL_E_NOMEM;
   xml_state st = {.parser = p, .out = out};
@@ -145,7 +151,7 @@ ll_status ll_xmlerr_parse(const char *body, size_t len, ll_xml_error *out) {
 
   ll_status rc = LL_OK;
   if (XML_Parse(p, body, (int)len, XML_TRUE) != XML_STATUS_OK || st.refused)
-    rc = LL_E_PARSE;
+    rc = XML_GetErrorCode(p) == XML_ERROR_NO_MEMORY ? LL_E_NOMEM : LL_E_PARSE;
   XML_ParserFree(p);
   if (rc != LL_OK)
     memset(out, 0, sizeof *out); /* never half a result */

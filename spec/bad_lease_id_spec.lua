@@ -58,9 +58,11 @@ describe("a non-GUID lease ID in a tampered protected ledger", function()
     end
     assert.are.equal(1, edited)
     helper.write(path, table.concat(rechain(lines), "\n") .. "\n")
-    -- the edit is invisible to the chain: verify still passes
-    local vrc, vout = helper.run { "verify", ev }
-    assert.are.equal(0, vrc, vout)
+    -- the edit is invisible to the chain, but not to verify: a protected
+    -- ledger must hold real lease IDs (recovery must refuse on its own)
+    local vrc, vout, verr = helper.run { "verify", ev }
+    assert.are.equal(2, vrc, vout .. verr)
+    assert.matches("lease_bind of B%) holds no real lease ID", verr)
     local before = helper.read(path)
     local rrc, out, err = helper.run_env({ "scripts/recovery.lua", "--recover", "--evidence", ev }, env)
     local errs = {}

@@ -108,8 +108,8 @@ describe("verify on tampered evidence", function()
     return dir
   end
 
-  local function verify(dir)
-    return slow.run_host({ "verify", dir })
+  local function verify(dir, flag)
+    return slow.run_host(flag and { "verify", flag, dir } or { "verify", dir })
   end
 
   local function assert_row(rc, err, n, what)
@@ -199,7 +199,7 @@ describe("verify on tampered evidence", function()
     local dir = copy()
     assert(os.execute("rm -rf " .. helper.quote(dir .. "/protected")))
     local n = reclass(dir .. "/export/ledger.jsonl")
-    local rc, _, err = verify(dir)
+    local rc, _, err = verify(dir, "--export-only")
     assert_row(rc, err, n, "re-derivation")
   end)
 
@@ -217,21 +217,195 @@ describe("verify on tampered evidence", function()
     local rows, lerr = ll.ledger(dir)
     assert.is_nil(rows)
     assert.truthy(tostring(lerr):find("twice", 1, true), tostring(lerr))
-    local rc, _, err = verify(dir)
+    local rc, _, err = verify(dir, "--export-only")
     assert_row(rc, err, n)
   end)
 
-  it("checks the export alone when the protected ledger is gone", function()
-    local dir = copy()
-    assert(os.execute("rm -rf " .. helper.quote(dir .. "/protected")))
+  it("checks the export alone only when asked (--export-only), and says the protected ledger was not checked",
+    function()
+      local dir = copy()
+      assert(os.execute("rm -rf " .. helper.quote(dir .. "/protected")))
+      -- not asked for: a missing protected ledger is no silent downgrade
+      local rc0, out0, err0 = verify(dir)
+      assert.equals(64, rc0, out0 .. err0)
+      assert.truthy(err0:find("no protected ledger", 1, true), err0)
+      assert.truthy(err0:find("--export-only", 1, true), err0)
+      assert.equals("", out0)
+      local rc, out, err = verify(dir, "--export-only")
+      assert.equals(0, rc, err)
+      assert.truthy(out:find("export only: the protected ledger was not checked", 1, true), out)
+      assert.falsy(out:find("matches the protected ledger", 1, true), out)
+      -- and a flipped byte is still caught without it
+      local lines = slow.lines(dir .. "/export/ledger.jsonl")
+      lines[middle] = flip_byte(lines[middle])
+      write_lines(dir .. "/export/ledger.jsonl", lines)
+      local rc2, _, err2 = verify(dir, "--export-only")
+      assert_row(rc2, err2, middle, "export: chain broken")
+    end)
+
+  -- The protected ledger must be the run's own: a real file, holding the
+  -- real lease IDs that the export replaced.
+  local function refused(dir, what)
     local rc, out, err = verify(dir)
-    assert.equals(0, rc, err)
-    assert.truthy(out:find("export only", 1, true), out)
-    -- and a flipped byte is still caught without it
-    local lines = slow.lines(dir .. "/export/ledger.jsonl")
-    lines[middle] = flip_byte(lines[middle])
-    write_lines(dir .. "/export/ledger.jsonl", lines)
-    local rc2, _, err2 = verify(dir)
-    assert_row(rc2, err2, middle, "export: chain broken")
+    assert.equals(2, rc, out .. err)
+    assert.truthy(err:find("INCONSISTENT", 1, true), err)
+    assert.truthy(err:find(what, 1, true), err)
+    assert.falsy(out:find("matches the protected ledger", 1, true), out)
+  end
+
+  it("refuses a copy of the export standing in for the protected ledger", function()
+    local dir = copy()
+    assert(os.execute(string.format("cp %s %s", helper.quote(dir .. "/export/ledger.jsonl"),
+      helper.quote(dir .. "/protected/ledger.jsonl"))))
+    refused(dir, "holds no real lease ID: this is not the run's protected ledger (a copy of the export?)")
+  end)
+
+  it("refuses a copy of the export even when its lease_bind rows are dropped from both", function()
+    -- no binding left to miss: the request rows still lack the real IDs
+    local dir = copy()
+    for _, f in ipairs { "/export/ledger.jsonl", "/protected/ledger.jsonl" } do
+      local kept = {}
+      for _, line in ipairs(slow.lines(dir .. "/export/ledger.jsonl")) do
+        if not line:find('"record":"lease_bind"', 1, true) then
+          kept[#kept + 1] = line:gsub('"seq":%d+', '"seq":' .. (#kept + 1), 1)
+        end
+      end
+      write_lines(dir .. f, rechain(kept))
+    end
+    refused(dir, "has no lease_real_id field: this is not the run's protected ledger")
+  end)
+
+  it("refuses a symbolic link to the export as the protected ledger", function()
+    local dir = copy()
+    assert(os.execute("ln -sf ../export/ledger.jsonl " .. helper.quote(dir .. "/protected/ledger.jsonl")))
+    refused(dir, "is a symbolic link")
+  end)
+
+  it("refuses a protected directory that is a link to the export directory", function()
+    local dir = copy()
+    assert(os.execute("rm -rf " .. helper.quote(dir .. "/protected") .. " && ln -s export " ..
+      helper.quote(dir .. "/protected")))
+    refused(dir, "is a symbolic link")
+  end)
+
+  it("refuses a hard link of the export as the protected ledger", function()
+    local dir = copy()
+    assert(os.execute(string.format("ln -f %s %s", helper.quote(dir .. "/export/ledger.jsonl"),
+      helper.quote(dir .. "/protected/ledger.jsonl"))))
+    refused(dir, "is the export file itself (a hard link)")
+  end)
+
+  -- Relabels every endpoint_kind in both ledgers, rewriting both chains:
+  -- the rows, the sanitized comparison and the classes still agree.
+  local function relabel(dir, kind, extra)
+    for _, f in ipairs { "/export/ledger.jsonl", "/protected/ledger.jsonl" } do
+      local lines = slow.lines(dir .. f)
+      for i, line in ipairs(lines) do
+        lines[i] = line:gsub('"endpoint_kind":"emulator"', '"endpoint_kind":"' .. kind .. '"' .. (i == 1 and
+          extra or ""))
+      end
+      write_lines(dir .. f, rechain(lines))
+    end
+    assert.is_table(ll.ledger(dir)) -- the export chain is valid again
+  end
+
+  it("refuses an emulator bundle relabelled azure in both ledgers, chains rewritten", function()
+    local dir = copy()
+    relabel(dir, "azure")
+    local rc, out, err = verify(dir)
+    assert_row(rc, err, 1, "endpoint_kind is azure but account host 127.0.0.1 is not an Azure Storage blob host")
+    assert.equals("", out)
+  end)
+
+  it("refuses a relabelled bundle whose manifest declares its loopback host as Azure", function()
+    local dir = copy()
+    relabel(dir, "azure", ',"declared_azure_host":"127.0.0.1"')
+    local _, _, err0 = verify(dir)
+    assert.truthy(err0:find("INCONSISTENT at row 1: manifest: declared_azure_host 127.0.0.1", 1, true), err0)
+  end)
+
+  it("refuses an emulator bundle relabelled replay (the host is not the replay placeholder)", function()
+    local dir = copy()
+    relabel(dir, "replay", ',"fixture_label":"emulator"')
+    local rc, _, err = verify(dir)
+    assert_row(rc, err, 1, "endpoint_kind is replay but account host 127.0.0.1 is not the replay placeholder")
+  end)
+
+  it("refuses a bundle relabelled in the manifest row only", function()
+    local dir = copy()
+    for _, f in ipairs { "/export/ledger.jsonl", "/protected/ledger.jsonl" } do
+      local lines = slow.lines(dir .. f)
+      lines[1] = lines[1]:gsub('"endpoint_kind":"emulator"', '"endpoint_kind":"azure"', 1)
+        :gsub('"account_host":"[^"]*"', '"account_host":"acct.blob.core.windows.net"', 1)
+      write_lines(dir .. f, rechain(lines))
+    end
+    local rc, _, err = verify(dir)
+    assert.equals(2, rc, err)
+    assert.truthy(err:find("says endpoint_kind emulator, the manifest azure", 1, true), err)
+  end)
+end)
+
+-- A genuine run with many lease bindings: verify had room for 16, so the
+-- 17th ID was never replaced and a real run was called INCONSISTENT.
+describe("verify on a genuine run with 20 lease changes #live", function()
+  teardown(helper.cleanup)
+
+  it("verifies all 41 lease bindings (the first, and a proposed and an active one per change)", function()
+    if not helper.have_live() then
+      pending("needs the live Azurite of tools/run-specs.sh")
+      return
+    end
+    local dir = helper.tmpdir() .. "/changes"
+    local run = ll.open {
+      evidence = dir, manifest = helper.manifest_table,
+      account_url = os.getenv("AZURE_STORAGE_ACCOUNT_URL"), container = "lease-handoff-lab",
+      blob = helper.unique_blob("changes"), ca_file = os.getenv("LEASELUA_CA_FILE"),
+    }
+    run:create_container()
+    run:declare(0, "A")
+    run:lifecycle { reason = "spec: 20 lease changes" }
+    local A, U = run:writer("A"), run:unbound("A")
+    assert.are.equal(201, U:put(0).http_status)
+    run:read()
+    assert.are.equal(201, A:acquire { duration = -1 }.http_status)
+    for i = 1, 20 do
+      local row = A:change()
+      assert.are.equal(200, row.http_status, "change " .. i)
+    end
+    assert.are.equal(200, A:release().http_status)
+    run:properties()
+    U:delete()
+    run:finish()
+    run:close()
+    local binds, ids = 0, {}
+    for _, r in ipairs(helper.rows(dir)) do
+      if r.record == "lease_bind" then binds = binds + 1 end
+    end
+    for id in helper.read(dir .. "/protected/ledger.jsonl"):gmatch('"lease_real_id":"([%x%-]+)"') do ids[id] = true end
+    local distinct = 0
+    for _ in pairs(ids) do distinct = distinct + 1 end
+    assert.are.equal(41, binds)
+    assert.are.equal(21, distinct) -- the first ID and one per change
+    local rc, out, err = slow.run_host({ "verify", dir })
+    assert.are.equal(0, rc, out .. err)
+    assert.truthy(out:find("export matches the protected ledger (41 lease bindings)", 1, true), out)
+    -- the last ID (the 21st) planted as text in the same row of both
+    -- ledgers, chains rewritten: every binding is known, so the sanitized
+    -- protected row holds the alias where the export holds the raw ID
+    local last
+    for id in helper.read(dir .. "/protected/ledger.jsonl"):gmatch('"lease_real_id":"([%x%-]+)"') do last = id end
+    local planted = helper.tmpdir() .. "/planted"
+    assert(os.execute("cp -a " .. helper.quote(dir) .. " " .. helper.quote(planted)))
+    local row
+    for _, f in ipairs { "/export/ledger.jsonl", "/protected/ledger.jsonl" } do
+      local lines = slow.lines(planted .. f)
+      row = #lines - 1
+      lines[row] = lines[row]:gsub('"step":"[^"]*"', '"step":"' .. last .. '"', 1)
+      helper.write(planted .. f, table.concat(rechain(lines), "\n") .. "\n")
+    end
+    rc, out, err = slow.run_host({ "verify", planted })
+    assert.are.equal(2, rc, out .. err)
+    assert.truthy(err:find("INCONSISTENT at row " .. row .. ": export row " .. row ..
+      " is not the sanitized protected row", 1, true), err)
   end)
 end)

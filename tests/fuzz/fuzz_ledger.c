@@ -117,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* verify reads the file with ll_ledger_read_file, then folds the rows */
   ll_error err = {0};
   ll_verify_report rep;
-  ll_status st = ll_verify_dir(dir, &rep, &err);
+  ll_status st = ll_verify_dir_mode(dir, LL_VERIFY_EXPORT_ONLY, &rep, &err);
   if (st == LL_E_IO)
     __builtin_trap(); /* the file is there: only a verdict may come back */
   if (st == LL_OK && rep.rows <= 0)
