@@ -249,6 +249,9 @@ describe("do no harm to the target #live", function()
   -- what is wrong, and the cause as curl names it (Lua patterns)
   local unreachable = {
     { "an unresolvable host", { AZURE_STORAGE_ACCOUNT_URL = "https://nonexistent.invalid/devstoreaccount1" },
+      manifest = '{"resource_owner":"storage-team","ticket":"LAB-SPEC","permitted_actors":["A","B","operator",' ..
+        '"observer"],"cleanup_authority":"storage-team","endpoint_kind":"azure",' ..
+        '"declared_azure_host":"nonexistent.invalid"}',
       "^cannot reach nonexistent%.invalid for the preflight read of [^\n]* %(Couldn't resolve host name: Could " ..
       "not resolve host: nonexistent%.invalid%): nothing was mutated; check AZURE_STORAGE_ACCOUNT_URL" },
     { "a refused loopback port", { AZURE_STORAGE_ACCOUNT_URL = "https://127.0.0.1:1/devstoreaccount1" },
@@ -267,6 +270,9 @@ describe("do no harm to the target #live", function()
       -- the lab's manifest names the endpoint kind: a host like
       -- nonexistent.invalid says nothing about it
       local lab = helper.root .. "/tools/emulator/manifest.json"
+      -- a name the lab's emulator manifest cannot cover: the operator
+      -- declares it as an Azure host (a custom domain, a private endpoint)
+      if u.manifest then lab = helper.write(helper.tmpdir() .. "/manifest.json", u.manifest) end
       local rc, out, err = helper.run({ "scripts/main_handoff.lua", "--manifest", lab, "--evidence", dir },
         env(helper.unique_blob("unreachable"), u[2]))
       assert.are.equal(64, rc, out .. err)

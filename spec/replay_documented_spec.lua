@@ -58,6 +58,7 @@ local CLEANUP = {
   "14 release B: Lease Release 200 ACCEPTED_WRITE",
   "14 confirm release: Get Blob Properties 200 available/unlocked STATE_OBSERVED",
   "14 delete: Delete Blob 202 ACCEPTED_WRITE",
+  "14 confirm absent: Get Blob Properties 404 BlobNotFound STATE_OBSERVED",
 }
 
 local REV5_LOST = lines(TO_11, {

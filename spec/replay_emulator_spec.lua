@@ -48,6 +48,7 @@ local TO_THE_END = {
   "14 release B: Lease Release 200 ACCEPTED_WRITE",
   "14 confirm release: Get Blob Properties 200 available/unlocked STATE_OBSERVED",
   "14 delete: Delete Blob 202 ACCEPTED_WRITE",
+  "14 confirm absent: Get Blob Properties 404 BlobNotFound STATE_OBSERVED",
   "decision ACCEPT, window REPRODUCED",
 }
 
@@ -128,6 +129,7 @@ describe("emulator fixtures, replayed", function()
       "5 rev 102 WITHOUT a lease: Put Blob rev 102 201 ACCEPTED_WRITE",
       "6 read back rev 102: Get Blob 200 content 102 STATE_OBSERVED",
       "7 delete: Delete Blob 202 ACCEPTED_WRITE",
+      "7 confirm absent: Get Blob Properties 404 BlobNotFound STATE_OBSERVED",
       "decision ACCEPT, window NOT_ATTEMPTED",
     },
     decision = "ACCEPT",
