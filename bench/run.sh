@@ -32,7 +32,6 @@ die() {
 # shellcheck source=tools/lab.sh
 . "$root/tools/lab.sh"
 lab_build bench
-[[ -f $build/libleaselua_core.a ]] || die "$build/libleaselua_core.a is not built (make build)"
 for t in node npm curl lua5.4 cc pkg-config; do
   command -v "$t" >/dev/null || die "$t not found (run tools/deps.sh)"
 done
@@ -134,10 +133,9 @@ code=$(curl -K "$tmp/curl-auth.cfg" -o /dev/null -w '%{http_code}' -X PUT \
 [[ $code == 201 ]] || die "creating the floor blob answered $code"
 
 # ---- machine ------------------------------------------------------------
-# shellcheck disable=SC2046  # pkg-config prints several flags
-cc -O2 -D_GNU_SOURCE -I"$root/core" "$root/bench/overhead.c" "$build/libleaselua_core.a" \
-  $(pkg-config --cflags --libs libcurl libcjson) -lssl -lcrypto -lexpat -o "$tmp/overhead" ||
-  die "could not build bench/overhead.c"
+cmake --build "$build" --target ll_bench_overhead >/dev/null ||
+  die "could not build bench/overhead.c (cmake --build $build --target ll_bench_overhead)"
+cp "$build/ll_bench_overhead" "$tmp/overhead"
 # The conditions: other processes' load, and what one append + fsync costs
 # on the evidence disk right now (both at the start and at the end).
 conditions() {
