@@ -20,7 +20,7 @@ SHELL := /bin/bash
 BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 JOBS ?= 2
-FORMAT_FILES := $(wildcard core/*/*.[ch] core/*/include/*.h bindings/*.[ch] tests/*.[ch] tests/fuzz/*.c)
+FORMAT_FILES := $(wildcard core/*/*.[ch] core/*/include/*.h bindings/*.[ch] tests/*.[ch] tests/layers/*.c tests/fuzz/*.c)
 LUA_DIRS := $(wildcard scripts spec bindings tests)
 
 .PHONY: deps build check lint specs check-asan asan-build demo bench clean format format-check
