@@ -1,5 +1,5 @@
-/* Invariant 15, do no harm to the target (core/harm.c and its share of
- * baseline.c and the guard): the preflight, the create, the ETag a cleanup
+/* Invariant 15, do no harm to the target (core/judgement/harm.c and its share
+ * of baseline.c and the guard): the preflight, the create, the ETag a cleanup
  * Delete is conditioned on, and the stop, each judged from ledger rows and
  * re-derived with fill=0 as verify does. */
 #include <string.h>
