@@ -101,7 +101,7 @@ static void test_target_exists(void) {
   CHECK_INT(guard(&b, &DELETE_REQ, &err), LL_E_TARGET_EXISTS);
   CHECK_INT(guard(&b, &READ_REQ, &err), LL_OK);
   const char *out = NULL;
-  CHECK(!ll_model_accept_reachable(b.m, &out));
+  CHECK(!ll_decide_accept_reachable(b.m, &out));
   CHECK(out && strstr(out, "already exists"));
 
   cJSON *d = decide(&b);
