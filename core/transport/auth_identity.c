@@ -2,8 +2,8 @@
  * for a storage token, and the transport rule for those endpoints. */
 #include "auth.h"
 #include "auth_impl.h"
+#include "url.h"
 
-#include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <openssl/crypto.h>
@@ -14,43 +14,14 @@
 #define IMDS_DEFAULT "http://169.254.169.254/metadata/identity/oauth2/token"
 #define RESOURCE_DEFAULT "https://storage.azure.com/"
 
-static int host_is_loopback_or_imds(const char *host) {
-  unsigned char a[4];
-  if (strcmp(host, "169.254.169.254") == 0 || strcmp(host, "localhost") == 0 ||
-      strcmp(host, "[::1]") == 0)
-    return 1;
-  return inet_pton(AF_INET, host, a) == 1 && a[0] == 127;
-}
-
 ll_status ll_auth_check_identity_url(const char *url, ll_error *err) {
   if (!url)
     return ll_fail(err, LL_E_BAD_URL, "no managed identity endpoint");
-  CURLU *u = curl_url();
-  char *scheme = NULL, *host = NULL;
-  ll_status st = LL_OK;
-  if (!u)
-    return ll_fail(err, LL_E_NOMEM, "out of memory parsing a URL");
-  if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
-      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-      curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
-    st = ll_fail(err, LL_E_BAD_URL,
-                 "managed identity endpoint is not an absolute URL");
-  } else if (strcmp(scheme, "https") == 0) {
-    st = LL_OK;
-  } else if (strcmp(scheme, "http") != 0) {
-    st = ll_fail(err, LL_E_BAD_URL,
-                 "managed identity endpoint must be http or https, not %s",
-                 scheme);
-  } else if (!host_is_loopback_or_imds(host)) {
-    st = ll_fail(err, LL_E_INSECURE,
-                 "managed identity endpoint %s uses http outside loopback "
-                 "and IMDS: use https",
-                 host);
-  }
-  curl_free(scheme);
-  curl_free(host);
-  curl_url_cleanup(u);
-  return st;
+  ll_error inner = {0};
+  ll_status st = ll_url_check(url, LL_URL_HTTP_LOOPBACK_OR_IMDS, &inner);
+  if (st != LL_OK)
+    return ll_fail(err, st, "managed identity endpoint: %s", inner.message);
+  return LL_OK;
 }
 
 typedef struct {
