@@ -5,6 +5,7 @@
 #include "auth.h"
 #include "auth_impl.h"
 #include "input.h"
+#include "secret.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -23,49 +24,6 @@ struct ll_auth {
   char *sig;   /* the raw sig= value, a copy for scanners */
   int64_t exp_s;
 };
-
-void ll_auth_wipe_free(char *s) {
-  if (s) {
-    OPENSSL_cleanse(s, strlen(s));
-    free(s);
-  }
-}
-
-static void json_wipe(cJSON *node) {
-  if (node->valuestring)
-    OPENSSL_cleanse(node->valuestring, strlen(node->valuestring));
-  for (cJSON *c = node->child; c; c = c->next)
-    json_wipe(c);
-}
-
-/* Wipes every string in a parsed tree before freeing it: the tree holds a
- * copy of the token. */
-void ll_auth_json_wipe_delete(cJSON *root) {
-  if (root) {
-    json_wipe(root);
-    cJSON_Delete(root);
-  }
-}
-
-static int is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' ||
-         c == '\v';
-}
-
-char *ll_auth_dup_trimmed(const char *s, size_t len) {
-  while (len > 0 && is_space(s[len - 1]))
-    len--;
-  while (len > 0 && is_space(*s)) {
-    s++;
-    len--;
-  }
-  char *out = malloc(len + 1);
-  if (out) {
-    memcpy(out, s, len);
-    out[len] = '\0';
-  }
-  return out;
-}
 
 /* A token goes into a header: refuse anything that could split it. */
 static ll_status check_token_chars(const char *tok, const char *source,
@@ -86,7 +44,7 @@ static ll_status token_from_env(char **out, ll_error *err) {
                    "AZURE_STORAGE_TOKEN is not set or empty: set it, or use "
                    "--token-file, --token-command, --managed-identity or "
                    "AZURE_STORAGE_SAS");
-  *out = ll_auth_dup_trimmed(v, strlen(v));
+  *out = ll_secret_dup_trimmed(v, strlen(v));
   if (!*out)
     return ll_fail(err, LL_E_NOMEM, "out of memory copying the token");
   if (!**out)
@@ -133,7 +91,7 @@ static ll_status token_from_file(const char *path, char **out, ll_error *err) {
     st = ll_fail(err, LL_E_AUTH, "token file %s is larger than 64 KiB", path);
     goto cleanup;
   }
-  *out = ll_auth_dup_trimmed(buf, len);
+  *out = ll_secret_dup_trimmed(buf, len);
   if (!*out)
     st = ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
   else if (!**out)
@@ -300,11 +258,15 @@ ll_auth *ll_auth_new(const ll_auth_options *opts, ll_clock *clock,
     break;
   case LL_AUTH_TOKEN_COMMAND:
     source = "the token command";
-    st = ll_auth_token_from_command(opts, &a->token, err);
+    st = ll_auth_token_from_command(opts->token_argv, opts->token_command,
+                                    opts->token_command_timeout_ms, &a->token,
+                                    err);
     break;
   case LL_AUTH_MANAGED_IDENTITY:
     source = "managed identity";
-    st = ll_auth_token_from_identity(opts, &a->token, &extra_exp, err);
+    st =
+        ll_auth_token_from_identity(opts->imds_endpoint, opts->client_id,
+                                    opts->resource, &a->token, &extra_exp, err);
     break;
   case LL_AUTH_SAS:
     st = ll_auth_sas_from_env(clock, not_after_utc_ms, &a->sas, &a->sig, err);
@@ -328,9 +290,9 @@ ll_auth *ll_auth_new(const ll_auth_options *opts, ll_clock *clock,
 void ll_auth_free(ll_auth *a) {
   if (!a)
     return;
-  ll_auth_wipe_free(a->token);
-  ll_auth_wipe_free(a->sas);
-  ll_auth_wipe_free(a->sig);
+  ll_secret_free(a->token);
+  ll_secret_free(a->sas);
+  ll_secret_free(a->sig);
   free(a);
 }
 
@@ -378,7 +340,7 @@ ll_status ll_auth_apply(const ll_auth *a, const char *url, char **out_url,
     return ll_fail(err, LL_E_NOMEM, "out of memory building Authorization");
   snprintf(value, len, "Bearer %s", a->token);
   ll_status st = ll_headers_set(headers, "Authorization", value);
-  ll_auth_wipe_free(value);
+  ll_secret_free(value);
   if (st != LL_OK)
     return ll_fail(err, st, "out of memory adding Authorization");
   if (!(*out_url = strdup(url)))

@@ -1,8 +1,6 @@
 /* Managed identity: one GET to IMDS or to App Service's IDENTITY_ENDPOINT
  * for a storage token, and the transport rule for those endpoints. */
-#include "auth.h"
-#include "auth_impl.h"
-#include "url.h"
+#include "auth_identity.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -10,6 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "auth_impl.h"
+#include "secret.h"
+#include "url.h"
 
 #define IMDS_DEFAULT "http://169.254.169.254/metadata/identity/oauth2/token"
 #define RESOURCE_DEFAULT "https://storage.azure.com/"
@@ -73,13 +75,15 @@ static const char *safe_error_code(const cJSON *root) {
 
 /* One GET to App Service's IDENTITY_ENDPOINT or to IMDS, on a private
  * handle: one attempt, no proxy, no redirects, short timeouts. */
-ll_status ll_auth_token_from_identity(const ll_auth_options *o, char **out,
+ll_status ll_auth_token_from_identity(const char *imds_endpoint,
+                                      const char *client_id,
+                                      const char *resource, char **out,
                                       int64_t *expires_on, ll_error *err) {
   const char *ep = getenv("IDENTITY_ENDPOINT");
   const char *hdr = getenv("IDENTITY_HEADER");
   int app_service = ep && *ep && hdr && *hdr;
   const char *base =
-      app_service ? ep : (o->imds_endpoint ? o->imds_endpoint : IMDS_DEFAULT);
+      app_service ? ep : (imds_endpoint ? imds_endpoint : IMDS_DEFAULT);
   ll_status st = ll_auth_check_identity_url(base, err);
   if (st != LL_OK)
     return st;
@@ -87,20 +91,19 @@ ll_status ll_auth_token_from_identity(const ll_auth_options *o, char **out,
   CURL *h = curl_easy_init();
   char *res = NULL, *cid = NULL, *url = NULL, *hline = NULL;
   struct curl_slist *headers = NULL;
-  body_sink sink = {malloc(SECRET_CAP + 1), 0, 0};
+  body_sink sink = {.buf = malloc(SECRET_CAP + 1)};
   cJSON *root = NULL;
   char errbuf[CURL_ERROR_SIZE] = "";
   if (!h || !sink.buf) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory setting up managed identity");
     goto cleanup;
   }
-  const char *resource = o->resource ? o->resource : RESOURCE_DEFAULT;
-  res = curl_easy_escape(h, resource, 0);
-  cid = o->client_id ? curl_easy_escape(h, o->client_id, 0) : NULL;
+  res = curl_easy_escape(h, resource ? resource : RESOURCE_DEFAULT, 0);
+  cid = client_id ? curl_easy_escape(h, client_id, 0) : NULL;
   size_t ulen =
       strlen(base) + strlen(res ? res : "") + strlen(cid ? cid : "") + 80;
   url = malloc(ulen);
-  if (!res || (o->client_id && !cid) || !url) {
+  if (!res || (client_id && !cid) || !url) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory setting up managed identity");
     goto cleanup;
   }
@@ -167,13 +170,13 @@ ll_status ll_auth_token_from_identity(const ll_auth_options *o, char **out,
   if (!(*out = strdup(t->valuestring)))
     st = ll_fail(err, LL_E_NOMEM, "out of memory copying the token");
 cleanup:
-  ll_auth_json_wipe_delete(root);
+  ll_secret_json_free(root);
   if (sink.buf) {
     OPENSSL_cleanse(sink.buf, SECRET_CAP + 1);
     free(sink.buf);
   }
   curl_slist_free_all(headers);
-  ll_auth_wipe_free(hline);
+  ll_secret_free(hline);
   free(url);
   curl_free(res);
   curl_free(cid);
