@@ -7,7 +7,6 @@
 #include "model.h"
 
 #define LL_MAX_DECL 256
-#define LL_ALIAS_MAX 16
 
 typedef struct {
   long revision;

@@ -3,9 +3,6 @@
 #ifndef LL_LEASE_ID_H
 #define LL_LEASE_ID_H
 
-/* The length of a lease ID in its 8-4-4-4-12 form, without a NUL. */
-#define LL_LEASE_ID_LEN 36
-
 /* GUID syntax check: 8-4-4-4-12 hex, optional braces not accepted. */
 int ll_lease_id_valid(const char *id);
 /* Equal ignoring case and hyphens (the service normalises lease IDs); 0 if
