@@ -7,15 +7,10 @@
 #include "input.h"
 #include "secret.h"
 
-#include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 struct ll_auth {
   ll_auth_kind kind;
@@ -52,56 +47,30 @@ static ll_status token_from_env(char **out, ll_error *err) {
   return LL_OK;
 }
 
-/* Reads at most SECRET_CAP bytes of a token file, opened as every input
- * file is (input.h: no FIFO waited on, no link followed, regular and under
- * the limit). Group or world readability is accepted: the library has
- * nowhere to warn. */
+/* A token file, read as every input file is (input.h: no FIFO waited on,
+ * no link followed, regular and under the limit) into one buffer that is
+ * wiped. Group or world readability is accepted: the library has nowhere
+ * to warn. */
 static ll_status token_from_file(const char *path, char **out, ll_error *err) {
   if (!path || !*path)
     return ll_fail(err, LL_E_USAGE, "no token file given");
-  int fd;
-  size_t size;
-  if (ll_input_open(path, "token file", "--token-file", SECRET_CAP, &fd, &size,
-                    err) != LL_OK) {
+  char *buf = malloc(SECRET_CAP + 1);
+  if (!buf)
+    return ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
+  size_t len = 0;
+  ll_status st = ll_input_read_into(path, "token file", "--token-file", buf,
+                                    SECRET_CAP, &len, err);
+  if (st != LL_OK) {
     if (err)
       err->code = LL_E_AUTH; /* a credential that cannot be read */
-    return LL_E_AUTH;
-  }
-  ll_status st = LL_OK;
-  char *buf = malloc(SECRET_CAP + 1);
-  size_t len = 0;
-  if (!buf) {
+    st = LL_E_AUTH;
+  } else if (!(*out = ll_secret_dup_trimmed(buf, len))) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
-    goto cleanup;
-  }
-  while (len <= SECRET_CAP) {
-    ssize_t n = read(fd, buf + len, SECRET_CAP + 1 - len);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      st = ll_fail(err, LL_E_AUTH, "cannot read token file %s: %s", path,
-                   strerror(errno));
-      goto cleanup;
-    }
-    if (n == 0)
-      break;
-    len += (size_t)n;
-  }
-  if (len > SECRET_CAP) {
-    st = ll_fail(err, LL_E_AUTH, "token file %s is larger than 64 KiB", path);
-    goto cleanup;
-  }
-  *out = ll_secret_dup_trimmed(buf, len);
-  if (!*out)
-    st = ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
-  else if (!**out)
+  } else if (!**out) {
     st = ll_fail(err, LL_E_AUTH, "token file %s is empty", path);
-cleanup:
-  if (buf) {
-    OPENSSL_cleanse(buf, SECRET_CAP + 1);
-    free(buf);
   }
-  close(fd);
+  OPENSSL_cleanse(buf, SECRET_CAP + 1);
+  free(buf);
   return st;
 }
 
