@@ -96,8 +96,11 @@ static ll_status token_from_json(char **tok, ll_error *err) {
 /* How the command ended, as one line; its stdout never reaches it. */
 static ll_status judge(const ll_proc_result *r, long timeout_ms,
                        const char *prog, ll_error *err) {
-  if (r->overflow)
-    return ll_fail(err, LL_E_AUTH, "token command printed more than 64 KiB");
+  if (r->overflow) {
+    char limit[32];
+    ll_input_limit_str(SECRET_CAP, limit, sizeof limit);
+    return ll_fail(err, LL_E_AUTH, "token command printed more than %s", limit);
+  }
   if (r->timed_out)
     return ll_fail(err, LL_E_AUTH,
                    "token command %s did not finish within %ld ms and was "

@@ -141,7 +141,9 @@ ll_status ll_auth_token_from_identity(const char *imds_endpoint,
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   if (sink.overflow) {
-    st = ll_fail(err, LL_E_AUTH, "managed identity response exceeds 64 KiB");
+    char limit[32];
+    ll_input_limit_str(SECRET_CAP, limit, sizeof limit);
+    st = ll_fail(err, LL_E_AUTH, "managed identity response exceeds %s", limit);
     goto cleanup;
   }
   if (rc != CURLE_OK) {
