@@ -14,7 +14,7 @@
 
 /* Capacities (with the NUL) of the strings the bindings copy in. */
 #define LL_LUA_LABEL_CAP 96            /* a step label (core keeps 95 bytes) */
-#define LL_LUA_ALIAS_CAP 16            /* a writer alias: 1-15 characters */
+#define LL_LUA_ALIAS_CAP LL_ALIAS_MAX  /* a writer alias (ll.h) */
 #define LL_LUA_REASON_CAP 256          /* a lifecycle reason */
 #define LL_LUA_TEXT_CAP 4096           /* a note's text */
 #define LL_LUA_PATH_CAP 4096           /* a path (PATH_MAX) */

@@ -14,7 +14,6 @@
 #include "model.h"
 
 #define LL_MAX_DECL 256
-#define LL_ALIAS_MAX 16
 #define LL_MAX_REJECTED 64
 
 /* The breaking-window probe of a lifecycle, as its content read-back goes. */

@@ -9,6 +9,9 @@
 #define LL_VERSION "0.1.0"
 #define LL_API_VERSION "2023-11-03"
 #define LL_MAX_SINGLE_PUT (1024u * 1024u)
+/* A writer alias (A, B, a fixture placeholder's name): 1 to
+ * LL_ALIAS_MAX - 1 bytes, and its NUL. */
+#define LL_ALIAS_MAX 16
 
 #if defined(__GNUC__)
 #define LL_WARN_UNUSED __attribute__((warn_unused_result))
