@@ -18,6 +18,7 @@
 #include "l_common.h"
 #include "l_host.h"
 #include "l_report.h"
+#include "l_run.h"
 #include "l_sandbox.h"
 #include "operator.h"
 #include "verify.h"
@@ -177,8 +178,7 @@ static int run_script(int argc, char **argv) {
   }
   /* The exit code is the recorded decision, whatever the script returned:
    * a run left open or without a decision is ended here, HOLD. */
-  ll_lua_host_close_run(L, &host,
-                        failed ? "it raised an error" : "it returned");
+  ll_lua_host_close_run(&host, failed ? "it raised an error" : "it returned");
   if (host.replay_failed)
     rc = 64;
   else if (host.decision >= 0 && host.decision <= 3)

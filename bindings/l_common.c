@@ -205,7 +205,8 @@ void *ll_lua_check_handle(lua_State *L, int idx, const char *mt,
   return p;
 }
 
-int ll_lua_opt_table(lua_State *L, int idx, const char *fn) {
+/* 1 when idx holds a table, 0 when it is none or nil; raises otherwise. */
+static int opt_table(lua_State *L, int idx, const char *fn) {
   int t = lua_type(L, idx);
   if (t == LUA_TTABLE)
     return 1;
@@ -217,7 +218,7 @@ int ll_lua_opt_table(lua_State *L, int idx, const char *fn) {
 /* Pushes field key of the options at idx (raw); 0 when there are none. */
 static int push_option(lua_State *L, int idx, const char *fn, const char *key) {
   idx = lua_absindex(L, idx);
-  if (!ll_lua_opt_table(L, idx, fn))
+  if (!opt_table(L, idx, fn))
     return 0;
   luaL_checkstack(L, 2, "options");
   lua_pushstring(L, key);

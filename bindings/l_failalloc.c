@@ -2,7 +2,7 @@
  * allocation-failure sweep (tests/failalloc/sweep.lua), as the module
  * `require "leaselua.failalloc"` (package.preload), so the leaselua table
  * itself is the same as a release's. A release has none of this. */
-#include "l_common.h"
+#include "l_failalloc.h"
 
 #ifdef LEASELUA_FAILALLOC
 #include <lauxlib.h>

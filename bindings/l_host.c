@@ -3,9 +3,6 @@
 #include "l_host.h"
 
 #include <lauxlib.h>
-#include <stdio.h>
-
-#include "l_run.h"
 
 static const char host_key = 'h';
 
@@ -19,11 +16,4 @@ ll_host *ll_lua_host(lua_State *L) {
   ll_host *h = lua_touserdata(L, -1);
   lua_pop(L, 1);
   return h;
-}
-
-void ll_lua_host_close_run(lua_State *L, ll_host *h, const char *why) {
-  (void)L;
-  if (!h || !h->handle)
-    return;
-  ll_lua_run_end(h, h->handle, why);
 }

@@ -29,8 +29,5 @@ typedef struct {
 void ll_lua_host_install(lua_State *L, ll_host *h);
 /* The host state, or NULL under the stock-Lua module. */
 ll_host *ll_lua_host(lua_State *L);
-/* Closes the host's run if it is still open: a run without a decision gets
- * the HOLD decision of ll_run_abandon (why says how the script ended). */
-void ll_lua_host_close_run(lua_State *L, ll_host *h, const char *why);
 
 #endif

@@ -5,7 +5,7 @@
 #include <lualib.h>
 #include <string.h>
 
-#include "l_common.h"
+#include "l_module.h"
 
 struct ll_lualib {
   const char *name;
