@@ -20,8 +20,8 @@
 #include "l_report.h"
 #include "l_run.h"
 #include "l_sandbox.h"
+#include "l_verify.h"
 #include "operator.h"
-#include "verify.h"
 
 static const char usage[] =
     "usage: leaselua SCRIPT [operator options] [script options]\n"
