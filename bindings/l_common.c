@@ -60,6 +60,8 @@ static void push_raised(lua_State *L) {
 }
 
 void ll_lua_push_error(lua_State *L, ll_code code, const char *message) {
+  if (code <= LL_OK || code >= LL_E__COUNT)
+    code = LL_E_INTERNAL; /* an error always names a failure (never exit 0) */
   luaL_checkstack(L, 6, "error object");
   lua_createtable(L, 0, 4);
   lua_pushstring(L, ll_code_name(code));

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "l_common.h"
 #include "l_json.h"
 #include "l_sandbox.h"
 #include "ledger.h"
@@ -67,8 +68,10 @@ static int render(lua_State *L) {
   ll_lua_push_json(L, a->deviations);
   lua_setfield(L, -2, "known_deviations");
   lua_call(L, 2, 2);
-  luaL_checktype(L, -2, LUA_TSTRING);
-  luaL_checktype(L, -1, LUA_TSTRING);
+  if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+    return ll_lua_raise(L, LL_E_INTERNAL,
+                        "lib.report.render returned no html and markdown "
+                        "strings");
   return 2;
 }
 
