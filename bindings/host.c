@@ -122,8 +122,6 @@ static int asks_help(int n, char **args) {
   return 0;
 }
 
-static const int decision_exit[] = {0, 1, 2, 3}; /* ll_decision order */
-
 static int run_script(int argc, char **argv) {
   ll_operator op;
   ll_error err = {0};
@@ -184,7 +182,7 @@ static int run_script(int argc, char **argv) {
   else if (host.decision >= 0 && host.decision <= 3)
     /* invariant 15: a run stopped before touching a target that was not
      * its own exits as its decision's target_stop says (64 or 2) */
-    rc = host.stop_exit ? host.stop_exit : decision_exit[host.decision];
+    rc = ll_lua_host_exit(host.decision, host.stop_exit);
   else if (rc < 0 && host.opened)
     rc = 70; /* a run whose decision could not be recorded */
   else if (rc < 0 && !host.help) {

@@ -4,7 +4,6 @@
 
 #include <lauxlib.h>
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "l_common.h"
@@ -187,20 +186,10 @@ static int l_finish(lua_State *L) {
     cJSON_Delete(row);
     return ll_lua_raise(L, st, detail ? detail : err.message);
   }
-  const cJSON *d = cJSON_GetObjectItemCaseSensitive(row, "decision");
-  const char *name = cJSON_IsString(d) ? d->valuestring : "HOLD";
-  int code = strcmp(name, "ACCEPT") == 0      ? 0
-             : strcmp(name, "WAIT") == 0      ? 1
-             : strcmp(name, "RECONCILE") == 0 ? 3
-                                              : 2;
-  /* Invariant 15: a run stopped before harming its target exits as its
-   * decision row's "target_stop" says: 64 when the blob existed or could not be
-   * reached or read, 2 when the service gave no usable answer. */
-  const cJSON *stop = cJSON_GetObjectItemCaseSensitive(row, "target_stop");
-  const cJSON *stop_exit = cJSON_GetObjectItemCaseSensitive(stop, "exit");
-  if (cJSON_IsNumber(stop_exit) &&
-      (stop_exit->valueint == 64 || stop_exit->valueint == 2))
-    code = stop_exit->valueint;
+  /* the host's exit code for this decision, computed as the host does:
+   * invariant 15's stop (the row's target_stop) gives 64 or 2 */
+  int code = ll_lua_host_exit(ll_run_decision(h->run),
+                              ll_model_stop_exit(ll_run_model(h->run)));
   ll_lua_finish(L, LL_OK, row, &err);
   lua_pushinteger(L, code);
   return 2;
