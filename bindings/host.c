@@ -72,17 +72,9 @@ static int traceback(lua_State *L) {
  * value a script made can run code here; called in protected mode. */
 static int describe(lua_State *L) {
   if (lua_type(L, 1) == LUA_TTABLE) {
-    lua_pushliteral(L, "code");
-    int tc = lua_rawget(L, 1);
-    lua_pushliteral(L, "message");
-    int tm = lua_rawget(L, 1);
-    ll_code code;
-    const char *name = tc == LUA_TSTRING ? lua_tostring(L, -2) : "error";
-    if (ll_lua_error_code(L, 1, &code))
-      name = ll_code_name(code); /* what C raised, not what a script wrote */
-    lua_pushfstring(L, "%s: %s", name,
-                    tm == LUA_TSTRING ? lua_tostring(L, -1)
-                                      : "(an error object without a message)");
+    /* the code C raised, not what a script wrote */
+    ll_lua_push_error_line(L, 1, "error",
+                           "(an error object without a message)");
     return 1;
   }
   if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER) {

@@ -34,6 +34,12 @@ void ll_lua_error_mt(lua_State *L);
  * with *code the code recorded when it was made; 0 for anything else.
  * Raw access only: never runs a metamethod, never raises. */
 int ll_lua_error_code(lua_State *L, int idx, ll_code *code);
+/* Pushes "CODE: message" for the table at idx by raw access only (no
+ * metamethod runs): CODE is the code C recorded when it made the table,
+ * else its string field code, else no_code; message its string field
+ * message, else no_message. Never raises. */
+void ll_lua_push_error_line(lua_State *L, int idx, const char *no_code,
+                            const char *no_message);
 /* The exit code of an error table made by ll_lua_push_error (whatever a
  * script wrote into its fields since), or -1 for any other value. */
 int ll_lua_error_exit(lua_State *L, int idx);

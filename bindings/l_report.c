@@ -34,12 +34,7 @@ typedef struct {
  * __tostring, no __index: a handler that raises is a lost report). */
 static int traceback(lua_State *L) {
   if (lua_type(L, 1) == LUA_TTABLE) {
-    lua_pushliteral(L, "code");
-    int has_code = lua_rawget(L, 1) == LUA_TSTRING;
-    lua_pushliteral(L, "message");
-    int has_msg = lua_rawget(L, 1) == LUA_TSTRING;
-    lua_pushfstring(L, "%s: %s", has_code ? lua_tostring(L, -2) : "error",
-                    has_msg ? lua_tostring(L, -1) : "(a table)");
+    ll_lua_push_error_line(L, 1, "error", "(a table)");
     return 1;
   }
   const char *msg = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
