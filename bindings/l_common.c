@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "guard.h"
+#include "ll.h"
 
 /* Registry key of the weak table {error table -> code} filled by
  * ll_lua_push_error: the code C raised, whatever a script later does to
@@ -78,7 +78,7 @@ void ll_lua_push_error(lua_State *L, ll_code code, const char *message) {
   lua_setfield(L, -2, "code");
   lua_pushstring(L, message ? message : "");
   lua_setfield(L, -2, "message");
-  lua_pushinteger(L, ll_guard_invariant(code));
+  lua_pushinteger(L, ll_code_invariant(code));
   lua_setfield(L, -2, "invariant");
   lua_pushinteger(L, ll_code_exit(code));
   lua_setfield(L, -2, "exit");

@@ -202,12 +202,13 @@ static int l_rows(lua_State *L) {
   return 1;
 }
 
-/* run:state() -> {epoch, phase, holder, doubts, unreconciled,
- * observed_state, observed_status, last_accepted, endpoint_kind} */
+/* run:state() -> {epoch, phase, holder, doubts, doubt_events, reconciled,
+ * unreconciled, observed_state, observed_status, last_accepted,
+ * endpoint_kind} */
 static int l_state(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
   const ll_model *m = ll_run_model(h->run);
-  lua_createtable(L, 0, 10);
+  lua_createtable(L, 0, 14);
   lua_pushinteger(L, ll_model_epoch(m));
   lua_setfield(L, -2, "epoch");
   lua_pushstring(L, ll_phase_name(ll_model_phase(m)));
@@ -216,6 +217,14 @@ static int l_state(lua_State *L) {
   lua_setfield(L, -2, "holder");
   lua_pushinteger(L, ll_model_doubts(m));
   lua_setfield(L, -2, "doubts");
+  lua_createtable(L, ll_model_doubts(m), 0);
+  for (int i = 0; i < ll_model_doubts(m); i++) {
+    lua_pushstring(L, ll_model_doubt_event(m, i));
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "doubt_events");
+  lua_pushboolean(L, ll_model_reconciled(m));
+  lua_setfield(L, -2, "reconciled");
   lua_pushinteger(L, ll_model_unreconciled(m));
   lua_setfield(L, -2, "unreconciled");
   lua_pushstring(L, ll_model_observed_state(m));

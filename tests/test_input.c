@@ -1,5 +1,5 @@
-/* Input files (core/input.h): a regular file under its limit is read;
- * a FIFO, a directory, a device, a socket, a link and a file over the
+/* Input files (core/base/include/input.h): a regular file under its limit is
+ * read; a FIFO, a directory, a device, a socket, a link and a file over the
  * limit are refused before any read, each with one line naming it. */
 #include <errno.h>
 #include <fcntl.h>

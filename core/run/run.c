@@ -325,7 +325,7 @@ static ll_status refusal_row(ll_run *r, const char *step, const char *op,
   cJSON_AddStringToObject(row, "operation", op);
   cJSON_AddStringToObject(row, "actor_alias", actor);
   cJSON_AddStringToObject(row, "code", ll_code_name(code));
-  cJSON_AddNumberToObject(row, "invariant", ll_guard_invariant(code));
+  cJSON_AddNumberToObject(row, "invariant", ll_code_invariant(code));
   cJSON_AddStringToObject(row, "message", keep.message);
   ll_status st = ll_run_append(r, row, err);
   cJSON_Delete(row);

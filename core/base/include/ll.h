@@ -69,6 +69,10 @@ ll_status ll_fail(ll_error *err, ll_code code, const char *fmt, ...)
 /* Exit code for a failure class, as documented in README: 64 for usage and
  * configuration, 70 for internal errors. */
 int ll_code_exit(ll_code code);
+/* The DESIGN.md section 2 invariant a code names (2 durability, 3 the HOLD
+ * latch, 4 read-back, 5 lease precondition, 6 declared payload, 7 size, 10
+ * transport security, 11 manifest, 14 scope, 15 do no harm), or 0. */
+int ll_code_invariant(ll_code code);
 
 /* Header list: names compared case-insensitively, insertion order kept. */
 typedef struct {
