@@ -22,7 +22,7 @@
 #endif
 
 /* Every code has a stable name (ll_code_name) that reaches Lua and the
- * ledger. The LL_E_INV_* family names a DESIGN.md section 2 invariant. */
+ * ledger. */
 typedef enum {
   LL_OK = 0,
   LL_E_USAGE, /* bad argument or configuration: exit 64 */
