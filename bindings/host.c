@@ -3,6 +3,7 @@
  * 3 RECONCILE (returned by the script), 64 usage or configuration, 70
  * internal. */
 #include <lauxlib.h>
+#include <limits.h>
 #include <lua.h>
 #include <lualib.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "auth.h"
 #include "http.h"
@@ -24,8 +26,12 @@
 #include "operator.h"
 
 static const char usage[] =
-    "usage: leaselua SCRIPT [operator options] [script options]\n"
-    "                                   run a script in the sandbox\n"
+    "usage: leaselua FLOW [operator options] [flow options]\n"
+    "                                   run a shipped flow: handoff, "
+    "gap-control,\n"
+    "                                   recover (leaselua FLOW --help)\n"
+    "       leaselua SCRIPT.lua [operator options] [script options]\n"
+    "                                   run your own script in the sandbox\n"
     "       leaselua verify [--export-only] DIR   check an evidence "
     "directory\n"
     "                                   (exit 0 consistent, 2 inconsistent: "
@@ -199,6 +205,52 @@ static void no_core_dumps(void) {
   (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
+/* The shipped flows by name. Their scripts are found beside the binary,
+ * never through a path the caller chose: <bindir>/../share/leaselua/ when
+ * installed (anywhere: the package may be unpacked into any root), and
+ * <builddir>/share/leaselua/ (a link to scripts/) in a build tree. */
+static const struct {
+  const char *name, *script;
+} flows[] = {
+    {"handoff", "main_handoff.lua"},
+    {"gap-control", "gap_control.lua"},
+    {"recover", "recovery.lua"},
+};
+
+static int flow_path(const char *name, char *out, size_t cap) {
+  const char *script = NULL;
+  for (size_t i = 0; i < sizeof flows / sizeof flows[0]; i++)
+    if (strcmp(name, flows[i].name) == 0)
+      script = flows[i].script;
+  if (!script)
+    return 0;
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) {
+    fprintf(stderr,
+            "leaselua: cannot find my own executable to locate the "
+            "flow '%s' (/proc/self/exe)\n",
+            name);
+    return -1;
+  }
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (slash)
+    *slash = '\0';
+  static const char *const dirs[] = {"/../share/leaselua/", "/share/leaselua/"};
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+    int k = snprintf(out, cap, "%s%s%s", exe, dirs[i], script);
+    if (k > 0 && (size_t)k < cap && access(out, R_OK) == 0)
+      return 1;
+  }
+  fprintf(stderr,
+          "leaselua: the flow '%s' is not installed beside %s (looked for "
+          "%s in ../share/leaselua and share/leaselua): reinstall "
+          "leaselua, or run the script by its path\n",
+          name, exe, script);
+  return -1;
+}
+
 int main(int argc, char **argv) {
   no_core_dumps();
   signal(SIGPIPE, SIG_IGN); /* libcurl with NOSIGNAL does not */
@@ -237,6 +289,19 @@ int main(int argc, char **argv) {
     return ll_verify_main(argc - 2, argv + 2, stdout, stderr);
   if (argv[1][0] == '-') {
     fprintf(stderr, "leaselua: unknown option %s: see leaselua --help\n",
+            argv[1]);
+    return 64;
+  }
+  char path[PATH_MAX];
+  int flow = flow_path(argv[1], path, sizeof path);
+  if (flow < 0)
+    return 64;
+  if (flow > 0)
+    argv[1] = path;
+  else if (!strchr(argv[1], '/') && !strstr(argv[1], ".lua")) {
+    fprintf(stderr,
+            "leaselua: '%s' is neither a flow (handoff, gap-control, "
+            "recover) nor a script path: see leaselua --help\n",
             argv[1]);
     return 64;
   }

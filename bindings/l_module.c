@@ -20,6 +20,7 @@
 #include "l_run.h"
 #include "l_run_flow.h"
 #include "ledger.h"
+#include "operator.h"
 #include "payload.h"
 
 /* leaselua.versions() -> {leaselua, lua, libcurl, openssl, api_version} */
@@ -151,8 +152,15 @@ static int l_help(lua_State *L) {
   if (n == 0 || text[n - 1] != '\n')
     fputc('\n', stdout);
   ll_host *h = ll_lua_host(L);
-  if (h)
+  if (h) {
+    /* what the host itself accepts before the script sees its arguments */
+    ll_buf b = {0};
+    ll_operator_usage(&b);
+    if (b.p)
+      fprintf(stdout, "\n%s", b.p);
+    free(b.p);
     h->help = 1;
+  }
   return 0;
 }
 

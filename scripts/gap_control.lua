@@ -1,20 +1,10 @@
 -- The unlocked-gap control: after a break reaches broken, an UNCONDITIONED
 -- writer can overwrite the blob.
-local HELP = [[
-usage: leaselua scripts/gap_control.lua --manifest FILE --destructive
-         --after DIR [operator options] [--break-period 30]
-  Destructive: an unleased writer commits revision 102 after broken. The
-  operator authorises it with --destructive and --after DIR, an accepted,
-  cleaned-up main handoff on the same blob (checked in C before any
-  request).
-  --break-period S   the break period, 0..60 s (default 30)
-Exit: the decision, 0 ACCEPT 1 WAIT 2 HOLD 3 RECONCILE; 64 usage or
-configuration, 70 internal error.]]
 local ll = require "leaselua"
 local cli = require "lib.cli"
 local out = require "lib.out"
 
-local opts = cli.parse(arg, { ["break-period"] = "number", defaults = { break_period = 30 } }, HELP)
+local opts = cli.parse(arg, require("lib.flows")["gap-control"])
 if not opts then return end
 local run <close> = ll.open {
   name = "gap-control", actors = { "A", "B", "operator", "observer" },

@@ -1,27 +1,11 @@
 -- The seed's main handoff: break A's lease, prove B owns the blob, and
 -- reconcile the bytes.
-local HELP = [[
-usage: leaselua scripts/main_handoff.lua --manifest FILE [operator options]
-         [--break-period 30] [--window-attempts 3] [--stop-after N]
-         [--first-break-period S]
-  --break-period S        the break period, 0..60 s (default 30)
-  --window-attempts N     fresh lifecycles allowed for the breaking window (3)
-  --stop-after N          stop after step N (the blob is left as it is)
-  --first-break-period S  lab: the first attempt's period (e.g. 0, so that
-                          its probe comes late and a fresh lifecycle repeats)
-Operator options (target, credential, --evidence, --record, --replay):
-leaselua --help. Exit: the decision, 0 ACCEPT 1 WAIT 2 HOLD 3 RECONCILE;
-64 usage or configuration, 70 internal error.]]
 local ll = require "leaselua"
 local cli = require "lib.cli"
 local out = require "lib.out"
 local handoff = require "lib.handoff"
 
-local opts = cli.parse(arg, {
-  ["break-period"] = "number", ["window-attempts"] = "number", ["stop-after"] = "number",
-  ["first-break-period"] = "number",
-  defaults = { break_period = 30, window_attempts = 3 },
-}, HELP)
+local opts = cli.parse(arg, require("lib.flows").handoff)
 if not opts then return end
 local first_period = opts.first_break_period or opts.break_period
 local run <close> = ll.open {

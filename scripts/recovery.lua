@@ -2,19 +2,12 @@
 -- rows, read properties and content, compare them with the ledger, prove
 -- the owner with a conditioned renew, and only then write. It never
 -- restores a remembered payload and never writes without a lease.
-local HELP = [[
-usage: leaselua scripts/recovery.lua --recover --evidence DIR
-         [operator options] [--stop-after N]
-  Reopens the interrupted run in DIR (append only) on the same blob.
-  --stop-after 5   prove the owner, then stop before any write
-Exit: the decision, 0 ACCEPT 1 WAIT 2 HOLD 3 RECONCILE; 64 usage or
-configuration, 70 internal error.]]
 local ll = require "leaselua"
 local cli = require "lib.cli"
 local out = require "lib.out"
 local handoff = require "lib.handoff"
 
-local opts = cli.parse(arg, { ["stop-after"] = "number" }, HELP)
+local opts = cli.parse(arg, require("lib.flows").recover)
 if not opts then return end
 local run <close> = ll.open { name = "recovery", actors = { "A", "B", "operator", "observer" }, recover = true }
 local step = out.stepper(run, opts.stop_after)

@@ -5,7 +5,8 @@
 #      each running the C tests;
 #   2. the .deb (CPack), unpacked into a scratch root with dpkg -x, and from
 #      there only (no checkout on any path, cwd outside it): a replayed
-#      handoff of a shipped fixture, verify and report;
+#      handoff of a shipped fixture (`leaselua handoff`, the flow found
+#      beside the unpacked binary), verify and report;
 #   3. `luarocks make` into a scratch tree, then `require "leaselua"` from
 #      stock lua5.4 against that tree alone.
 # usage: tools/packaging.sh [configs|deb|rocks|all]   (default all)
@@ -80,7 +81,7 @@ deb() {
   mkdir -p "$work"
   (
     cd "$work"
-    env -i PATH=/usr/bin:/bin HOME="$work" "$bin" "$share/main_handoff.lua" \
+    env -i PATH=/usr/bin:/bin HOME="$work" "$bin" handoff \
       --manifest "$share/examples/emulator-manifest.json" \
       --replay "$share/fixtures/emulator/main-handoff-accept.json" --evidence "$work/ev" \
       >"$tmp/replay.out" 2>&1

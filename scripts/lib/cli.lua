@@ -8,27 +8,88 @@ local M = {}
 -- usage_error(msg): raises the usage error (exit 64) from C.
 M.usage_error = ll.usage_error
 
--- parse(argv, spec, help) -> opts, or nil after printing help for --help.
--- spec maps option names to "number" or "flag", and may hold defaults in
--- spec.defaults; help is the flow's usage text.
-function M.parse(argv, spec, help)
-  local opts = {}
-  for k, v in pairs(spec.defaults or {}) do opts[k] = v end
+M.EXIT = "Exit: the decision, 0 ACCEPT 1 WAIT 2 HOLD 3 RECONCILE; 64 usage or\n" ..
+         "configuration, 70 internal error."
+
+-- wrap(text, width, indent) -> lines of at most width columns; the
+-- continuation lines start with indent spaces.
+local function wrap(text, width, indent)
+  local lines, line = {}, ""
+  -- "[operator options]" stays on one line
+  text = text:gsub("%b[]", function(b) return (b:gsub(" ", "\0")) end)
+  for word in text:gmatch("%S+") do
+    word = word:gsub("%z", " ")
+    if line ~= "" and #line + 1 + #word > width then
+      lines[#lines + 1] = line
+      line = string.rep(" ", indent) .. word
+    else
+      line = line == "" and word or (line .. " " .. word)
+    end
+  end
+  lines[#lines + 1] = line
+  return lines
+end
+
+-- help_text(def) -> the usage a flow prints for --help, from its rows
+-- (lib.flows has the shipped flows'). Lines fit 80 columns.
+function M.help_text(def)
+  local t = wrap("usage: " .. def.usage, 79, 9)
+  for _, l in ipairs(def.about or {}) do t[#t + 1] = "  " .. l end
+  if def.options and #def.options > 0 then t[#t + 1] = "flow options:" end
+  for _, o in ipairs(def.options or {}) do
+    local name, value, default, text = o[1], o[2], o[3], o[4]
+    local left = "  --" .. name .. (value and (" " .. value) or "")
+    if default then text = text .. " (default " .. tostring(default) .. ")" end
+    if #left > 25 then
+      t[#t + 1] = left
+      left = ""
+    end
+    for k, l in ipairs(wrap(text, 79 - 26, 0)) do
+      t[#t + 1] = string.format("%-26s%s", k == 1 and left or "", l)
+    end
+  end
+  t[#t + 1] = M.EXIT
+  return table.concat(t, "\n")
+end
+
+-- The old form, {name = "number" | "flag", defaults = {...}}, for scripts
+-- written before lib.flows: the same rules, without option texts.
+local function rows_of(spec)
+  if spec.options then return spec.options end
+  local rows = {}
+  for name, kind in pairs(spec) do
+    if name ~= "defaults" then
+      local key = name:gsub("%-", "_")
+      rows[#rows + 1] = { name, kind ~= "flag" and "N" or false, (spec.defaults or {})[key] or false, "" }
+    end
+  end
+  return rows
+end
+
+-- parse(argv, def [, help]) -> opts, or nil after printing help for --help.
+-- def is a lib.flows table ({usage, about, options}) or the old form with
+-- help as its usage text. Values are integers; flags are true.
+function M.parse(argv, def, help)
+  local rows, by_name, opts = rows_of(def), {}, {}
+  for _, o in ipairs(rows) do
+    by_name[o[1]] = o
+    if o[3] then opts[(o[1]:gsub("%-", "_"))] = o[3] end
+  end
   local i = 1
   while argv[i] do
     local a = argv[i]
     if a == "--help" or a == "-h" then
-      ll.help(help or "no usage text")
+      ll.help(def.options and M.help_text(def) or help or "no usage text")
       return nil
     end
     local name, inline = a:match("^%-%-([%w%-]+)=(.*)$")
     name = name or a:match("^%-%-([%w%-]+)$")
-    local kind = name and spec[name]
-    if not kind then
+    local row = name and by_name[name]
+    if not row then
       M.usage_error("unknown argument '" .. a .. "': see --help")
     end
     local key = name:gsub("%-", "_")
-    if kind == "flag" then
+    if not row[2] then
       opts[key] = true
     else
       local v = inline
