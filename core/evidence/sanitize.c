@@ -9,7 +9,6 @@
 #include <strings.h>
 
 #include "jsonx.h"
-#include "ledger.h"
 
 /* Keys dropped at any depth, compared case-insensitively. */
 static const char *const dropped_keys[] = {"lease_real_id", "authorization",
