@@ -42,9 +42,14 @@ static void put(ll_buf *b, const char *s, size_t n) {
   }
 }
 
-/* cJSON's print_string_ptr: '"', '\\' and the five short escapes, any
- * other byte below 32 as \u00xx, every other byte (UTF-8 or not) as is;
- * a NULL string prints as "". */
+/* The bytes cJSON's print_string_ptr escapes: '"', '\\' and every byte
+ * below 32 (five of them with a short escape, the rest as \u00xx). */
+static const unsigned char esc[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, ['\\'] = 1};
+
+/* cJSON's print_string_ptr: every other byte (UTF-8 or not) as is; a NULL
+ * string prints as "". Runs without escapes are copied whole. */
 static void put_string(ll_buf *b, const char *s) {
   static const char hex[] = "0123456789abcdef";
   const unsigned char *p = (const unsigned char *)(s ? s : "");
@@ -54,12 +59,16 @@ static void put_string(ll_buf *b, const char *s) {
     return;
   char *o = d;
   *o++ = '"';
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = p[i];
-    if (c > 31 && c != '"' && c != '\\') {
-      *o++ = (char)c;
-      continue;
-    }
+  for (size_t i = 0; i < len;) {
+    size_t j = i;
+    while (j < len && !esc[p[j]])
+      j++;
+    memcpy(o, p + i, j - i);
+    o += j - i;
+    if (j == len)
+      break;
+    unsigned char c = p[j];
+    i = j + 1;
     *o++ = '\\';
     switch (c) {
     case '\\':
@@ -205,8 +214,10 @@ ll_status ll_ledger_chain_hash(const char *prev, const char *a, size_t alen,
 }
 
 static int ledger_key(const cJSON *c) {
-  return !c->string || strcmp(c->string, "seq") == 0 ||
-         strcmp(c->string, "prev_hash") == 0 ||
+  const char *k = c->string;
+  if (k && k[0] != 's' && k[0] != 'p' && k[0] != 'r')
+    return 0;
+  return !k || strcmp(k, "seq") == 0 || strcmp(c->string, "prev_hash") == 0 ||
          strcmp(c->string, "row_hash") == 0;
 }
 

@@ -160,7 +160,13 @@ static void redact_response(const ll_ledger *l, const ll_http_response *resp,
   ll_buf where = {0}, body = {0}, val = {0};
   v->r = *resp;
   v->owned = 0;
-  if (n == 0)
+  /* Nothing to replace (the usual case): the view is resp itself. */
+  int any = n > 0 && ll_sanitize_needs_replace((const char *)resp->body,
+                                               resp->body_len, sec, n);
+  for (size_t i = 0; i < resp->headers.n && n > 0 && !any; i++)
+    any = ll_sanitize_needs_replace(resp->headers.v[i].value,
+                                    strlen(resp->headers.v[i].value), sec, n);
+  if (!any)
     return;
   ll_headers_init(&v->r.headers);
   for (size_t i = 0; i < resp->headers.n && !bad; i++) {

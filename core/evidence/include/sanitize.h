@@ -28,6 +28,9 @@ cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
  * (i < 31), LL_REDACT_SIG for a sig= value; 0 when nothing was. out->oom
  * says the copy is incomplete. */
 #define LL_REDACT_SIG (1u << 31)
+/* 1 when ll_sanitize_replace would replace something in s[0..len). */
+int ll_sanitize_needs_replace(const char *s, size_t len,
+                              const char *const *secrets, size_t n);
 unsigned ll_sanitize_replace(const char *s, size_t len,
                              const char *const *secrets,
                              const char *const *placeholders, size_t n,
