@@ -15,7 +15,7 @@
 #include "ledger_impl.h"
 
 /* Room for n more bytes and the NUL; sets oom once and for all. */
-static char *room(ll_buf *b, size_t n) {
+static inline char *room(ll_buf *b, size_t n) {
   if (b->oom)
     return NULL;
   if (b->n + n + 1 > b->cap) {
@@ -33,7 +33,7 @@ static char *room(ll_buf *b, size_t n) {
   return b->p + b->n;
 }
 
-static void put(ll_buf *b, const char *s, size_t n) {
+static inline void put(ll_buf *b, const char *s, size_t n) {
   char *d = room(b, n);
   if (d) {
     memcpy(d, s, n);
@@ -213,7 +213,7 @@ ll_status ll_ledger_chain_hash(const char *prev, const char *a, size_t alen,
   return st;
 }
 
-static int ledger_key(const cJSON *c) {
+static inline int ledger_key(const cJSON *c) {
   const char *k = c->string;
   if (k && k[0] != 's' && k[0] != 'p' && k[0] != 'r')
     return 0;
@@ -236,15 +236,17 @@ static cJSON *keyed(cJSON *item, const char *key) {
  * row_hash is added (the key and the lowercase hex need no escaping). */
 ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
                          char hash[LL_SHA256_HEX], ll_error *err) {
-  int deepest = 1;
-  char num[32];
+  int deepest = 1, stale = 0;
+  cJSON num = {.type = cJSON_Number, .valuedouble = (double)seq};
   line->n = 0;
   line->oom = 0;
-  int n = snprintf(num, sizeof num, "{\"seq\":%ld", seq);
-  put(line, num, (size_t)n);
+  put(line, "{\"seq\":", 7);
+  put_number(line, &num, 0);
   for (cJSON *c = row->child; c; c = c->next) {
-    if (ledger_key(c))
+    if (ledger_key(c)) {
+      stale = 1;
       continue;
+    }
     put(line, ",", 1);
     put_string(line, c->string);
     put(line, ":", 1);
@@ -276,7 +278,7 @@ ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
                    "(nested too deeply?)");
   put(line, "\n", 1);
   /* The row becomes what a reader parses from the line. */
-  for (cJSON *c = row->child, *next; c; c = next) {
+  for (cJSON *c = stale ? row->child : NULL, *next; c; c = next) {
     next = c->next;
     if (ledger_key(c))
       cJSON_Delete(cJSON_DetachItemViaPointer(row, c));

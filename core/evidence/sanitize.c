@@ -377,6 +377,11 @@ static ll_status redact_item(cJSON *item, const char *path,
     int i = 0;
     for (cJSON *c = item->child; c; c = c->next, i++) {
       char sub[256];
+      /* the path is named only for what may need it */
+      if (cJSON_IsString(c) && c->valuestring &&
+          !ll_sanitize_needs_replace(c->valuestring, strlen(c->valuestring),
+                                     secrets, n))
+        continue;
       if (cJSON_IsObject(item))
         snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "",
                  c->string ? c->string : "?");
