@@ -12,6 +12,9 @@
 #include "jsonx.h"
 #include "sanitize.h"
 
+static void ll_row_add(ll_row *b, const char *k, cJSON *item);
+static void ll_row_null(ll_row *b, const char *k);
+
 void ll_row_begin(ll_row *b, const char *record) {
   b->o = cJSON_CreateObject();
   b->oom = !b->o;
@@ -20,7 +23,7 @@ void ll_row_begin(ll_row *b, const char *record) {
 }
 
 /* Keys are the builders' literals: kept, never copied or freed. */
-void ll_row_add(ll_row *b, const char *k, cJSON *item) {
+static void ll_row_add(ll_row *b, const char *k, cJSON *item) {
   if (!item || b->oom || !cJSON_AddItemToObjectCS(b->o, k, item)) {
     cJSON_Delete(item);
     b->oom = 1;
@@ -31,7 +34,7 @@ void ll_row_str(ll_row *b, const char *k, const char *v) {
   ll_row_add(b, k, b->oom ? NULL : cJSON_CreateString(v ? v : ""));
 }
 
-void ll_row_str_or_null(ll_row *b, const char *k, const char *v) {
+static void ll_row_str_or_null(ll_row *b, const char *k, const char *v) {
   if (v && *v)
     ll_row_str(b, k, v);
   else
@@ -46,11 +49,12 @@ void ll_row_bool(ll_row *b, const char *k, int v) {
   ll_row_add(b, k, b->oom ? NULL : cJSON_CreateBool(v));
 }
 
-void ll_row_null(ll_row *b, const char *k) {
+static void ll_row_null(ll_row *b, const char *k) {
   ll_row_add(b, k, b->oom ? NULL : cJSON_CreateNull());
 }
 
-void ll_row_copy(ll_row *b, const cJSON *src, const char *k) {
+/* src[k] copied, or null when src has no k. */
+static void ll_row_copy(ll_row *b, const cJSON *src, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, k);
   if (b->oom)
     return;

@@ -22,14 +22,9 @@ typedef struct {
 } ll_row;
 
 void ll_row_begin(ll_row *b, const char *record);
-void ll_row_add(ll_row *b, const char *k, cJSON *item);   /* takes item */
 void ll_row_str(ll_row *b, const char *k, const char *v); /* NULL: "" */
-void ll_row_str_or_null(ll_row *b, const char *k, const char *v);
 void ll_row_num(ll_row *b, const char *k, double v);
 void ll_row_bool(ll_row *b, const char *k, int v);
-void ll_row_null(ll_row *b, const char *k);
-/* src[k] copied, or null when src has no k. */
-void ll_row_copy(ll_row *b, const cJSON *src, const char *k);
 cJSON *ll_row_end(ll_row *b);
 
 /* Alias -> lease ID (protected only); state "proposed", "active" or NULL. */
