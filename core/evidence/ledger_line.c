@@ -113,7 +113,9 @@ static void put_string(ll_buf *b, const char *s) {
  * for NaN and infinities. */
 static void put_number(ll_buf *b, cJSON *item, int canon) {
   double d = item->valuedouble;
-  if (d == floor(d) && fabs(d) < 1e15 && !(d == 0 && signbit(d))) {
+  /* (no libm: NaN fails the range test) */
+  if (d > -1e15 && d < 1e15 && (double)(long long)d == d &&
+      !(d == 0 && signbit(d))) {
     char tmp[24], *e = tmp + sizeof tmp, *q = e;
     long long v = (long long)d;
     unsigned long long u =
