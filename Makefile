@@ -13,6 +13,11 @@
 #   make drills       fault, crash and bad-input drills; tables for docs/RELIABILITY.md
 #   make fuzz-smoke   every libFuzzer target FUZZ_SECONDS (default 20) s (clang)
 #   make valgrind     memcheck on a replayed main handoff and its verify
+#   make deb          a Debian package (CPack) in build-deb/
+#   make check-packaging  Debug, Release, RelWithDebInfo and Debian-flag builds
+#                     with -Werror and their C tests; the .deb installed into a
+#                     scratch root and run from there; luarocks make (CI)
+#   make dist         leaselua-VERSION.tar.gz from the checkout (git archive)
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := build
@@ -20,18 +25,22 @@ SHELL := /bin/bash
 BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 JOBS ?= 2
-FORMAT_FILES := $(wildcard core/*/*.[ch] core/*/include/*.h bindings/*.[ch] tests/*.[ch] tests/fuzz/*.c)
+# -Werror is on in CI and off by default (a packager's compiler may warn
+# where ours does not): WERROR=ON make build turns it on by hand.
+WERROR ?= $(if $(CI),ON,OFF)
+VERSION := $(shell grep -m1 -o 'leaselua VERSION [0-9.]*' CMakeLists.txt | cut -d' ' -f3)
+FORMAT_FILES := $(wildcard core/*/*.[ch] core/*/include/*.h bindings/*.[ch] tests/*.[ch] tests/layers/*.c tests/fuzz/*.c)
 LUA_DIRS := $(wildcard scripts spec bindings tests)
 
 .PHONY: deps build check lint specs check-asan asan-build demo bench clean format format-check
 .PHONY: fixtures
-.PHONY: drills fuzz-smoke valgrind failalloc
+.PHONY: drills fuzz-smoke valgrind failalloc deb check-packaging dist
 
 deps:
 	tools/deps.sh
 
 build: deps
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEASELUA_WERROR=$(WERROR)
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
 check: build
@@ -50,7 +59,7 @@ specs:
 # The ASan build also carries the allocation-failure hooks (a test build:
 # LEASELUA_FAILALLOC is never on in build/ or a release).
 asan-build: deps
-	cmake -S . -B $(ASAN_DIR) -DLEASELUA_SANITIZE=ON -DLEASELUA_FAILALLOC=ON \
+	cmake -S . -B $(ASAN_DIR) -DLEASELUA_SANITIZE=ON -DLEASELUA_FAILALLOC=ON -DLEASELUA_WERROR=$(WERROR) \
 	  -DCMAKE_BUILD_TYPE=Debug
 	cmake --build $(ASAN_DIR) -j$(JOBS)
 
@@ -95,3 +104,13 @@ format:
 
 format-check:
 	$(if $(FORMAT_FILES),clang-format --dry-run --Werror $(FORMAT_FILES),@echo "format-check: no C files")
+
+deb: deps
+	tools/packaging.sh deb
+
+check-packaging: deps
+	tools/packaging.sh all
+
+dist:
+	git archive --format=tar.gz --prefix=leaselua-$(VERSION)/ -o leaselua-$(VERSION).tar.gz HEAD
+	@echo "leaselua-$(VERSION).tar.gz"

@@ -18,9 +18,10 @@
 #include "l_common.h"
 #include "l_host.h"
 #include "l_report.h"
+#include "l_run.h"
 #include "l_sandbox.h"
+#include "l_verify.h"
 #include "operator.h"
-#include "verify.h"
 
 static const char usage[] =
     "usage: leaselua SCRIPT [operator options] [script options]\n"
@@ -71,17 +72,9 @@ static int traceback(lua_State *L) {
  * value a script made can run code here; called in protected mode. */
 static int describe(lua_State *L) {
   if (lua_type(L, 1) == LUA_TTABLE) {
-    lua_pushliteral(L, "code");
-    int tc = lua_rawget(L, 1);
-    lua_pushliteral(L, "message");
-    int tm = lua_rawget(L, 1);
-    ll_code code;
-    const char *name = tc == LUA_TSTRING ? lua_tostring(L, -2) : "error";
-    if (ll_lua_error_code(L, 1, &code))
-      name = ll_code_name(code); /* what C raised, not what a script wrote */
-    lua_pushfstring(L, "%s: %s", name,
-                    tm == LUA_TSTRING ? lua_tostring(L, -1)
-                                      : "(an error object without a message)");
+    /* the code C raised, not what a script wrote */
+    ll_lua_push_error_line(L, 1, "error",
+                           "(an error object without a message)");
     return 1;
   }
   if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER) {
@@ -120,8 +113,6 @@ static int asks_help(int n, char **args) {
       return 1;
   return 0;
 }
-
-static const int decision_exit[] = {0, 1, 2, 3}; /* ll_decision order */
 
 static int run_script(int argc, char **argv) {
   ll_operator op;
@@ -177,14 +168,13 @@ static int run_script(int argc, char **argv) {
   }
   /* The exit code is the recorded decision, whatever the script returned:
    * a run left open or without a decision is ended here, HOLD. */
-  ll_lua_host_close_run(L, &host,
-                        failed ? "it raised an error" : "it returned");
+  ll_lua_host_close_run(&host, failed ? "it raised an error" : "it returned");
   if (host.replay_failed)
     rc = 64;
   else if (host.decision >= 0 && host.decision <= 3)
     /* invariant 15: a run stopped before touching a target that was not
      * its own exits as its decision's target_stop says (64 or 2) */
-    rc = host.stop_exit ? host.stop_exit : decision_exit[host.decision];
+    rc = ll_lua_host_exit(host.decision, host.stop_exit);
   else if (rc < 0 && host.opened)
     rc = 70; /* a run whose decision could not be recorded */
   else if (rc < 0 && !host.help) {

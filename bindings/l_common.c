@@ -9,29 +9,39 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "guard.h"
+#include "ll.h"
 
 /* Registry key of the weak table {error table -> code} filled by
  * ll_lua_push_error: the code C raised, whatever a script later does to
  * the table's fields. */
 static const char raised_key = 0;
 
+void ll_lua_push_error_line(lua_State *L, int idx, const char *no_code,
+                            const char *no_message) {
+  /* three slots, within the LUA_MINSTACK every C function starts with:
+   * never raises (it runs in __tostring and in message handlers) */
+  idx = lua_absindex(L, idx);
+  ll_code c;
+  const char *code = ll_lua_error_code(L, idx, &c) ? ll_code_name(c) : NULL;
+  const char *msg = no_message;
+  lua_pushliteral(L, "code");
+  if (lua_rawget(L, idx) == LUA_TSTRING && !code)
+    code = lua_tostring(L, -1); /* not raised by C: as it says */
+  lua_pushliteral(L, "message");
+  if (lua_rawget(L, idx) == LUA_TSTRING)
+    msg = lua_tostring(L, -1); /* both stay on the stack until pushed */
+  lua_pushfstring(L, "%s: %s", code ? code : no_code, msg);
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+}
+
 /* __tostring: raw fields only, strings only; never raises on a table a
  * script has rewritten. */
 static int error_tostring(lua_State *L) {
-  const char *code = NULL, *msg = "";
-  if (lua_type(L, 1) == LUA_TTABLE) {
-    ll_code c;
-    if (ll_lua_error_code(L, 1, &c))
-      code = ll_code_name(c);
-    lua_pushliteral(L, "code");
-    if (lua_rawget(L, 1) == LUA_TSTRING && !code)
-      code = lua_tostring(L, -1); /* not raised by C: as it says */
-    lua_pushliteral(L, "message");
-    if (lua_rawget(L, 1) == LUA_TSTRING)
-      msg = lua_tostring(L, -1); /* both stay on the stack until we return */
-  }
-  lua_pushfstring(L, "%s: %s", code ? code : "LL_E_INTERNAL", msg);
+  if (lua_type(L, 1) == LUA_TTABLE)
+    ll_lua_push_error_line(L, 1, "LL_E_INTERNAL", "");
+  else
+    lua_pushliteral(L, "LL_E_INTERNAL: ");
   return 1;
 }
 
@@ -60,13 +70,15 @@ static void push_raised(lua_State *L) {
 }
 
 void ll_lua_push_error(lua_State *L, ll_code code, const char *message) {
+  if (code <= LL_OK || code >= LL_E__COUNT)
+    code = LL_E_INTERNAL; /* an error always names a failure (never exit 0) */
   luaL_checkstack(L, 6, "error object");
   lua_createtable(L, 0, 4);
   lua_pushstring(L, ll_code_name(code));
   lua_setfield(L, -2, "code");
   lua_pushstring(L, message ? message : "");
   lua_setfield(L, -2, "message");
-  lua_pushinteger(L, ll_guard_invariant(code));
+  lua_pushinteger(L, ll_code_invariant(code));
   lua_setfield(L, -2, "invariant");
   lua_pushinteger(L, ll_code_exit(code));
   lua_setfield(L, -2, "exit");
@@ -205,7 +217,8 @@ void *ll_lua_check_handle(lua_State *L, int idx, const char *mt,
   return p;
 }
 
-int ll_lua_opt_table(lua_State *L, int idx, const char *fn) {
+/* 1 when idx holds a table, 0 when it is none or nil; raises otherwise. */
+static int opt_table(lua_State *L, int idx, const char *fn) {
   int t = lua_type(L, idx);
   if (t == LUA_TTABLE)
     return 1;
@@ -217,7 +230,7 @@ int ll_lua_opt_table(lua_State *L, int idx, const char *fn) {
 /* Pushes field key of the options at idx (raw); 0 when there are none. */
 static int push_option(lua_State *L, int idx, const char *fn, const char *key) {
   idx = lua_absindex(L, idx);
-  if (!ll_lua_opt_table(L, idx, fn))
+  if (!opt_table(L, idx, fn))
     return 0;
   luaL_checkstack(L, 2, "options");
   lua_pushstring(L, key);

@@ -14,7 +14,7 @@
 
 /* Capacities (with the NUL) of the strings the bindings copy in. */
 #define LL_LUA_LABEL_CAP 96            /* a step label (core keeps 95 bytes) */
-#define LL_LUA_ALIAS_CAP 16            /* a writer alias: 1-15 characters */
+#define LL_LUA_ALIAS_CAP LL_ALIAS_MAX  /* a writer alias (ll.h) */
 #define LL_LUA_REASON_CAP 256          /* a lifecycle reason */
 #define LL_LUA_TEXT_CAP 4096           /* a note's text */
 #define LL_LUA_PATH_CAP 4096           /* a path (PATH_MAX) */
@@ -34,6 +34,12 @@ void ll_lua_error_mt(lua_State *L);
  * with *code the code recorded when it was made; 0 for anything else.
  * Raw access only: never runs a metamethod, never raises. */
 int ll_lua_error_code(lua_State *L, int idx, ll_code *code);
+/* Pushes "CODE: message" for the table at idx by raw access only (no
+ * metamethod runs): CODE is the code C recorded when it made the table,
+ * else its string field code, else no_code; message its string field
+ * message, else no_message. Never raises. */
+void ll_lua_push_error_line(lua_State *L, int idx, const char *no_code,
+                            const char *no_message);
 /* The exit code of an error table made by ll_lua_push_error (whatever a
  * script wrote into its fields since), or -1 for any other value. */
 int ll_lua_error_exit(lua_State *L, int idx);
@@ -47,8 +53,6 @@ int ll_lua_error_exit(lua_State *L, int idx);
 /* The handle at idx, or raises naming fn and the expected type mt. */
 void *ll_lua_check_handle(lua_State *L, int idx, const char *mt,
                           const char *fn);
-/* 1 when idx holds a table, 0 when it is none or nil; raises otherwise. */
-int ll_lua_opt_table(lua_State *L, int idx, const char *fn);
 /* Field key of the option table at idx (none or nil: no options). Returns
  * 1 and copies the string into buf when present, 0 (buf left as it is)
  * when absent; raises when it is not a string, holds a NUL byte or does
@@ -70,12 +74,5 @@ int ll_lua_arg_str(lua_State *L, int idx, const char *fn, const char *name,
 /* Argument idx as an integer in lo..hi (required). */
 lua_Integer ll_lua_arg_int(lua_State *L, int idx, const char *fn,
                            const char *name, lua_Integer lo, lua_Integer hi);
-
-int luaopen_leaselua_run(lua_State *L); /* adds open/ledger/verify to the
-                                           module table at -1 */
-int ll_lua_open_module(lua_State *L);   /* luaopen body */
-/* In a LEASELUA_FAILALLOC build, offers the allocation-failure sweep's
- * hooks as package.preload["leaselua.failalloc"]; nothing otherwise. */
-void ll_lua_register_failalloc(lua_State *L);
 
 #endif

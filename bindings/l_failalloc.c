@@ -2,20 +2,22 @@
  * allocation-failure sweep (tests/failalloc/sweep.lua), as the module
  * `require "leaselua.failalloc"` (package.preload), so the leaselua table
  * itself is the same as a release's. A release has none of this. */
-#include "l_common.h"
+#include "l_failalloc.h"
 
 #ifdef LEASELUA_FAILALLOC
 #include <lauxlib.h>
 
 #include "alloc.h"
+#include "l_common.h"
 #include "verify.h"
 
 /* failalloc.arm(n): the nth counted allocation from now fails, once;
  * 0 disarms. Returns the allocations seen and whether the armed one failed,
  * since the previous arm. */
 static int l_failalloc(lua_State *L) {
-  lua_Integer n = luaL_checkinteger(L, 1);
-  luaL_argcheck(L, n >= 0, 1, "0 or a positive allocation number");
+  lua_Integer n =
+      ll_lua_arg_int(L, 1, "failalloc.arm", "the allocation number (0 disarms)",
+                     0, LUA_MAXINTEGER);
   unsigned long seen = ll_failalloc_count();
   int fired = ll_failalloc_fired();
   ll_failalloc_arm((unsigned long)n);
@@ -34,7 +36,9 @@ static int l_allocs(lua_State *L) {
 /* failalloc.verify(dir[, export_only]) -> code name, message, decision:
  * ll_verify_dir in-process ("LL_OK" when consistent). */
 static int l_verify(lua_State *L) {
-  const char *dir = luaL_checkstring(L, 1);
+  char dir[LL_LUA_PATH_CAP];
+  ll_lua_arg_str(L, 1, "failalloc.verify", "the evidence directory", dir,
+                 sizeof dir, 1);
   int export_only = lua_toboolean(L, 2);
   ll_verify_report rep;
   ll_error err = {0};

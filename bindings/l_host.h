@@ -29,8 +29,9 @@ typedef struct {
 void ll_lua_host_install(lua_State *L, ll_host *h);
 /* The host state, or NULL under the stock-Lua module. */
 ll_host *ll_lua_host(lua_State *L);
-/* Closes the host's run if it is still open: a run without a decision gets
- * the HOLD decision of ll_run_abandon (why says how the script ended). */
-void ll_lua_host_close_run(lua_State *L, ll_host *h, const char *why);
+/* The exit code of a recorded decision (an ll_decision): 0 ACCEPT, 1 WAIT,
+ * 2 HOLD, 3 RECONCILE; a run stopped by invariant 15 exits as its
+ * target_stop says (stop_exit 64 or 2; 0 when it did not stop). */
+int ll_lua_host_exit(int decision, int stop_exit);
 
 #endif

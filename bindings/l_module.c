@@ -1,5 +1,7 @@
 /* The `leaselua` module table: versions, payloads and hashes, a narrow
  * environment reader, ledger reading, and leaselua.open. */
+#include "l_module.h"
+
 #include <lauxlib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +13,12 @@
 #include "hash.h"
 #include "http.h"
 #include "l_common.h"
+#include "l_failalloc.h"
 #include "l_host.h"
 #include "l_json.h"
+#include "l_request.h"
 #include "l_run.h"
+#include "l_run_flow.h"
 #include "ledger.h"
 #include "payload.h"
 
@@ -179,6 +184,9 @@ int ll_lua_open_module(lua_State *L) {
   lua_setfield(L, -2, "_NAME");
   lua_pushliteral(L, LL_VERSION);
   lua_setfield(L, -2, "_VERSION");
+  lua_newtable(L); /* the Run's methods, from the files that define them */
+  ll_lua_request_methods(L);
+  ll_lua_run_flow_methods(L);
   ll_lua_register_run(L);
   ll_lua_register_failalloc(L); /* test builds only */
   return 1;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "l_common.h"
 #include "l_json.h"
 #include "l_sandbox.h"
 #include "ledger.h"
@@ -33,12 +34,7 @@ typedef struct {
  * __tostring, no __index: a handler that raises is a lost report). */
 static int traceback(lua_State *L) {
   if (lua_type(L, 1) == LUA_TTABLE) {
-    lua_pushliteral(L, "code");
-    int has_code = lua_rawget(L, 1) == LUA_TSTRING;
-    lua_pushliteral(L, "message");
-    int has_msg = lua_rawget(L, 1) == LUA_TSTRING;
-    lua_pushfstring(L, "%s: %s", has_code ? lua_tostring(L, -2) : "error",
-                    has_msg ? lua_tostring(L, -1) : "(a table)");
+    ll_lua_push_error_line(L, 1, "error", "(a table)");
     return 1;
   }
   const char *msg = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
@@ -67,8 +63,10 @@ static int render(lua_State *L) {
   ll_lua_push_json(L, a->deviations);
   lua_setfield(L, -2, "known_deviations");
   lua_call(L, 2, 2);
-  luaL_checktype(L, -2, LUA_TSTRING);
-  luaL_checktype(L, -1, LUA_TSTRING);
+  if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+    return ll_lua_raise(L, LL_E_INTERNAL,
+                        "lib.report.render returned no html and markdown "
+                        "strings");
   return 2;
 }
 

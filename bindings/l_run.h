@@ -1,5 +1,5 @@
-/* Shared by l_run.c (open, requests, writers) and l_run_flow.c (composite
- * steps, decisions, rows, time). */
+/* The Run handle (leaselua.Run), shared by the files of its methods
+ * (l_request.c, l_run_flow.c), and its end for the host. */
 #ifndef LL_L_RUN_H
 #define LL_L_RUN_H
 
@@ -14,11 +14,8 @@ typedef struct l_run {
   ll_host *host; /* the host that owns this run, NULL under the stock module */
 } l_run;
 
-typedef struct {
-  char alias[16];
-  int bound;
-} l_writer;
-
+/* The open run at idx; raises LL_E_USAGE naming the method for another
+ * value, LL_E_CLOSED for a closed run. */
 l_run *ll_lua_check_run(lua_State *L, int idx);
 /* Pushes row (and deletes it) for LL_OK; nil, err (err.row = row) for
  * LL_E_TRANSPORT; raises for anything else. */
@@ -27,14 +24,13 @@ int ll_lua_finish(lua_State *L, ll_status st, cJSON *row, ll_error *err);
  * with the full diff (ll_run_replay_detail), not the one-line summary. */
 int ll_lua_finish_run(lua_State *L, ll_run *run, ll_status st, cJSON *row,
                       ll_error *err);
-/* Adds the flow methods to the table on top of the stack. */
-void ll_lua_run_flow_methods(lua_State *L);
-/* Sets __gc, __close and __tostring on the Run metatable on top. */
-void ll_lua_run_meta(lua_State *L);
-/* Ends a host-owned run: a run without a recorded decision gets the HOLD
- * decision of ll_run_abandon; then it is closed and h forgets it. */
-void ll_lua_run_end(ll_host *h, l_run *handle, const char *why);
-/* Adds open to the module table on top of the stack. */
+/* With the Run's method table on top of the stack and the module table
+ * below it: adds close to the methods, makes them the Run metatable's
+ * __index (with __gc, __close, __tostring), pops them, and adds open to
+ * the module table. */
 void ll_lua_register_run(lua_State *L);
+/* Closes the host's run if it is still open: a run without a decision gets
+ * the HOLD decision of ll_run_abandon (why says how the script ended). */
+void ll_lua_host_close_run(ll_host *h, const char *why);
 
 #endif

@@ -1,12 +1,14 @@
 /* The Run's composite steps (reconcile, probe, poller, decision), its
  * declarations and lifecycles, read access to its rows, and its clock. */
+#include "l_run_flow.h"
+
 #include <lauxlib.h>
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "l_common.h"
 #include "l_json.h"
+#include "l_request.h"
 #include "l_run.h"
 #include "ledger.h"
 
@@ -184,20 +186,10 @@ static int l_finish(lua_State *L) {
     cJSON_Delete(row);
     return ll_lua_raise(L, st, detail ? detail : err.message);
   }
-  const cJSON *d = cJSON_GetObjectItemCaseSensitive(row, "decision");
-  const char *name = cJSON_IsString(d) ? d->valuestring : "HOLD";
-  int code = strcmp(name, "ACCEPT") == 0      ? 0
-             : strcmp(name, "WAIT") == 0      ? 1
-             : strcmp(name, "RECONCILE") == 0 ? 3
-                                              : 2;
-  /* Invariant 15: a run stopped before harming its target exits as its
-   * decision row's "target_stop" says: 64 when the blob existed or could not be
-   * reached or read, 2 when the service gave no usable answer. */
-  const cJSON *stop = cJSON_GetObjectItemCaseSensitive(row, "target_stop");
-  const cJSON *stop_exit = cJSON_GetObjectItemCaseSensitive(stop, "exit");
-  if (cJSON_IsNumber(stop_exit) &&
-      (stop_exit->valueint == 64 || stop_exit->valueint == 2))
-    code = stop_exit->valueint;
+  /* the host's exit code for this decision, computed as the host does:
+   * invariant 15's stop (the row's target_stop) gives 64 or 2 */
+  int code = ll_lua_host_exit(ll_run_decision(h->run),
+                              ll_model_stop_exit(ll_run_model(h->run)));
   ll_lua_finish(L, LL_OK, row, &err);
   lua_pushinteger(L, code);
   return 2;
@@ -210,12 +202,13 @@ static int l_rows(lua_State *L) {
   return 1;
 }
 
-/* run:state() -> {epoch, phase, holder, doubts, unreconciled,
- * observed_state, observed_status, last_accepted, endpoint_kind} */
+/* run:state() -> {epoch, phase, holder, doubts, doubt_events, reconciled,
+ * unreconciled, observed_state, observed_status, last_accepted,
+ * endpoint_kind} */
 static int l_state(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
   const ll_model *m = ll_run_model(h->run);
-  lua_createtable(L, 0, 10);
+  lua_createtable(L, 0, 14);
   lua_pushinteger(L, ll_model_epoch(m));
   lua_setfield(L, -2, "epoch");
   lua_pushstring(L, ll_phase_name(ll_model_phase(m)));
@@ -224,6 +217,14 @@ static int l_state(lua_State *L) {
   lua_setfield(L, -2, "holder");
   lua_pushinteger(L, ll_model_doubts(m));
   lua_setfield(L, -2, "doubts");
+  lua_createtable(L, ll_model_doubts(m), 0);
+  for (int i = 0; i < ll_model_doubts(m); i++) {
+    lua_pushstring(L, ll_model_doubt_event(m, i));
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "doubt_events");
+  lua_pushboolean(L, ll_model_reconciled(m));
+  lua_setfield(L, -2, "reconciled");
   lua_pushinteger(L, ll_model_unreconciled(m));
   lua_setfield(L, -2, "unreconciled");
   lua_pushstring(L, ll_model_observed_state(m));
@@ -265,119 +266,16 @@ static int l_sleep(lua_State *L) {
   return 0;
 }
 
-void ll_lua_run_end(ll_host *host, l_run *h, const char *why) {
-  if (!h->run)
-    return;
-  ll_error err = {0};
-  if (ll_run_abandon(h->run, why, &err) == LL_E_REPLAY) {
-    const char *detail = ll_run_replay_detail(h->run);
-    fprintf(stderr, "leaselua: LL_E_REPLAY: %s\n",
-            detail ? detail : err.message);
-    host->replay_failed = 1;
-  }
-  if (ll_run_replay_detail(h->run))
-    host->replay_failed = 1;
-  host->decision = ll_run_decision(h->run);
-  host->stop_exit =
-      host->decision >= 0 ? ll_model_stop_exit(ll_run_model(h->run)) : 0;
-  ll_run_close(h->run);
-  h->run = NULL;
-  if (host->handle == h)
-    host->handle = NULL;
-}
-
-/* Closes the run at 1: safe to call twice. It ends the transport first
- * (unless another error is unwinding): a replay with exchanges never
- * requested raises LL_E_REPLAY, a recording writes its fixture. A
- * host-owned run without a decision gets the host's HOLD decision first
- * (ll_run_abandon). */
-static int close_run(lua_State *L, const char *fn, int unwinding) {
-  l_run *h = ll_lua_check_handle(L, 1, LL_RUN_MT, fn);
-  ll_error err = {0};
-  ll_status st = LL_OK;
-  if (h->run && h->host && ll_run_decision(h->run) < 0) {
-    ll_lua_run_end(h->host, h,
-                   unwinding ? "it raised an error" : "it returned");
-    return 0;
-  }
-  if (h->run && !unwinding) {
-    st = ll_run_end_transport(h->run, &err);
-    const char *detail = ll_run_replay_detail(h->run);
-    lua_pushstring(L, detail ? detail : err.message); /* outlives the run */
-  }
-  if (h->host) {
-    ll_lua_run_end(h->host, h, "it returned");
-  } else {
-    ll_run_close(h->run);
-    h->run = NULL;
-  }
-  if (st != LL_OK)
-    return ll_lua_raise(L, st, lua_tostring(L, -1));
-  return 0;
-}
-
-/* run:close(): what it is given besides the run does not matter; a script
- * cannot skip the end-of-transport check by passing an argument. */
-static int l_close(lua_State *L) {
-  return close_run(L, "run:close", 0);
-}
-
-/* __close(run, err): err is the error unwinding, or nil. */
-static int l_close_meta(lua_State *L) {
-  return close_run(L, "run.__close", !lua_isnoneornil(L, 2));
-}
-
-/* __gc: closes without raising. Only Lua calls it with a Run; a script
- * reaching it (debug.getmetatable) with another value gets nothing done. */
-static int l_gc(lua_State *L) {
-  l_run *h = luaL_testudata(L, 1, LL_RUN_MT);
-  if (!h)
-    return 0;
-  if (h->host) {
-    ll_lua_run_end(h->host, h, "its run was collected");
-    return 0;
-  }
-  ll_run_close(h->run);
-  h->run = NULL;
-  return 0;
-}
-
-static int l_tostring(lua_State *L) {
-  l_run *h = ll_lua_check_handle(L, 1, LL_RUN_MT, "run.__tostring");
-  if (h->run)
-    lua_pushfstring(L, "leaselua.Run(%s)", ll_run_id(h->run));
-  else
-    lua_pushliteral(L, "leaselua.Run(closed)");
-  return 1;
-}
-
-static const luaL_Reg flow[] = {{"declare", l_declare},
-                                {"lifecycle", l_lifecycle},
-                                {"note", l_note},
-                                {"stop", l_stop},
-                                {"step", l_step},
-                                {"reconcile", l_reconcile},
-                                {"probe", l_probe},
-                                {"wait_for_broken", l_wait},
-                                {"decide", l_decide},
-                                {"finish", l_finish},
-                                {"rows", l_rows},
-                                {"state", l_state},
-                                {"now_ms", l_now_ms},
-                                {"utc", l_utc},
-                                {"sleep", l_sleep},
-                                {"close", l_close},
-                                {NULL, NULL}};
+static const luaL_Reg flow[] = {
+    {"declare", l_declare}, {"lifecycle", l_lifecycle},
+    {"note", l_note},       {"stop", l_stop},
+    {"step", l_step},       {"reconcile", l_reconcile},
+    {"probe", l_probe},     {"wait_for_broken", l_wait},
+    {"decide", l_decide},   {"finish", l_finish},
+    {"rows", l_rows},       {"state", l_state},
+    {"now_ms", l_now_ms},   {"utc", l_utc},
+    {"sleep", l_sleep},     {NULL, NULL}};
 
 void ll_lua_run_flow_methods(lua_State *L) {
   luaL_setfuncs(L, flow, 0);
-}
-
-void ll_lua_run_meta(lua_State *L) {
-  lua_pushcfunction(L, l_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, l_close_meta);
-  lua_setfield(L, -2, "__close");
-  lua_pushcfunction(L, l_tostring);
-  lua_setfield(L, -2, "__tostring");
 }

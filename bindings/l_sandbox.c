@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "l_common.h"
+#include "l_module.h"
 
 struct ll_lualib {
   const char *name;
@@ -16,15 +17,18 @@ extern const struct ll_lualib ll_lualibs[];
 
 static int load_lualib(lua_State *L, const struct ll_lualib *m) {
   if (luaL_loadbufferx(L, m->src, m->len, m->name, "t") != LUA_OK)
-    return lua_error(L);
+    return ll_lua_raisef(L, LL_E_INTERNAL, "the embedded %s does not load: %s",
+                         m->name, lua_tostring(L, -1));
   lua_pushstring(L, m->name);
   lua_call(L, 1, 1);
   return 1;
 }
 
-/* require(name): "leaselua" or "lib.<name>", cached in the registry. */
+/* require(name): "leaselua" or "lib.<name>", cached in the registry; any
+ * other name raises LL_E_USAGE. */
 static int l_require(lua_State *L) {
-  const char *name = luaL_checkstring(L, 1);
+  char name[LL_LUA_LABEL_CAP];
+  ll_lua_arg_str(L, 1, "require", "the module name", name, sizeof name, 1);
   lua_getfield(L, LUA_REGISTRYINDEX, "leaselua.loaded");
   lua_getfield(L, -1, name);
   if (!lua_isnil(L, -1))
@@ -37,10 +41,10 @@ static int l_require(lua_State *L) {
     while (m->name && strcmp(m->name, name) != 0)
       m++;
     if (!m->name)
-      return luaL_error(L,
-                        "module '%s' is not available in the sandbox "
-                        "(only leaselua and lib.*)",
-                        name);
+      return ll_lua_raisef(L, LL_E_USAGE,
+                           "module '%s' is not available in the sandbox "
+                           "(only leaselua and lib.*)",
+                           name);
     load_lualib(L, m);
   }
   if (lua_isnil(L, -1)) {
@@ -52,11 +56,23 @@ static int l_require(lua_State *L) {
   return 1;
 }
 
-/* load(chunk [, name [, mode [, env]]]) restricted to text chunks. */
+/* load(chunk [, name [, mode [, env]]]) restricted to text chunks given
+ * as strings; another chunk or name raises LL_E_USAGE. A chunk that does
+ * not compile returns nil, msg, as Lua's load does. */
 static int l_load_text(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TSTRING)
+    return ll_lua_raisef(L, LL_E_USAGE,
+                         "load: the chunk must be a string of Lua text, got "
+                         "%s",
+                         luaL_typename(L, 1));
+  int tn = lua_type(L, 2);
+  if (tn != LUA_TNONE && tn != LUA_TNIL && tn != LUA_TSTRING)
+    return ll_lua_raisef(L, LL_E_USAGE,
+                         "load: the chunk name must be a string, got %s",
+                         luaL_typename(L, 2));
   size_t len;
-  const char *s = luaL_checklstring(L, 1, &len);
-  const char *name = luaL_optstring(L, 2, "=(load)");
+  const char *s = lua_tolstring(L, 1, &len); /* argument slots: stay put */
+  const char *name = tn == LUA_TSTRING ? lua_tostring(L, 2) : "=(load)";
   int has_env = !lua_isnone(L, 4);
   if (luaL_loadbufferx(L, s, len, name, "t") != LUA_OK) {
     lua_pushnil(L);

@@ -1,6 +1,8 @@
 /* Builds a run's clock, transport and credential from the operator's
  * configuration, and reads that configuration from the embedding API's
  * leaselua.open table. */
+#include "l_transport.h"
+
 #include <lauxlib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +10,6 @@
 
 #include "fixture.h"
 #include "l_common.h"
-#include "transport_factory.h"
 
 /* Pushes t[k] without metamethods; returns its type. */
 static int rawfield(lua_State *L, int idx, const char *k) {

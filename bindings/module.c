@@ -2,7 +2,7 @@
  * plus scripts/lib in package.preload. No sandbox: the caller owns it. */
 #include <lua.h>
 
-#include "l_common.h"
+#include "l_module.h"
 #include "l_sandbox.h"
 
 int luaopen_leaselua(lua_State *L);

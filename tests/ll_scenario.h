@@ -52,7 +52,7 @@ static inline void run_scenario(const scenario *sc) {
 
   cJSON *reasons = NULL;
   const char *window = NULL;
-  ll_decision d = ll_model_decide(b.m, &reasons, &window);
+  ll_decision d = ll_decide(b.m, &reasons, &window);
   CHECK_STR(ll_decision_name(d), sc->decision);
   CHECK_STR(window, sc->window);
   if (sc->reason)

@@ -1,4 +1,4 @@
-/* The token command without a shell: core/proc.c (argv, capped stdout,
+/* The token command without a shell: core/base/proc.c (argv, capped stdout,
  * timeout, reaping, no inherited descriptors), the one-string splitter,
  * and the command as a credential source, traced with strace when it is
  * there to show that only the intended program is executed. */

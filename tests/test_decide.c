@@ -457,7 +457,7 @@ static void test_accept_reachable(void) {
     rb_run(&b, rows[i].steps);
     CHECK_INT(b.failed, 0);
     const char *why = NULL;
-    int got = ll_model_accept_reachable(b.m, &why);
+    int got = ll_decide_accept_reachable(b.m, &why);
     if (got != rows[i].reachable ||
         (rows[i].why && !(why && strstr(why, rows[i].why))))
       fprintf(stderr, "accept_reachable: %s: %d, %s\n", rows[i].name, got,

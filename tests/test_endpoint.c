@@ -1,6 +1,6 @@
-/* core/endpoint.c: which account hosts are Azure, loopback or the replay
- * placeholder, and whether an endpoint kind agrees with its host (the rule
- * the manifest applies before a run and verify after). Table-driven. */
+/* core/transport/endpoint.c: which account hosts are Azure, loopback or the
+ * replay placeholder, and whether an endpoint kind agrees with its host (the
+ * rule the manifest applies before a run and verify after). Table-driven. */
 #include <string.h>
 
 #include "endpoint.h"

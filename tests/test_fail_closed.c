@@ -19,7 +19,7 @@ static ll_decision decide(const ll_model *m, int *nreasons, char *first,
                           size_t cap) {
   cJSON *reasons = NULL;
   const char *window = NULL;
-  ll_decision d = ll_model_decide(m, &reasons, &window);
+  ll_decision d = ll_decide(m, &reasons, &window);
   *nreasons = cJSON_GetArraySize(reasons);
   const cJSON *r0 = cJSON_GetArrayItem(reasons, 0);
   ll_strlcpy(first, cJSON_IsString(r0) ? r0->valuestring : "", cap);
@@ -127,7 +127,7 @@ static void test_oom_model(void) {
   b.m->oom = 1;
   const char *why = NULL;
   CHECK(ll_model_hold_reason(b.m) != NULL);
-  CHECK_INT(ll_model_accept_reachable(b.m, &why), 0);
+  CHECK_INT(ll_decide_accept_reachable(b.m, &why), 0);
   cJSON *row = cJSON_CreateObject();
   cJSON_AddStringToObject(row, "record", "note");
   ll_error e = {0};
@@ -144,7 +144,7 @@ static void test_oom_model(void) {
 }
 
 #ifdef LEASELUA_FAILALLOC
-/* Each allocation of ll_model_decide fails in turn: never ACCEPT, and no
+/* Each allocation of ll_decide fails in turn: never ACCEPT, and no
  * list (the caller records nothing). Then each allocation of folding the
  * decision row: LL_E_NOMEM, and the model refuses what follows. */
 static void test_failalloc(void) {
@@ -156,7 +156,7 @@ static void test_failalloc(void) {
     cJSON *reasons = NULL;
     const char *window = NULL;
     ll_failalloc_arm(n);
-    ll_decision d = ll_model_decide(b.m, &reasons, &window);
+    ll_decision d = ll_decide(b.m, &reasons, &window);
     int fired = ll_failalloc_fired();
     ll_failalloc_arm(0);
     if (!fired) {

@@ -381,21 +381,28 @@ static void test_pure(void) {
   rb_free(&b);
 }
 
+/* Every code's invariant (ll_code_invariant: the error tables and the
+ * refusal rows); the guard's own mapping gives it only for the codes the
+ * guard returns (guard: 1), 0 for the rest. */
 static void test_invariant_numbers(void) {
   static const struct {
     ll_code code;
     int inv;
+    int guard;
   } t[] = {
-      {LL_E_DURABILITY, 2},   {LL_E_HOLD, 3},
-      {LL_E_UNRECONCILED, 4}, {LL_E_LEASE_PRECONDITION, 5},
-      {LL_E_UNDECLARED, 6},   {LL_E_TOO_LARGE, 7},
-      {LL_E_INSECURE, 10},    {LL_E_MANIFEST, 11},
-      {LL_E_ORDER, 0},        {LL_OK, 0},
-      {LL_E_USAGE, 0},        {LL_E_TAMPER, 0},
-      {LL_E__COUNT, 0},
+      {LL_E_DURABILITY, 2, 0},   {LL_E_HOLD, 3, 1},
+      {LL_E_UNRECONCILED, 4, 1}, {LL_E_LEASE_PRECONDITION, 5, 1},
+      {LL_E_UNDECLARED, 6, 1},   {LL_E_TOO_LARGE, 7, 0},
+      {LL_E_INSECURE, 10, 0},    {LL_E_MANIFEST, 11, 1},
+      {LL_E_SCOPE, 14, 1},       {LL_E_TARGET_EXISTS, 15, 1},
+      {LL_E_ORDER, 0, 1},        {LL_OK, 0, 0},
+      {LL_E_USAGE, 0, 0},        {LL_E_TAMPER, 0, 0},
+      {LL_E__COUNT, 0, 0},
   };
-  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-    CHECK_INT(ll_guard_invariant(t[i].code), t[i].inv);
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    CHECK_INT(ll_code_invariant(t[i].code), t[i].inv);
+    CHECK_INT(ll_guard_invariant(t[i].code), t[i].guard ? t[i].inv : 0);
+  }
 }
 
 int main(void) {

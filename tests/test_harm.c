@@ -1,5 +1,5 @@
-/* Invariant 15, do no harm to the target (core/harm.c and its share of
- * baseline.c and the guard): the preflight, the create, the ETag a cleanup
+/* Invariant 15, do no harm to the target (core/judgement/harm.c and its share
+ * of baseline.c and the guard): the preflight, the create, the ETag a cleanup
  * Delete is conditioned on, and the stop, each judged from ledger rows and
  * re-derived with fill=0 as verify does. */
 #include <string.h>
@@ -101,7 +101,7 @@ static void test_target_exists(void) {
   CHECK_INT(guard(&b, &DELETE_REQ, &err), LL_E_TARGET_EXISTS);
   CHECK_INT(guard(&b, &READ_REQ, &err), LL_OK);
   const char *out = NULL;
-  CHECK(!ll_model_accept_reachable(b.m, &out));
+  CHECK(!ll_decide_accept_reachable(b.m, &out));
   CHECK(out && strstr(out, "already exists"));
 
   cJSON *d = decide(&b);

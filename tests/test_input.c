@@ -1,5 +1,5 @@
-/* Input files (core/input.h): a regular file under its limit is read;
- * a FIFO, a directory, a device, a socket, a link and a file over the
+/* Input files (core/base/include/input.h): a regular file under its limit is
+ * read; a FIFO, a directory, a device, a socket, a link and a file over the
  * limit are refused before any read, each with one line naming it. */
 #include <errno.h>
 #include <fcntl.h>
@@ -142,6 +142,43 @@ static void test_limits(void) {
   }
 }
 
+/* ll_input_read_into: the whole file into the caller's buffer, up to and
+ * including the limit; one byte more is refused naming file and limit,
+ * and the buffer then holds nothing. */
+static void test_read_into(void) {
+  char buf[11], big[12];
+  size_t len = 99;
+  ll_error err = {0};
+  memset(big, 'x', sizeof big);
+  put(at("ten"), big, 10);
+  put(at("eleven"), big, 11);
+  CHECK_INT(ll_input_read_into(at("ten"), "token file", "--token-file", buf, 10,
+                               &len, &err),
+            LL_OK);
+  CHECK_INT(len, 10);
+  CHECK_STR(buf, "xxxxxxxxxx");
+  CHECK_INT(ll_input_read_into(at("eleven"), "token file", "--token-file", buf,
+                               10, &len, &err),
+            LL_E_USAGE);
+  CHECK_INT(len, 0);
+  CHECK_STR(buf, "");
+  CHECK(strstr(err.message, "eleven") != NULL);
+  CHECK(strstr(err.message, "10 bytes limit") != NULL);
+  CHECK(strstr(err.message, "--token-file") != NULL);
+  CHECK_INT(ll_input_read_into(at("fifo"), "token file", "--token-file", buf,
+                               10, &len, &err),
+            LL_E_USAGE);
+  CHECK(strstr(err.message, "FIFO") != NULL);
+  CHECK_INT(ll_input_read_into(at("absent"), "token file", "--token-file", buf,
+                               10, &len, &err),
+            LL_E_USAGE);
+  put(at("empty2"), "", 0);
+  CHECK_INT(ll_input_read_into(at("empty2"), "token file", "--token-file", buf,
+                               10, &len, &err),
+            LL_OK);
+  CHECK_INT(len, 0);
+}
+
 int main(void) {
   char *d = ll_test_tmpdir();
   CHECK(d != NULL);
@@ -150,6 +187,7 @@ int main(void) {
   ll_strlcpy(root, d, sizeof root);
   test_refusals();
   test_limits();
+  test_read_into();
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
   CHECK(system(cmd) == 0);

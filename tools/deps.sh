@@ -17,6 +17,7 @@ PACKAGES=(
   libcurl4-openssl-dev libssl-dev libexpat1-dev libcjson-dev
   openssl ca-certificates curl valgrind time strace
   libclang-rt-14-dev
+  luarocks dpkg-dev groff-base man-db tmux
 )
 # chromium: the report's check in a real browser (spec/report_browser_spec.lua).
 EXTRA_PACKAGES=(chromium)

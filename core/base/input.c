@@ -135,3 +135,38 @@ ll_status ll_input_read(const char *path, const char *what, const char *flag,
         ll_fail(err, LL_E_NOMEM, "out of memory reading %s %.300s", what, path);
   return st;
 }
+
+ll_status ll_input_read_into(const char *path, const char *what,
+                             const char *flag, char *buf, size_t max,
+                             size_t *out_len, ll_error *err) {
+  int fd;
+  size_t size, len = 0;
+  *out_len = 0;
+  buf[0] = '\0';
+  ll_status st = ll_input_open(path, what, flag, max, &fd, &size, err);
+  if (st != LL_OK)
+    return st;
+  for (;;) { /* reads one byte past max, to see a file that grew */
+    ssize_t n = read(fd, buf + len, max + 1 - len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      st = ll_fail(err, LL_E_IO, "cannot read %s %.300s: %s", what, path,
+                   strerror(errno));
+      break;
+    }
+    if (n == 0)
+      break;
+    len += (size_t)n;
+    if (len > max) { /* it grew after fstat */
+      st = too_large(path, what, flag, max, len, err);
+      break;
+    }
+  }
+  close(fd);
+  if (st != LL_OK)
+    len = 0; /* the caller wipes max + 1 bytes either way */
+  buf[len] = '\0';
+  *out_len = len;
+  return st;
+}

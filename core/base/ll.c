@@ -78,6 +78,35 @@ int ll_code_exit(ll_code code) {
   }
 }
 
+int ll_code_invariant(ll_code code) {
+  switch (code) {
+  case LL_E_DURABILITY:
+    return 2;
+  case LL_E_HOLD:
+    return 3;
+  case LL_E_UNRECONCILED:
+    return 4;
+  case LL_E_LEASE_PRECONDITION:
+    return 5;
+  case LL_E_UNDECLARED:
+    return 6;
+  case LL_E_TOO_LARGE:
+    return 7;
+  case LL_E_INSECURE:
+    return 10;
+  case LL_E_MANIFEST:
+    return 11;
+  case LL_E_SCOPE:
+    return 14;
+  case LL_E_TARGET_EXISTS:
+  case LL_E_PREFLIGHT:
+  case LL_E_DELETE_UNCONFIRMED:
+    return 15;
+  default:
+    return 0;
+  }
+}
+
 void ll_headers_init(ll_headers *h) {
   memset(h, 0, sizeof *h);
 }

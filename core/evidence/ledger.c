@@ -133,10 +133,10 @@ static int grow(char ***v, size_t n, size_t *cap) {
 ll_status ll_ledger_bind_alias(ll_ledger *l, const char *alias,
                                const char *lease_id, ll_error *err) {
   char norm[LL_SANITIZE_ID_MAX], other[LL_SANITIZE_ID_MAX];
-  if (!l || !alias || !*alias || strlen(alias) > 64 || !lease_id)
+  if (!l || !alias || !*alias || strlen(alias) >= LL_ALIAS_MAX || !lease_id)
     return ll_fail(err, LL_E_USAGE,
-                   "bind_alias needs an alias (1 to 64 "
-                   "bytes) and a lease ID");
+                   "bind_alias needs an alias (1 to %d bytes) and a lease ID",
+                   LL_ALIAS_MAX - 1);
   if (!ll_sanitize_norm_id(lease_id, norm))
     return ll_fail(err, LL_E_BAD_LEASE_ID,
                    "lease ID for alias %s is not a GUID", alias);

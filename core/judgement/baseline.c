@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "deviations.h"
 #include "model_impl.h"
 
 static const char *const blob_family[] = {
@@ -179,21 +180,26 @@ static int is_preflight(const cJSON *row) {
   return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "preflight"));
 }
 
-/* 1: the documented answer to the request's condition; 2: an answer that
- * still says the condition failed, but not the documented one (a
- * discrepancy); 0: not a condition's answer. */
-static int condition_answer(const cJSON *row, ll_op op, long status,
-                            const char *code) {
+/* What a response says about the request's condition header. */
+typedef enum {
+  COND_NONE = 0,       /* not a condition's answer */
+  COND_DOCUMENTED = 1, /* the documented answer to the condition */
+  COND_OTHER = 2       /* still says the condition failed, but not the
+                          documented answer: a discrepancy */
+} cond_answer;
+
+static cond_answer condition_answer(const cJSON *row, ll_op op, long status,
+                                    const char *code) {
   if (op == LL_OP_PUT_BLOB && is_str(ll_json_str(row, "if_none_match"), "*")) {
     if (status == 409 && is_str(code, "BlobAlreadyExists"))
-      return 1;
+      return COND_DOCUMENTED;
     if (status == 412)
-      return 2;
+      return COND_OTHER;
   }
   if (op == LL_OP_DELETE_BLOB && ll_json_str(row, "if_match") &&
       status == 412 && is_str(code, "ConditionNotMet"))
-    return 1;
-  return 0;
+    return COND_DOCUMENTED;
+  return COND_NONE;
 }
 
 static void condition_text(const cJSON *row, ll_op op, ll_expect *e) {
@@ -220,7 +226,7 @@ static const char *success_class(ll_op op) {
 /* Writes one discrepancy, explained by the deviations table or not. */
 static void discrepancy(const ll_model *m, const cJSON *row, cJSON *d,
                         const char *kind, const char *text) {
-  const char *dev = ll_deviation_lookup(
+  const char *dev = ll_deviations_lookup(
       kind, m->judged_as, ll_json_str(row, "server"),
       ll_json_str(row, "operation"), ll_json_long(row, "http_status", 0),
       ll_json_str(row, "azure_error_code"),
@@ -252,7 +258,7 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
 
   ll_baseline_expect(m, op, ll_json_str(row, "lease_alias_supplied"), &e);
   condition_text(row, op, &e);
-  int cond = condition_answer(row, op, status, code);
+  cond_answer cond = condition_answer(row, op, status, code);
   cJSON_AddStringToObject(d, "expectation", e.text);
   cJSON_AddArrayToObject(d, "discrepancy");
 
@@ -299,9 +305,9 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
                  (is_str(code, "BlobNotFound") ||
                   is_str(code, "ContainerNotFound"))) {
         cls = "STATE_OBSERVED"; /* a fresh target */
-      } else if (cond) {
+      } else if (cond != COND_NONE) {
         cls = "EXPECTED_REJECTION"; /* the condition held the write back */
-        if (cond == 2) {
+        if (cond == COND_OTHER) {
           snprintf(text, sizeof text, "documented %s, observed %ld %s", e.text,
                    status, code ? code : "(no error code)");
           discrepancy(m, row, d, "status", text);
@@ -324,7 +330,7 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
     } else {
       /* a read answering the documented absence observed the state */
       cls = mutation ? "EXPECTED_REJECTION" : "STATE_OBSERVED";
-      if (cond != 1 &&
+      if (cond != COND_DOCUMENTED &&
           (status != e.status || !ll_baseline_in_family(e.family, code))) {
         snprintf(text, sizeof text, "documented %s, observed %ld %s", e.text,
                  status, code ? code : "(no error code)");

@@ -1,119 +1,36 @@
-/* The decision fold (DESIGN.md section 5), the reconcile record, and the
- * reviewed known-deviations table. HOLD > RECONCILE > WAIT > ACCEPT. */
-#include "jsonx.h"
+/* The decision over the fold's state (DESIGN.md section 5): HOLD >
+ * RECONCILE > WAIT > ACCEPT, whether ACCEPT is still reachable, and the
+ * narrow ACCEPT statement. It reads the model and calls only harm.c and
+ * model_query.c, never the fold (model.c) that calls it. */
+#include "decide.h"
+
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "jsonx.h"
 #include "model_impl.h"
-
-extern const char ll_known_deviations_json[];
 
 const char *ll_decision_name(ll_decision d) {
   static const char *const n[] = {"ACCEPT", "WAIT", "HOLD", "RECONCILE"};
   return (unsigned)d < 4 ? n[d] : "HOLD";
 }
 
-const char *ll_phase_name(ll_phase p) {
-  static const char *const n[] = {"none",     "leased", "break-sent",
-                                  "breaking", "broken", "released",
-                                  "unknown"};
-  return (unsigned)p < 7 ? n[p] : "unknown";
-}
-static int match(const char *pattern, const char *value) {
-  if (!pattern || strcmp(pattern, "*") == 0)
-    return 1;
-  if (!value)
-    return 0;
-  size_t n = strlen(pattern);
-  if (n > 0 && pattern[n - 1] == '*')
-    return strncmp(pattern, value, n - 1) == 0;
-  return strcmp(pattern, value) == 0;
-}
-
-/* The reviewed table, parsed once. It is freed at exit, or when the Lua
- * module that holds this code is unloaded (glibc runs a shared object's
- * atexit handlers at dlclose), so no sanitizer sees it as a leak. */
-static cJSON *deviations;
-
-static void free_deviations(void) {
-  cJSON_Delete(deviations);
-  deviations = NULL;
-}
-
-const char *ll_deviation_lookup(const char *kind, const char *judged_as,
-                                const char *server, const char *operation,
-                                long status, const char *code,
-                                const char *returned_version) {
-  if (!deviations) {
-    deviations = cJSON_Parse(ll_known_deviations_json);
-    if (deviations)
-      atexit(free_deviations);
-  }
-  const cJSON *table = deviations;
-  const cJSON *e;
-  cJSON_ArrayForEach(e, table) {
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "status");
-    if (match(ll_json_str(e, "kind"), kind) &&
-        match(ll_json_str(e, "endpoint_kind"), judged_as) &&
-        match(ll_json_str(e, "server"), server) &&
-        match(ll_json_str(e, "operation"), operation) &&
-        (!cJSON_IsNumber(st) || (long)st->valuedouble == status) &&
-        match(ll_json_str(e, "code"), code) &&
-        match(ll_json_str(e, "returned_version"),
-              returned_version ? returned_version : "(none)"))
-      return ll_json_str(e, "id");
-  }
-  return NULL;
-}
-
-cJSON *ll_model_reconcile_row(const ll_model *m, ll_error *err) {
-  cJSON *r = cJSON_CreateObject();
-  if (!r) {
-    ll_fail(err, LL_E_NOMEM, "out of memory");
-    return NULL;
-  }
-  const ll_epoch_state *ep = &m->ep;
-  const char *res;
-  long found = m->last_read_revision;
-  int doubtful_found = 0;
-  const cJSON *d;
-  cJSON_ArrayForEach(d, m->doubts) {
-    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(d, "revision");
-    if (strcmp(ll_json_pstr(d, "operation"), "Put Blob") == 0 &&
-        cJSON_IsNumber(rv) && (long)rv->valuedouble == found && found >= 0)
-      doubtful_found = 1;
-  }
-  if (!m->last_props_ok || !m->last_read_ok)
-    res = "INCOMPLETE";
-  else if (doubtful_found)
-    res = "DOUBTFUL_WRITE_COMMITTED";
-  else if (found >= 0 && ll_model_was_rejected(m, found))
-    res = "REJECTED_REVISION_FOUND";
-  else if (found >= 0 && found == ep->last_accepted)
-    res = cJSON_GetArraySize(m->doubts) > 0 && ep->content_uncertain
-              ? "DOUBTFUL_WRITE_NOT_PRESENT"
-              : "MATCH";
-  else
-    res = "MISMATCH";
-  cJSON_AddStringToObject(r, "record", "reconcile");
-  cJSON_AddNumberToObject(r, "fixture_epoch", ep->epoch);
-  cJSON_AddStringToObject(r, "properties_event", m->last_props_event);
-  cJSON_AddStringToObject(r, "observed_lease_state", m->last_props_state);
-  cJSON_AddStringToObject(r, "observed_lease_status", m->last_props_status);
-  cJSON_AddStringToObject(r, "content_event", m->last_read_event);
-  cJSON_AddStringToObject(r, "content_sha256", m->last_read_sha);
-  cJSON_AddNumberToObject(r, "content_revision", found);
-  cJSON_AddNumberToObject(r, "accepted_revision", ep->last_accepted);
-  ll_json_add(r, "doubts", cJSON_Duplicate(m->doubts, 1));
-  cJSON_AddStringToObject(r, "result", res);
-  return r;
+static void reason(cJSON *list, const char *fmt, ...) LL_PRINTF(2, 3);
+static void reason(cJSON *list, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  ll_json_push(list, cJSON_CreateString(buf));
 }
 
 static void missing(cJSON *reasons, int ok, const char *what) {
   if (!ok)
-    ll_model_add_reason(reasons, "ownership not proven: no %s", what);
+    reason(reasons, "ownership not proven: no %s", what);
 }
 
 static int final_content_ok(const ll_epoch_state *ep) {
@@ -150,8 +67,6 @@ static int chain_complete(const ll_model *m) {
          ep->old_rejected_under_new && final_content_ok(ep);
 }
 
-#define LOST "a reason whose text could not be kept (out of memory)"
-
 /* The reasons' text: what the decision is, and why. ACCEPT comes only from
  * chain_complete(); an empty list is never taken to mean it. */
 static ll_decision fold(const ll_model *m, cJSON *hold, cJSON *rec,
@@ -159,45 +74,45 @@ static ll_decision fold(const ll_model *m, cJSON *hold, cJSON *rec,
   const ll_epoch_state *ep = &m->ep;
   const cJSON *d;
   if (m->oom)
-    ll_model_add_reason(hold, "an allocation failed while folding the "
-                              "evidence: the run's state is not trustworthy");
+    reason(hold, "an allocation failed while folding the "
+                 "evidence: the run's state is not trustworthy");
   cJSON_ArrayForEach(d, m->doubts) {
-    ll_model_add_reason(hold, "event %s (%s by %s): %s, not reconciled",
-                        ll_json_pstr(d, "event_id"),
-                        ll_json_pstr(d, "operation"), ll_json_pstr(d, "actor"),
-                        ll_json_pstr(d, "class") ? ll_json_pstr(d, "class")
-                                                 : "UNKNOWN_OUTCOME");
+    reason(hold, "event %s (%s by %s): %s, not reconciled",
+           ll_json_pstr(d, "event_id"), ll_json_pstr(d, "operation"),
+           ll_json_pstr(d, "actor"),
+           ll_json_pstr(d, "class") ? ll_json_pstr(d, "class")
+                                    : "UNKNOWN_OUTCOME");
   }
   if (ep->content_uncertain && cJSON_GetArraySize(m->doubts) == 0)
-    ll_model_add_reason(rec, "owner confirmed but a doubtful Put Blob was not "
-                             "settled by a later accepted write");
+    reason(rec, "owner confirmed but a doubtful Put Blob was not "
+                "settled by a later accepted write");
   if (ep->new_acquire_doubtful && !ep->new_acquired &&
       cJSON_GetArraySize(m->doubts) == 0)
-    ll_model_add_reason(hold,
-                        "ownership not proven: %s's acquire outcome is "
-                        "unknown and no conditioned renew proved it",
-                        ep->new_holder);
+    reason(hold,
+           "ownership not proven: %s's acquire outcome is "
+           "unknown and no conditioned renew proved it",
+           ep->new_holder);
   if (ep->poll_hold[0])
-    ll_model_add_reason(hold, "%s", ep->poll_hold);
+    reason(hold, "%s", ep->poll_hold);
   if (m->abandoned[0])
-    ll_model_add_reason(hold, "%s", m->abandoned);
+    reason(hold, "%s", m->abandoned);
   ll_harm_decide_reasons(m, hold); /* invariant 15's stop comes first */
   if (cJSON_GetArraySize(hold) > 0 || m->n_hold > 0) {
     /* HOLD wins, but what RECONCILE would have said is still shown */
     const cJSON *it;
     cJSON_ArrayForEach(it, rec) {
-      ll_model_add_reason(hold, "also to reconcile: %s", it->valuestring);
+      reason(hold, "also to reconcile: %s", it->valuestring);
     }
     cJSON_Delete(rec);
     if (cJSON_GetArraySize(hold) == 0)
-      ll_model_add_reason(hold, "%s", LOST);
+      reason(hold, "%s", LL_REASON_LOST);
     *out_reasons = hold;
     return LL_DEC_HOLD;
   }
   if (cJSON_GetArraySize(rec) > 0 || m->n_reconcile > 0) {
     cJSON_Delete(hold);
     if (cJSON_GetArraySize(rec) == 0)
-      ll_model_add_reason(rec, "%s", LOST);
+      reason(rec, "%s", LL_REASON_LOST);
     *out_reasons = rec;
     return LL_DEC_RECONCILE;
   }
@@ -210,10 +125,10 @@ static ll_decision fold(const ll_model *m, cJSON *hold, cJSON *rec,
                      !ep->saw_broken_after_breaking;
   if (needs_broken && strcmp(ep->obs_state, "breaking") == 0 &&
       strcmp(ep->obs_status, "locked") == 0) {
-    ll_model_add_reason(reasons,
-                        "latest fresh observation (event %s) is "
-                        "breaking/locked; the flow needs broken",
-                        ep->obs_event);
+    reason(reasons,
+           "latest fresh observation (event %s) is "
+           "breaking/locked; the flow needs broken",
+           ep->obs_event);
     return LL_DEC_WAIT;
   }
   if (ep->destructive) {
@@ -233,21 +148,21 @@ static ll_decision fold(const ll_model *m, cJSON *hold, cJSON *rec,
     missing(reasons, ep->old_rejected_under_new,
             "old-holder write rejected under the new lease");
     if (!final_content_ok(ep))
-      ll_model_add_reason(reasons, "final content not read back equal to "
-                                   "the last accepted revision");
+      reason(reasons, "final content not read back equal to "
+                      "the last accepted revision");
   }
   if (chain_complete(m))
     return LL_DEC_ACCEPT;
   /* the chain is incomplete: HOLD, with a reason even where the list above
    * names none (a lifecycle never started, a holder never named) */
   if (cJSON_GetArraySize(reasons) == 0)
-    ll_model_add_reason(reasons, "ownership not proven: the evidence chain "
-                                 "of DESIGN.md section 5 is incomplete");
+    reason(reasons, "ownership not proven: the evidence chain "
+                    "of DESIGN.md section 5 is incomplete");
   return LL_DEC_HOLD;
 }
 
-ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
-                            const char **window) {
+ll_decision ll_decide(const ll_model *m, cJSON **out_reasons,
+                      const char **window) {
   unsigned long mark = ll_alloc_failures();
   cJSON *hold = cJSON_Duplicate(m->hold_reasons, 1);
   cJSON *rec = cJSON_Duplicate(m->reconcile_reasons, 1);
@@ -273,18 +188,7 @@ ll_decision ll_model_decide(const ll_model *m, cJSON **out_reasons,
   return dec;
 }
 
-const char *ll_model_hold_reason(const ll_model *m) {
-  if (m->oom)
-    return "an allocation failed while folding the evidence: the run's state "
-           "is not trustworthy";
-  const cJSON *first = cJSON_GetArrayItem(m->hold_reasons, 0);
-  if (cJSON_IsString(first))
-    return first->valuestring;
-  /* counted but its text lost: still a HOLD that nothing lifts */
-  return m->n_hold > 0 ? LOST : NULL;
-}
-
-int ll_model_accept_reachable(const ll_model *m, const char **why) {
+int ll_decide_accept_reachable(const ll_model *m, const char **why) {
   const ll_epoch_state *ep = &m->ep;
   const char *held = ll_model_stop(m, NULL);
   if (!held)
@@ -305,7 +209,7 @@ int ll_model_accept_reachable(const ll_model *m, const char **why) {
   return 1;
 }
 
-char *ll_model_statement(const ll_model *m, ll_decision d) {
+char *ll_decide_statement(const ll_model *m, ll_decision d) {
   const char *kind = m->endpoint_kind[0] ? m->endpoint_kind : "unknown";
   const char *label = m->judged_as[0] ? m->judged_as : kind;
   char tail[256];

@@ -4,32 +4,23 @@
 
 #include <string.h>
 
+/* Only the codes ll_guard_check and ll_guard_lifecycle return; the number
+ * itself is the code's (ll_code_invariant). */
 int ll_guard_invariant(ll_code code) {
   switch (code) {
-  case LL_E_HOLD:
-    return 3;
-  case LL_E_UNRECONCILED:
-    return 4;
-  case LL_E_LEASE_PRECONDITION:
-    return 5;
-  case LL_E_UNDECLARED:
-    return 6;
-  case LL_E_TOO_LARGE:
-    return 7;
   case LL_E_MANIFEST:
-    return 11;
-  case LL_E_DURABILITY:
-    return 2;
-  case LL_E_INSECURE:
-    return 10;
+  case LL_E_HOLD:
+  case LL_E_UNRECONCILED:
+  case LL_E_LEASE_PRECONDITION:
+  case LL_E_UNDECLARED:
   case LL_E_SCOPE:
-    return 14;
   case LL_E_TARGET_EXISTS:
   case LL_E_PREFLIGHT:
   case LL_E_DELETE_UNCONFIRMED:
-    return 15;
+    return ll_code_invariant(code);
   default:
-    return 0;
+    return 0; /* LL_E_ORDER names no invariant; other codes are not refusals
+                 of the guard */
   }
 }
 

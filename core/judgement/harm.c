@@ -52,11 +52,12 @@ static void preflight(ll_model *m, const cJSON *row, const char *cls) {
   const char *path = h->blob_path[0] ? h->blob_path : "?";
   char msg[800];
   if (eq(cls, "STATE_OBSERVED") && status == 404) {
-    if (h->preflight == 0)
-      h->preflight = 1; /* BlobNotFound or ContainerNotFound (baseline.c) */
+    if (h->preflight == LL_PREFLIGHT_PENDING)
+      h->preflight = LL_PREFLIGHT_FRESH; /* BlobNotFound or ContainerNotFound
+                                            (baseline.c) */
     return;
   }
-  h->preflight = 2;
+  h->preflight = LL_PREFLIGHT_STOPPED;
   if (eq(outcome, "RESPONSE") && status == 200) {
     const char *len = ll_json_str(row, "content_length");
     snprintf(msg, sizeof msg,
@@ -160,13 +161,13 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
              ll_json_long(row, "http_status", 0) == 412 &&
              eq(ll_json_str(row, "azure_error_code"), "ConditionNotMet") &&
              ll_json_str(row, "if_match")) {
-    ll_model_add_reason(m->reconcile_reasons,
-                        "event %s: the cleanup Delete was refused 412 "
-                        "ConditionNotMet: the blob changed after the run's "
-                        "last read-back (If-Match %s), so someone else wrote "
-                        "it; the blob is left for the operator",
-                        ll_json_pstr(row, "event_id"),
-                        ll_json_pstr(row, "if_match"));
+    char why[512];
+    snprintf(why, sizeof why,
+             "event %s: the cleanup Delete was refused 412 ConditionNotMet: "
+             "the blob changed after the run's last read-back (If-Match %s), "
+             "so someone else wrote it; the blob is left for the operator",
+             ll_json_pstr(row, "event_id"), ll_json_pstr(row, "if_match"));
+    ll_json_push(m->reconcile_reasons, cJSON_CreateString(why));
   }
   return 0;
 }
@@ -175,8 +176,7 @@ void ll_harm_reconcile(ll_model *m, const char *result) {
   ll_harm_epoch *he = &m->ep.harm;
   /* The reconcile's content read identified declared bytes the ledger
    * explains: its ETag is the generation this run vouches for. */
-  if (eq(result, "MATCH") || eq(result, "DOUBTFUL_WRITE_COMMITTED") ||
-      eq(result, "DOUBTFUL_WRITE_NOT_PRESENT")) {
+  if (ll_model_reconcile_settles(result)) {
     cpy(he->cleanup_etag, sizeof he->cleanup_etag, m->harm.last_read_etag);
     he->put_etag[0] = '\0';
   } else if (!eq(result, "INCOMPLETE")) {
@@ -218,7 +218,8 @@ void ll_model_stop_fields(const ll_model *m, cJSON *d) {
  * before the preflight existed is recovered without one (the blob it finds
  * is its own). */
 int ll_model_preflight_done(const ll_model *m) {
-  return m->harm.preflight != 0 || m->harm.mutations_sent > 0;
+  return m->harm.preflight != LL_PREFLIGHT_PENDING ||
+         m->harm.mutations_sent > 0;
 }
 
 const char *ll_model_stop(const ll_model *m, ll_code *code) {

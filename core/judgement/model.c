@@ -19,13 +19,6 @@ static void add_reason_v(cJSON *list, const char *fmt, va_list ap) {
   ll_json_push(list, cJSON_CreateString(buf));
 }
 
-void ll_model_add_reason(cJSON *list, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  add_reason_v(list, fmt, ap);
-  va_end(ap);
-}
-
 /* The fold's HOLD and RECONCILE reasons are counted apart from their
  * text: the decision tests the counts, so a text lost to a failed
  * allocation still stands against ACCEPT. */
@@ -51,12 +44,12 @@ static void epoch_reset(ll_epoch_state *ep, long epoch, int destructive) {
   memset(ep, 0, sizeof *ep);
   ep->epoch = epoch;
   ep->destructive = destructive;
-  ep->break_period = -1;
-  ep->last_accepted = -1;
-  ep->unreconciled = -1;
-  ep->content_revision = -2;
-  ep->new_write_rev = -1;
-  ep->gap_write_rev = -1;
+  ep->break_period = LL_BREAK_NONE;
+  ep->last_accepted = LL_REV_NONE;
+  ep->unreconciled = LL_REV_NONE;
+  ep->content_revision = LL_REV_UNKNOWN;
+  ep->new_write_rev = LL_REV_NONE;
+  ep->gap_write_rev = LL_REV_NONE;
 }
 
 ll_model *ll_model_new(void) {
@@ -70,7 +63,7 @@ ll_model *ll_model_new(void) {
   m->events = cJSON_CreateObject();
   m->hold_reasons = cJSON_CreateArray();
   m->reconcile_reasons = cJSON_CreateArray();
-  m->last_read_revision = -2;
+  m->last_read_revision = LL_REV_UNKNOWN;
   cpy(m->api_version, sizeof m->api_version, LL_API_VERSION);
   if (!m->doubts || !m->open_intents || !m->events || !m->hold_reasons ||
       !m->reconcile_reasons) {
@@ -90,22 +83,6 @@ void ll_model_free(ll_model *m) {
   cJSON_Delete(m->hold_reasons);
   cJSON_Delete(m->reconcile_reasons);
   free(m);
-}
-
-long ll_model_revision_of(const ll_model *m, const char *sha) {
-  if (!sha)
-    return -2;
-  for (int i = 0; i < m->ndecl; i++)
-    if (strcmp(m->decl[i].sha, sha) == 0)
-      return m->decl[i].revision;
-  return -1;
-}
-
-int ll_model_was_rejected(const ll_model *m, long revision) {
-  for (int i = 0; i < m->ep.nrejected; i++)
-    if (m->ep.rejected[i] == revision)
-      return 1;
-  return 0;
 }
 
 /* Derived fields are filled (run) or compared (verify). */
@@ -157,7 +134,7 @@ static void add_doubt(ll_model *m, const cJSON *row, ll_op op) {
   cJSON_AddStringToObject(d, "event_id", ll_json_str(row, "event_id"));
   cJSON_AddStringToObject(d, "operation", ll_op_name(op));
   cJSON_AddNumberToObject(d, "revision",
-                          ll_json_long(row, "payload_revision", -1));
+                          ll_json_long(row, "payload_revision", LL_REV_NONE));
   cJSON_AddStringToObject(d, "actor", ll_json_str(row, "actor_alias"));
   cJSON_AddStringToObject(d, "lease", ll_json_str(row, "lease_alias_supplied"));
   cJSON_AddStringToObject(d, "class",
@@ -211,10 +188,10 @@ static void content_read(ll_model *m, const cJSON *row, long rev) {
   m->last_read_ok = 1;
   ep->content_revision = rev;
   ep->content_read_after_last_write = 1;
-  if (ep->window_reproduced == 1) { /* the first read after the probe */
+  if (ep->window_reproduced == LL_WIN_PROBED) { /* its read-back */
     if (rev >= 0 && rev == ep->unreconciled)
       m->window_reproduced_any = 1;
-    ep->window_reproduced = 2;
+    ep->window_reproduced = LL_WIN_READ_BACK;
   }
   if (cJSON_GetArraySize(m->doubts) > 0)
     return; /* a doubt is settled by the reconcile row, not by one read */
@@ -238,7 +215,7 @@ static void content_read(ll_model *m, const cJSON *row, long rev) {
   if (ep->unreconciled >= 0 && rev == ep->unreconciled) {
     if (ep->new_acquired && ep->new_write_rev == rev)
       ep->new_write_readback = 1;
-    ep->unreconciled = -1;
+    ep->unreconciled = LL_REV_NONE;
     ep->content_uncertain = 0;
   }
 }
@@ -254,7 +231,7 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
   ll_epoch_state *ep = &m->ep;
   const char *lease = ll_json_str(row, "lease_alias_supplied");
   const char *id = ll_json_str(row, "event_id");
-  long rev = ll_json_long(row, "payload_revision", -1);
+  long rev = ll_json_long(row, "payload_revision", LL_REV_NONE);
   int ok = strcmp(cls, "ACCEPTED_WRITE") == 0 ||
            strcmp(cls, "STATE_OBSERVED") == 0 ||
            strcmp(cls, "BREAK_ACCEPTED_NOT_COMPLETE") == 0;
@@ -324,7 +301,7 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
     if (ep->new_acquired && is_alias(lease, ep->new_holder))
       ep->new_write_rev = rev;
   } else if (op == LL_OP_PUT_BLOB && rejected) {
-    if (ep->nrejected < 64)
+    if (ep->nrejected < LL_MAX_REJECTED)
       ep->rejected[ep->nrejected++] = rev;
     if (is_alias(lease, ep->old_holder) && ep->saw_broken_after_breaking &&
         !ep->new_acquired && ep->phase == LL_PH_BROKEN)
@@ -413,6 +390,37 @@ static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
   return st;
 }
 
+/* A reconcile that explained the content by the ledger settles every
+ * doubt: a doubtful Put found is committed, and the reconcile's own
+ * content read is the read-back it was owed. */
+static void settle_doubts(ll_model *m, long found) {
+  ll_epoch_state *ep = &m->ep;
+  cJSON *dd;
+  cJSON_ArrayForEach(dd, m->doubts) {
+    if (strcmp(ll_json_pstr(dd, "operation"), "Put Blob") == 0 &&
+        ll_json_long(dd, "revision", LL_REV_NONE) == found) {
+      ep->last_accepted = found; /* the doubtful Put is committed */
+      if (ep->new_acquired &&
+          is_alias(ll_json_str(dd, "lease"), ep->new_holder)) {
+        ep->new_write_rev = found;
+        ep->new_write_readback = 1;
+      }
+      ep->content_uncertain = 0;
+    }
+  }
+  /* the reconcile's own content read is the read-back it was owed */
+  if (ep->unreconciled >= 0 && found == ep->unreconciled) {
+    if (ep->new_acquired && ep->new_write_rev == found)
+      ep->new_write_readback = 1;
+    ep->content_uncertain = 0;
+  }
+  ep->unreconciled = LL_REV_NONE;
+  ep->content_revision = found;
+  ep->content_read_after_last_write = 1;
+  while (cJSON_GetArraySize(m->doubts) > 0) /* emptied, never reallocated */
+    cJSON_DeleteItemFromArray(m->doubts, 0);
+}
+
 static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
                                  ll_error *err) {
   cJSON *d = ll_model_reconcile_row(m, err);
@@ -423,39 +431,15 @@ static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
   if (st == LL_OK) {
     const char *res = ll_json_str(d, "result");
     ll_epoch_state *ep = &m->ep;
-    long found = ll_json_long(d, "content_revision", -1);
+    long found = ll_json_long(d, "content_revision", LL_REV_NONE);
+    ep->reconciled = ll_model_reconcile_settles(res);
     if (!res) {
       /* not derived (out of memory): ll_model_apply says so */
-    } else if (strcmp(res, "INCOMPLETE") == 0) {
-      /* nothing lifted */
-    } else if (strcmp(res, "REJECTED_REVISION_FOUND") == 0 ||
-               strcmp(res, "MISMATCH") == 0) {
+    } else if (ep->reconciled) {
+      settle_doubts(m, found);
+    } else if (strcmp(res, "INCOMPLETE") != 0) {
+      /* MISMATCH, REJECTED_REVISION_FOUND: the ledger does not explain it */
       add_reconcile(m, "reconcile: %s (content %ld)", res, found);
-    } else {
-      cJSON *dd;
-      cJSON_ArrayForEach(dd, m->doubts) {
-        if (strcmp(ll_json_pstr(dd, "operation"), "Put Blob") == 0 &&
-            ll_json_long(dd, "revision", -1) == found) {
-          ep->last_accepted = found; /* the doubtful Put is committed */
-          if (ep->new_acquired &&
-              is_alias(ll_json_str(dd, "lease"), ep->new_holder)) {
-            ep->new_write_rev = found;
-            ep->new_write_readback = 1;
-          }
-          ep->content_uncertain = 0;
-        }
-      }
-      /* the reconcile's own content read is the read-back it was owed */
-      if (ep->unreconciled >= 0 && found == ep->unreconciled) {
-        if (ep->new_acquired && ep->new_write_rev == found)
-          ep->new_write_readback = 1;
-        ep->content_uncertain = 0;
-      }
-      ep->unreconciled = -1;
-      ep->content_revision = found;
-      ep->content_read_after_last_write = 1;
-      while (cJSON_GetArraySize(m->doubts) > 0) /* emptied, never reallocated */
-        cJSON_DeleteItemFromArray(m->doubts, 0);
     }
     ll_harm_reconcile(m, res);
   }
@@ -499,14 +483,15 @@ static ll_status apply_finding(ll_model *m, cJSON *row, int fill,
     m->ep.probe_done = 1;
     /* The seed also needs the probe's revision to reconcile after the
      * write: until a read-back shows it, the attempt is inconclusive. */
-    if (strcmp(want, "REPRODUCED") == 0)
-      m->ep.window_reproduced = m->window_inconclusive_any = 1;
-    else if (strcmp(want, "INCONCLUSIVE_WINDOW") == 0)
+    if (strcmp(want, "REPRODUCED") == 0) {
+      m->ep.window_reproduced = LL_WIN_PROBED;
+      m->window_inconclusive_any = 1;
+    } else if (strcmp(want, "INCONCLUSIVE_WINDOW") == 0) {
       m->ep.window_inconclusive = m->window_inconclusive_any = 1;
+    }
     return LL_OK;
   }
   if (kind && strcmp(kind, "poll") == 0 && res && strcmp(res, "HOLD") == 0) {
-    m->poll_hold = 1;
     snprintf(m->ep.poll_hold, sizeof m->ep.poll_hold, "poll: %s",
              ll_json_str(row, "reason") ? ll_json_str(row, "reason") : "HOLD");
   } else if (kind && strcmp(kind, "poll") == 0 && res &&
@@ -575,9 +560,9 @@ static ll_status apply_row(ll_model *m, cJSON *row, int fill, ll_error *err) {
   } else if (strcmp(rec, "decision") == 0) {
     cJSON *reasons = NULL;
     const char *window = NULL;
-    ll_decision dec = ll_model_decide(m, &reasons, &window);
+    ll_decision dec = ll_decide(m, &reasons, &window);
     cJSON *d = cJSON_CreateObject();
-    char *stmt = ll_model_statement(m, dec);
+    char *stmt = ll_decide_statement(m, dec);
     /* a decision computed on a failed allocation is never recorded */
     if (!reasons || !d || !stmt) {
       cJSON_Delete(reasons);

@@ -1,5 +1,12 @@
-/* Internal layout of ll_model, shared by model.c (the fold), baseline.c
- * (expectations and classification) and decide.c (the decision). */
+/* Internal layout of ll_model, private to the judgement group. The files
+ * and their direction (each calls only the ones after it):
+ *   model.c        the fold: applies rows, calls all of the below
+ *   decide.c       the decision over the fold's state (include/decide.h)
+ *   baseline.c     expectations and classification of a response
+ *   deviations.c   the reviewed known-deviations table (deviations.h)
+ *   harm.c         invariant 15's facts, hooks the fold calls
+ *   model_query.c  read-only queries on the state, shared by all of them
+ * guard.c sits above them all and reads the model through its queries. */
 #ifndef LL_MODEL_IMPL_H
 #define LL_MODEL_IMPL_H
 
@@ -7,7 +14,26 @@
 #include "model.h"
 
 #define LL_MAX_DECL 256
-#define LL_ALIAS_MAX 16
+#define LL_MAX_REJECTED 64
+
+/* The breaking-window probe of a lifecycle, as its content read-back goes. */
+typedef enum {
+  LL_WIN_NONE = 0,     /* no probe reproduced the window */
+  LL_WIN_PROBED = 1,   /* the probe's write was accepted while breaking; its
+                          read-back is the next content read */
+  LL_WIN_READ_BACK = 2 /* that read happened (window_reproduced_any says
+                          whether it showed the probe's revision) */
+} ll_window;
+
+/* The preflight read of invariant 15, run-wide. */
+typedef enum {
+  LL_PREFLIGHT_PENDING = 0, /* not recorded yet */
+  LL_PREFLIGHT_FRESH = 1,   /* 404: a fresh target */
+  LL_PREFLIGHT_STOPPED = 2  /* anything else: the run stopped on it */
+} ll_preflight;
+
+/* A reason whose text was lost to a failed allocation: still counted. */
+#define LL_REASON_LOST "a reason whose text could not be kept (out of memory)"
 
 typedef struct {
   long revision;
@@ -32,12 +58,13 @@ typedef struct {
   long break_period;             /* -1: no break accepted */
   char obs_state[32], obs_status[32], obs_event[16];
   int probe_done;
-  long last_accepted; /* revision, -1 none */
-  long unreconciled;  /* accepted Put awaiting read-back, -1 none */
-  long
-      content_revision; /* last read-back revision, -2 unknown, -1 undeclared */
+  long last_accepted;    /* revision, LL_REV_NONE none */
+  long unreconciled;     /* accepted Put awaiting read-back, LL_REV_NONE */
+  long content_revision; /* last read-back revision: LL_REV_UNKNOWN, or
+                            LL_REV_NONE for undeclared bytes */
   int content_read_after_last_write;
-  long rejected[64];
+  int reconciled; /* the last reconcile settled (ll_model_reconcile_settles) */
+  long rejected[LL_MAX_REJECTED];
   int nrejected;
   /* the ACCEPT chain, in the order the seed gives it */
   int saw_breaking;
@@ -51,7 +78,8 @@ typedef struct {
   int old_rejected_under_new;
   int content_uncertain; /* a doubtful Put not settled by a later write */
   int cleanup_confirmed;
-  int window_reproduced, window_inconclusive;
+  ll_window window_reproduced;
+  int window_inconclusive;
   char poll_hold[200]; /* a poll HOLD not superseded by a later BROKEN */
   long gap_write_rev;  /* unconditioned Put accepted while broken */
   int gap_readback;
@@ -64,7 +92,7 @@ typedef struct {
 /* harm.c, run-wide: the preflight and the stop it (or a refused create)
  * causes. */
 typedef struct {
-  int preflight;       /* 0 not yet, 1 fresh target, 2 stopped by it */
+  ll_preflight preflight;
   ll_code stop_code;   /* LL_E_TARGET_EXISTS, LL_E_PREFLIGHT, or LL_OK */
   char stop_kind[24];  /* target_exists | preflight_failed | _unanswered */
   int stop_exit;       /* 64, or 2 when the service gave no usable answer */
@@ -81,7 +109,6 @@ struct ll_model {
   char endpoint_kind[16]; /* azure | emulator | replay */
   char judged_as[16];     /* azure | emulator | documented (replay label) */
   char api_version[32];
-  long window_attempts;
   ll_decl decl[LL_MAX_DECL];
   int ndecl;
   ll_epoch_state ep;
@@ -101,8 +128,9 @@ struct ll_model {
   /* the reasons counted apart from their text (model.c add_hold) */
   int n_hold, n_reconcile, unexplained;
   int oom; /* an allocation failed while folding: nothing here is trusted */
+  /* EVIDENCE_ERROR outcomes, counted apart from n_hold: the decision needs
+   * both to be zero (decide.c nothing_against, tests/test_fail_closed.c) */
   int evidence_errors;
-  int poll_hold;
   int window_reproduced_any, window_inconclusive_any;
   long last_seq;
   /* a stop row of this session: no request follows it; a no-decision
@@ -142,9 +170,10 @@ void ll_harm_reconcile(ll_model *m, const char *result);
 /* The stop as decision reasons, first. */
 void ll_harm_decide_reasons(const ll_model *m, cJSON *hold);
 
-/* model.c helpers shared with decide.c */
+/* model_query.c: queries shared by the files above it. */
+/* The declared revision whose payload has this sha256: LL_REV_NONE for
+ * bytes no declaration explains, LL_REV_UNKNOWN for no sha256. */
 long ll_model_revision_of(const ll_model *m, const char *sha);
 int ll_model_was_rejected(const ll_model *m, long revision);
-void ll_model_add_reason(cJSON *list, const char *fmt, ...) LL_PRINTF(2, 3);
 
 #endif

@@ -1,8 +1,34 @@
-/* Read-only queries on the fold (model.c), for the guard, the run, the
- * bindings and verify. Each answers from the rows applied so far. */
+/* Read-only queries on the fold's state (model.c), for the guard, the
+ * run, the bindings and verify, and for the judgement files that the fold
+ * calls (decide.c, harm.c). Each answers from the rows applied so far; none
+ * calls another file of the group. */
 #include <string.h>
 
+#include "jsonx.h"
 #include "model_impl.h"
+
+const char *ll_phase_name(ll_phase p) {
+  static const char *const n[] = {"none",     "leased", "break-sent",
+                                  "breaking", "broken", "released",
+                                  "unknown"};
+  return (unsigned)p < 7 ? n[p] : "unknown";
+}
+
+long ll_model_revision_of(const ll_model *m, const char *sha) {
+  if (!sha)
+    return LL_REV_UNKNOWN;
+  for (int i = 0; i < m->ndecl; i++)
+    if (strcmp(m->decl[i].sha, sha) == 0)
+      return m->decl[i].revision;
+  return LL_REV_NONE;
+}
+
+int ll_model_was_rejected(const ll_model *m, long revision) {
+  for (int i = 0; i < m->ep.nrejected; i++)
+    if (m->ep.rejected[i] == revision)
+      return 1;
+  return 0;
+}
 
 int ll_model_has_manifest(const ll_model *m) {
   return m->have_manifest;
@@ -27,6 +53,17 @@ const char *ll_model_holder(const ll_model *m) {
 }
 int ll_model_doubts(const ll_model *m) {
   return cJSON_GetArraySize(m->doubts);
+}
+const char *ll_model_doubt_event(const ll_model *m, int i) {
+  return ll_json_str(cJSON_GetArrayItem(m->doubts, i), "event_id");
+}
+int ll_model_reconcile_settles(const char *result) {
+  return result && (strcmp(result, "MATCH") == 0 ||
+                    strcmp(result, "DOUBTFUL_WRITE_COMMITTED") == 0 ||
+                    strcmp(result, "DOUBTFUL_WRITE_NOT_PRESENT") == 0);
+}
+int ll_model_reconciled(const ll_model *m) {
+  return m->ep.reconciled;
 }
 long ll_model_unreconciled(const ll_model *m) {
   return m->ep.unreconciled;
@@ -93,4 +130,58 @@ const char *ll_model_declared(const ll_model *m, long revision,
         (!writer || strcmp(m->decl[i].writer, writer) == 0))
       return m->decl[i].sha;
   return NULL;
+}
+
+const char *ll_model_hold_reason(const ll_model *m) {
+  if (m->oom)
+    return "an allocation failed while folding the evidence: the run's state "
+           "is not trustworthy";
+  const cJSON *first = cJSON_GetArrayItem(m->hold_reasons, 0);
+  if (cJSON_IsString(first))
+    return first->valuestring;
+  /* counted but its text lost: still a HOLD that nothing lifts */
+  return m->n_hold > 0 ? LL_REASON_LOST : NULL;
+}
+
+cJSON *ll_model_reconcile_row(const ll_model *m, ll_error *err) {
+  cJSON *r = cJSON_CreateObject();
+  if (!r) {
+    ll_fail(err, LL_E_NOMEM, "out of memory");
+    return NULL;
+  }
+  const ll_epoch_state *ep = &m->ep;
+  const char *res;
+  long found = m->last_read_revision;
+  int doubtful_found = 0;
+  const cJSON *d;
+  cJSON_ArrayForEach(d, m->doubts) {
+    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(d, "revision");
+    if (strcmp(ll_json_pstr(d, "operation"), "Put Blob") == 0 &&
+        cJSON_IsNumber(rv) && (long)rv->valuedouble == found && found >= 0)
+      doubtful_found = 1;
+  }
+  if (!m->last_props_ok || !m->last_read_ok)
+    res = "INCOMPLETE";
+  else if (doubtful_found)
+    res = "DOUBTFUL_WRITE_COMMITTED";
+  else if (found >= 0 && ll_model_was_rejected(m, found))
+    res = "REJECTED_REVISION_FOUND";
+  else if (found >= 0 && found == ep->last_accepted)
+    res = cJSON_GetArraySize(m->doubts) > 0 && ep->content_uncertain
+              ? "DOUBTFUL_WRITE_NOT_PRESENT"
+              : "MATCH";
+  else
+    res = "MISMATCH";
+  cJSON_AddStringToObject(r, "record", "reconcile");
+  cJSON_AddNumberToObject(r, "fixture_epoch", ep->epoch);
+  cJSON_AddStringToObject(r, "properties_event", m->last_props_event);
+  cJSON_AddStringToObject(r, "observed_lease_state", m->last_props_state);
+  cJSON_AddStringToObject(r, "observed_lease_status", m->last_props_status);
+  cJSON_AddStringToObject(r, "content_event", m->last_read_event);
+  cJSON_AddStringToObject(r, "content_sha256", m->last_read_sha);
+  cJSON_AddNumberToObject(r, "content_revision", found);
+  cJSON_AddNumberToObject(r, "accepted_revision", ep->last_accepted);
+  ll_json_add(r, "doubts", cJSON_Duplicate(m->doubts, 1));
+  cJSON_AddStringToObject(r, "result", res);
+  return r;
 }

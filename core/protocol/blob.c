@@ -3,7 +3,6 @@
  * request leaves nothing behind. */
 #include "blob.h"
 
-#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include <time.h>
 
 #include "hash.h"
+#include "url.h"
 #include "xmlerr.h"
 
 /* Name in the ledger, HTTP method, query, x-ms-lease-action. */
@@ -62,25 +62,6 @@ int ll_op_is_mutation(ll_op op) {
 
 /* ---- target ---------------------------------------------------------- */
 
-/* 127.0.0.0/8, ::1 and localhost. host is as curl returns it (IPv6 in
- * brackets). */
-static int host_is_loopback(const char *host) {
-  if (strcasecmp(host, "localhost") == 0)
-    return 1;
-  unsigned char a[16];
-  if (inet_pton(AF_INET, host, a) == 1)
-    return a[0] == 127;
-  size_t n = strlen(host);
-  if (n > 2 && n < 64 && host[0] == '[' && host[n - 1] == ']') {
-    char inner[64];
-    memcpy(inner, host + 1, n - 2);
-    inner[n - 2] = '\0';
-    static const unsigned char one[16] = {[15] = 1};
-    return inet_pton(AF_INET6, inner, a) == 1 && memcmp(a, one, 16) == 0;
-  }
-  return 0;
-}
-
 /* The account path after one trailing '/' is stripped: empty, or segments
  * that are neither empty nor dot segments. */
 static int account_path_ok(const char *path) {
@@ -103,74 +84,37 @@ static int account_path_ok(const char *path) {
   return 1;
 }
 
-static int has_part(CURLU *u, CURLUPart part) {
-  char *v = NULL;
-  CURLUcode rc = curl_url_get(u, part, &v, 0);
-  int present = rc == CURLUE_OK && v != NULL;
-  curl_free(v);
-  return present;
-}
-
+/* The account URL: url.h's reading and transport rule, then its own
+ * shape (no query, an account path at most). */
 static ll_status check_account_url(ll_target *t, const char *url,
                                    ll_error *err) {
-  ll_status rc = LL_OK;
-  char *scheme = NULL, *host = NULL, *path = NULL, *full = NULL;
-  CURLU *u = curl_url();
-  if (!u)
-    return ll_fail(err, LL_E_NOMEM, "out of memory parsing the account URL");
   /* Checked on the raw text too: curl drops an empty "?" or "#". */
-  if (strchr(url, '?') || strchr(url, '#')) {
-    rc = ll_fail(err, LL_E_BAD_URL,
-                 "account URL must not carry a query or fragment: give "
-                 "scheme://host[:port][/account] and pass SAS separately");
-    goto cleanup;
-  }
-  if (curl_url_set(u, CURLUPART_URL, url, CURLU_PATH_AS_IS) != CURLUE_OK) {
-    rc = ll_fail(err, LL_E_BAD_URL,
-                 "account URL does not parse: give "
-                 "https://host[:port][/account]");
-    goto cleanup;
-  }
-  if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-      curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
-      curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK || !host[0]) {
-    rc = ll_fail(err, LL_E_BAD_URL,
-                 "account URL needs a scheme and a host: give "
-                 "https://host[:port][/account]");
-    goto cleanup;
-  }
-  if (strcmp(scheme, "https") != 0 && strcmp(scheme, "http") != 0) {
-    rc = ll_fail(err, LL_E_BAD_URL,
-                 "account URL scheme must be https (http only on loopback)");
-    goto cleanup;
-  }
-  if (has_part(u, CURLUPART_USER) || has_part(u, CURLUPART_PASSWORD) ||
-      has_part(u, CURLUPART_OPTIONS)) {
-    rc = ll_fail(err, LL_E_BAD_URL,
-                 "account URL must not carry user information: remove the "
-                 "user@ part and use a token instead");
-    goto cleanup;
-  }
-  if (has_part(u, CURLUPART_QUERY) || has_part(u, CURLUPART_FRAGMENT)) {
+  if (strchr(url, '?') || strchr(url, '#'))
+    return ll_fail(err, LL_E_BAD_URL,
+                   "account URL must not carry a query or fragment: give "
+                   "scheme://host[:port][/account] and pass SAS separately");
+  ll_url u;
+  ll_error inner = {0};
+  char *full = NULL;
+  ll_status rc = ll_url_parse(url, &u, &inner);
+  if (rc != LL_OK)
+    return ll_fail(err, rc,
+                   "account URL: %s: give https://host[:port][/account]",
+                   inner.message);
+  if (u.has_query) {
     rc = ll_fail(err, LL_E_BAD_URL,
                  "account URL must not carry a query or fragment");
     goto cleanup;
   }
-  if (!account_path_ok(path)) {
+  if (!account_path_ok(u.path)) {
     rc = ll_fail(err, LL_E_BAD_URL,
                  "account URL path must be empty or /account, without empty, "
                  "'.' or '..' segments");
     goto cleanup;
   }
-  if (strcmp(scheme, "http") == 0 && !host_is_loopback(host)) {
-    rc = ll_fail(err, LL_E_INSECURE,
-                 "http is allowed only for loopback hosts (127.0.0.0/8, ::1, "
-                 "localhost): use https for %.120s",
-                 host);
-    goto cleanup;
-  }
-  if (curl_url_get(u, CURLUPART_URL, &full, 0) != CURLUE_OK) {
-    rc = ll_fail(err, LL_E_BAD_URL, "account URL cannot be rebuilt");
+  if ((rc = ll_url_check_secure(&u, LL_URL_HTTP_LOOPBACK, &inner)) != LL_OK ||
+      (rc = ll_url_text(&u, &full, &inner)) != LL_OK) {
+    rc = ll_fail(err, rc, "account URL: %s", inner.message);
     goto cleanup;
   }
   size_t n = strlen(full);
@@ -180,11 +124,8 @@ static ll_status check_account_url(ll_target *t, const char *url,
     rc = ll_fail(err, LL_E_BAD_URL, "account URL is longer than %zu bytes",
                  sizeof t->account_url - 1);
 cleanup:
-  curl_free(scheme);
-  curl_free(host);
-  curl_free(path);
-  curl_free(full);
-  curl_url_cleanup(u);
+  free(full);
+  ll_url_free(&u);
   return rc;
 }
 

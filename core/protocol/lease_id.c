@@ -1,6 +1,10 @@
-/* Lease ID syntax and comparison (declared in blob.h): a lease ID is a
- * secret, so these never print one. Split from blob.c to keep it small. */
-#include "blob.h"
+/* Lease ID syntax and comparison (lease_id.h): a lease ID is a secret, so
+ * these never print one. */
+#include "lease_id.h"
+
+#include <stddef.h>
+
+#include "hash.h" /* LL_GUID_LEN: the 8-4-4-4-12 form and its NUL */
 
 static int is_hex(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
@@ -10,12 +14,12 @@ static int is_hex(char c) {
 int ll_lease_id_valid(const char *id) {
   if (!id)
     return 0;
-  for (int i = 0; i < 36; i++) {
+  for (int i = 0; i < LL_GUID_LEN - 1; i++) {
     int dash = i == 8 || i == 13 || i == 18 || i == 23;
     if (dash ? id[i] != '-' : !is_hex(id[i]))
       return 0;
   }
-  return id[36] == '\0';
+  return id[LL_GUID_LEN - 1] == '\0';
 }
 
 static int lower(char c) {

@@ -21,13 +21,14 @@ ll_status ll_payload_build(long revision, const char *writer, ll_payload *out,
                    revision);
   if (!writer || !writer[0])
     return ll_fail(err, LL_E_USAGE,
-                   "payload writer is empty: use 1 to 15 of [A-Za-z0-9_-]");
+                   "payload writer is empty: use 1 to %d of [A-Za-z0-9_-]",
+                   LL_ALIAS_MAX - 1);
   size_t n = strlen(writer);
-  if (n >= LL_WRITER_MAX)
+  if (n >= LL_ALIAS_MAX)
     return ll_fail(err, LL_E_USAGE,
-                   "payload writer is %zu characters long: use 1 to 15 of "
+                   "payload writer is %zu characters long: use 1 to %d of "
                    "[A-Za-z0-9_-]",
-                   n);
+                   n, LL_ALIAS_MAX - 1);
   for (size_t i = 0; i < n; i++)
     if (!writer_char_ok(writer[i]))
       return ll_fail(err, LL_E_USAGE,

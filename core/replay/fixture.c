@@ -204,7 +204,7 @@ static ll_status number(const ctx *c, const cJSON *o, const char *k,
 }
 
 static ll_status request(const ctx *c, const cJSON *rq, fx_req *r) {
-  const char *m, *p;
+  const char *m = NULL, *p = NULL;
   ll_headers_init(&r->headers);
   if (!cJSON_IsObject(rq))
     return bad(c, "'request' is missing or not an object");
@@ -346,7 +346,7 @@ void fx_fixture_free(fx_fixture *f) {
 }
 
 static ll_status load_tree(const cJSON *j, fx_fixture *f, ctx *c) {
-  const char *fmt = ll_json_str(j, "format"), *kind, *s;
+  const char *fmt = ll_json_str(j, "format"), *kind = NULL, *s = NULL;
   if (!cJSON_IsObject(j))
     return bad(c, "not a JSON object");
   if (!fmt || strcmp(fmt, LL_FIXTURE_FORMAT) != 0)

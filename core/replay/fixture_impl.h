@@ -6,7 +6,7 @@
 #include "fixture.h"
 #include "hash.h"
 
-#define FX_NAME_MAX 16 /* a placeholder's alias, like a writer alias */
+#define FX_NAME_MAX LL_ALIAS_MAX /* a placeholder's name is an alias */
 
 /* Request headers a fixture keeps and replay matches (lowercase, in this
  * order), and response headers a recording keeps. NULL-terminated. */

@@ -321,7 +321,7 @@ static ll_status decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   /* Dry decision: fold a copy of the model's view without recording. */
   cJSON *reasons = NULL;
   const char *window = NULL;
-  ll_decision d = ll_model_decide(r->model, &reasons, &window);
+  ll_decision d = ll_decide(r->model, &reasons, &window);
   if (!reasons) {
     cJSON_Delete(row);
     return ll_fail(err, LL_E_NOMEM, "out of memory deciding");
@@ -329,7 +329,7 @@ static ll_status decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   ll_json_set(row, "decision", cJSON_CreateString(ll_decision_name(d)));
   ll_json_set(row, "reasons", reasons);
   ll_json_set(row, "window_finding", cJSON_CreateString(window));
-  char *stmt = ll_model_statement(r->model, d);
+  char *stmt = ll_decide_statement(r->model, d);
   ll_json_set(row, "statement", cJSON_CreateString(stmt ? stmt : ""));
   free(stmt);
   ll_json_set(row, "open_doubts",
@@ -337,7 +337,7 @@ static ll_status decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   ll_model_stop_fields(r->model, row);
   /* Preview only (never recorded): can further steps still reach ACCEPT? */
   const char *why = NULL;
-  int reachable = ll_model_accept_reachable(r->model, &why);
+  int reachable = ll_decide_accept_reachable(r->model, &why);
   cJSON_AddBoolToObject(row, "accept_reachable", reachable);
   if (why)
     cJSON_AddStringToObject(row, "out_of_reach", why);

@@ -316,7 +316,7 @@ ll_status ll_run_refusal(ll_run *r, const char *step, const char *op,
   ll_error keep = *err;
   cJSON *row = ll_row_refusal(
       ll_model_epoch(r->model), r->step[0] ? r->step : step, op, actor,
-      ll_code_name(code), ll_guard_invariant(code), keep.message);
+      ll_code_name(code), ll_code_invariant(code), keep.message);
   ll_status st = ll_run_append_take(r, row, err);
   if (st != LL_OK)
     return st;

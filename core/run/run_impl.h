@@ -9,7 +9,6 @@
 #include "run.h"
 
 #define LL_MAX_WRITERS 8
-#define LL_ALIAS_MAX 16
 
 typedef struct {
   char alias[LL_ALIAS_MAX];

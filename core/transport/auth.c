@@ -5,16 +5,12 @@
 #include "auth.h"
 #include "auth_impl.h"
 #include "input.h"
+#include "secret.h"
 
-#include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 struct ll_auth {
   ll_auth_kind kind;
@@ -23,49 +19,6 @@ struct ll_auth {
   char *sig;   /* the raw sig= value, a copy for scanners */
   int64_t exp_s;
 };
-
-void ll_auth_wipe_free(char *s) {
-  if (s) {
-    OPENSSL_cleanse(s, strlen(s));
-    free(s);
-  }
-}
-
-static void json_wipe(cJSON *node) {
-  if (node->valuestring)
-    OPENSSL_cleanse(node->valuestring, strlen(node->valuestring));
-  for (cJSON *c = node->child; c; c = c->next)
-    json_wipe(c);
-}
-
-/* Wipes every string in a parsed tree before freeing it: the tree holds a
- * copy of the token. */
-void ll_auth_json_wipe_delete(cJSON *root) {
-  if (root) {
-    json_wipe(root);
-    cJSON_Delete(root);
-  }
-}
-
-static int is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' ||
-         c == '\v';
-}
-
-char *ll_auth_dup_trimmed(const char *s, size_t len) {
-  while (len > 0 && is_space(s[len - 1]))
-    len--;
-  while (len > 0 && is_space(*s)) {
-    s++;
-    len--;
-  }
-  char *out = malloc(len + 1);
-  if (out) {
-    memcpy(out, s, len);
-    out[len] = '\0';
-  }
-  return out;
-}
 
 /* A token goes into a header: refuse anything that could split it. */
 static ll_status check_token_chars(const char *tok, const char *source,
@@ -86,7 +39,7 @@ static ll_status token_from_env(char **out, ll_error *err) {
                    "AZURE_STORAGE_TOKEN is not set or empty: set it, or use "
                    "--token-file, --token-command, --managed-identity or "
                    "AZURE_STORAGE_SAS");
-  *out = ll_auth_dup_trimmed(v, strlen(v));
+  *out = ll_secret_dup_trimmed(v, strlen(v));
   if (!*out)
     return ll_fail(err, LL_E_NOMEM, "out of memory copying the token");
   if (!**out)
@@ -94,56 +47,30 @@ static ll_status token_from_env(char **out, ll_error *err) {
   return LL_OK;
 }
 
-/* Reads at most SECRET_CAP bytes of a token file, opened as every input
- * file is (input.h: no FIFO waited on, no link followed, regular and under
- * the limit). Group or world readability is accepted: the library has
- * nowhere to warn. */
+/* A token file, read as every input file is (input.h: no FIFO waited on,
+ * no link followed, regular and under the limit) into one buffer that is
+ * wiped. Group or world readability is accepted: the library has nowhere
+ * to warn. */
 static ll_status token_from_file(const char *path, char **out, ll_error *err) {
   if (!path || !*path)
     return ll_fail(err, LL_E_USAGE, "no token file given");
-  int fd;
-  size_t size;
-  if (ll_input_open(path, "token file", "--token-file", SECRET_CAP, &fd, &size,
-                    err) != LL_OK) {
+  char *buf = malloc(SECRET_CAP + 1);
+  if (!buf)
+    return ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
+  size_t len = 0;
+  ll_status st = ll_input_read_into(path, "token file", "--token-file", buf,
+                                    SECRET_CAP, &len, err);
+  if (st != LL_OK) {
     if (err)
       err->code = LL_E_AUTH; /* a credential that cannot be read */
-    return LL_E_AUTH;
-  }
-  ll_status st = LL_OK;
-  char *buf = malloc(SECRET_CAP + 1);
-  size_t len = 0;
-  if (!buf) {
+    st = LL_E_AUTH;
+  } else if (!(*out = ll_secret_dup_trimmed(buf, len))) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
-    goto cleanup;
-  }
-  while (len <= SECRET_CAP) {
-    ssize_t n = read(fd, buf + len, SECRET_CAP + 1 - len);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      st = ll_fail(err, LL_E_AUTH, "cannot read token file %s: %s", path,
-                   strerror(errno));
-      goto cleanup;
-    }
-    if (n == 0)
-      break;
-    len += (size_t)n;
-  }
-  if (len > SECRET_CAP) {
-    st = ll_fail(err, LL_E_AUTH, "token file %s is larger than 64 KiB", path);
-    goto cleanup;
-  }
-  *out = ll_auth_dup_trimmed(buf, len);
-  if (!*out)
-    st = ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
-  else if (!**out)
+  } else if (!**out) {
     st = ll_fail(err, LL_E_AUTH, "token file %s is empty", path);
-cleanup:
-  if (buf) {
-    OPENSSL_cleanse(buf, SECRET_CAP + 1);
-    free(buf);
   }
-  close(fd);
+  OPENSSL_cleanse(buf, SECRET_CAP + 1);
+  free(buf);
   return st;
 }
 
@@ -300,11 +227,15 @@ ll_auth *ll_auth_new(const ll_auth_options *opts, ll_clock *clock,
     break;
   case LL_AUTH_TOKEN_COMMAND:
     source = "the token command";
-    st = ll_auth_token_from_command(opts, &a->token, err);
+    st = ll_auth_token_from_command(opts->token_argv, opts->token_command,
+                                    opts->token_command_timeout_ms, &a->token,
+                                    err);
     break;
   case LL_AUTH_MANAGED_IDENTITY:
     source = "managed identity";
-    st = ll_auth_token_from_identity(opts, &a->token, &extra_exp, err);
+    st =
+        ll_auth_token_from_identity(opts->imds_endpoint, opts->client_id,
+                                    opts->resource, &a->token, &extra_exp, err);
     break;
   case LL_AUTH_SAS:
     st = ll_auth_sas_from_env(clock, not_after_utc_ms, &a->sas, &a->sig, err);
@@ -328,9 +259,9 @@ ll_auth *ll_auth_new(const ll_auth_options *opts, ll_clock *clock,
 void ll_auth_free(ll_auth *a) {
   if (!a)
     return;
-  ll_auth_wipe_free(a->token);
-  ll_auth_wipe_free(a->sas);
-  ll_auth_wipe_free(a->sig);
+  ll_secret_free(a->token);
+  ll_secret_free(a->sas);
+  ll_secret_free(a->sig);
   free(a);
 }
 
@@ -378,7 +309,7 @@ ll_status ll_auth_apply(const ll_auth *a, const char *url, char **out_url,
     return ll_fail(err, LL_E_NOMEM, "out of memory building Authorization");
   snprintf(value, len, "Bearer %s", a->token);
   ll_status st = ll_headers_set(headers, "Authorization", value);
-  ll_auth_wipe_free(value);
+  ll_secret_free(value);
   if (st != LL_OK)
     return ll_fail(err, st, "out of memory adding Authorization");
   if (!(*out_url = strdup(url)))

@@ -2,17 +2,15 @@
  * a helper script) run from an argument vector by core/proc.c, never
  * through a shell, and the splitter for the one-string form typed on a
  * command line. */
-#include "auth.h"
-#include "auth_impl.h"
+#include "auth_command.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth_impl.h"
 #include "proc.h"
-
-#define SPLIT_MAX_WORDS 64
-#define SPLIT_MAX_LEN 4096
+#include "secret.h"
 
 static int is_blank(char c) {
   return c == ' ' || c == '\t';
@@ -25,11 +23,11 @@ ll_status ll_auth_split_command(const char *line, char ***out_argv,
   if (!line || !out_argv)
     return ll_fail(err, LL_E_USAGE, "ll_auth_split_command: NULL argument");
   size_t len = strlen(line), words = 0;
-  if (len > SPLIT_MAX_LEN)
+  if (len > LL_AUTH_COMMAND_MAX_LEN)
     return ll_fail(err, LL_E_USAGE,
                    "token command is longer than %d bytes: put it in a "
                    "script and give the script's path",
-                   SPLIT_MAX_LEN);
+                   LL_AUTH_COMMAND_MAX_LEN);
   for (size_t i = 0; i < len; i++) {
     unsigned char c = (unsigned char)line[i];
     if (c == '\'' || c == '"' || c == '\\')
@@ -49,11 +47,11 @@ ll_status ll_auth_split_command(const char *line, char ***out_argv,
     return ll_fail(err, LL_E_USAGE,
                    "token command is empty: give the program and its "
                    "arguments, e.g. az account get-access-token ...");
-  if (words > SPLIT_MAX_WORDS)
+  if (words > LL_AUTH_COMMAND_MAX_WORDS)
     return ll_fail(err, LL_E_USAGE,
                    "token command has more than %d words: put it in a "
                    "script and give the script's path",
-                   SPLIT_MAX_WORDS);
+                   LL_AUTH_COMMAND_MAX_WORDS);
   /* One block: the pointer array, then a copy of the text cut at blanks. */
   char **argv = malloc((words + 1) * sizeof *argv + len + 1);
   if (!argv)
@@ -78,12 +76,13 @@ static ll_status token_from_json(char **tok, ll_error *err) {
   const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "accessToken");
   if (!cJSON_IsString(t))
     t = cJSON_GetObjectItemCaseSensitive(root, "access_token");
-  char *inner = cJSON_IsString(t) ? ll_auth_dup_trimmed(t->valuestring,
-                                                        strlen(t->valuestring))
-                                  : NULL;
+  char *inner =
+      cJSON_IsString(t)
+          ? ll_secret_dup_trimmed(t->valuestring, strlen(t->valuestring))
+          : NULL;
   int had = cJSON_IsString(t);
-  ll_auth_json_wipe_delete(root);
-  ll_auth_wipe_free(*tok);
+  ll_secret_json_free(root);
+  ll_secret_free(*tok);
   *tok = inner;
   if (had && !inner)
     return ll_fail(err, LL_E_NOMEM, "out of memory reading the token command");
@@ -97,8 +96,11 @@ static ll_status token_from_json(char **tok, ll_error *err) {
 /* How the command ended, as one line; its stdout never reaches it. */
 static ll_status judge(const ll_proc_result *r, long timeout_ms,
                        const char *prog, ll_error *err) {
-  if (r->overflow)
-    return ll_fail(err, LL_E_AUTH, "token command printed more than 64 KiB");
+  if (r->overflow) {
+    char limit[32];
+    ll_input_limit_str(SECRET_CAP, limit, sizeof limit);
+    return ll_fail(err, LL_E_AUTH, "token command printed more than %s", limit);
+  }
   if (r->timed_out)
     return ll_fail(err, LL_E_AUTH,
                    "token command %s did not finish within %ld ms and was "
@@ -119,18 +121,18 @@ static ll_status judge(const ll_proc_result *r, long timeout_ms,
   return LL_OK;
 }
 
-ll_status ll_auth_token_from_command(const ll_auth_options *o, char **out,
+ll_status ll_auth_token_from_command(const char *const *argv, const char *line,
+                                     long timeout_ms, char **out,
                                      ll_error *err) {
-  if (o->token_argv && o->token_command)
+  if (argv && line)
     return ll_fail(err, LL_E_USAGE,
                    "both token_argv and token_command are set: give one");
   char **split = NULL;
-  const char *const *argv = o->token_argv;
   ll_status st = LL_OK;
   if (!argv) {
-    if (!o->token_command || !*o->token_command)
+    if (!line || !*line)
       return ll_fail(err, LL_E_USAGE, "no token command given");
-    st = ll_auth_split_command(o->token_command, &split, err);
+    st = ll_auth_split_command(line, &split, err);
     if (st != LL_OK)
       return st;
     argv = (const char *const *)split;
@@ -144,9 +146,9 @@ ll_status ll_auth_token_from_command(const ll_auth_options *o, char **out,
   for (const char *p = argv[0]; *p && n < 64; p++)
     prog[n++] = (*p > 0x20 && *p < 0x7f) ? *p : '?';
   prog[n] = '\0';
-  long timeout = o->token_command_timeout_ms > 0 ? o->token_command_timeout_ms
-                                                 : LL_AUTH_COMMAND_TIMEOUT_MS;
-  ll_proc_options so = {argv, SECRET_CAP, timeout};
+  long timeout = timeout_ms > 0 ? timeout_ms : LL_AUTH_COMMAND_TIMEOUT_MS;
+  ll_proc_options so = {
+      .argv = argv, .out_cap = SECRET_CAP, .timeout_ms = timeout};
   ll_proc_result r;
   ll_error se = {0};
   st = ll_proc_capture(&so, &r, &se);
@@ -159,7 +161,7 @@ ll_status ll_auth_token_from_command(const ll_auth_options *o, char **out,
     *err = se;
   else
     st = judge(&r, timeout, prog, err);
-  if (st == LL_OK && !(*out = ll_auth_dup_trimmed(r.out, r.out_len)))
+  if (st == LL_OK && !(*out = ll_secret_dup_trimmed(r.out, r.out_len)))
     st = ll_fail(err, LL_E_NOMEM, "out of memory reading the token command");
   else if (st == LL_OK && !**out)
     st = ll_fail(err, LL_E_AUTH,

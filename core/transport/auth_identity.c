@@ -1,9 +1,7 @@
 /* Managed identity: one GET to IMDS or to App Service's IDENTITY_ENDPOINT
  * for a storage token, and the transport rule for those endpoints. */
-#include "auth.h"
-#include "auth_impl.h"
+#include "auth_identity.h"
 
-#include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <openssl/crypto.h>
@@ -11,46 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth_impl.h"
+#include "secret.h"
+#include "url.h"
+
 #define IMDS_DEFAULT "http://169.254.169.254/metadata/identity/oauth2/token"
 #define RESOURCE_DEFAULT "https://storage.azure.com/"
-
-static int host_is_loopback_or_imds(const char *host) {
-  unsigned char a[4];
-  if (strcmp(host, "169.254.169.254") == 0 || strcmp(host, "localhost") == 0 ||
-      strcmp(host, "[::1]") == 0)
-    return 1;
-  return inet_pton(AF_INET, host, a) == 1 && a[0] == 127;
-}
 
 ll_status ll_auth_check_identity_url(const char *url, ll_error *err) {
   if (!url)
     return ll_fail(err, LL_E_BAD_URL, "no managed identity endpoint");
-  CURLU *u = curl_url();
-  char *scheme = NULL, *host = NULL;
-  ll_status st = LL_OK;
-  if (!u)
-    return ll_fail(err, LL_E_NOMEM, "out of memory parsing a URL");
-  if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
-      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-      curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
-    st = ll_fail(err, LL_E_BAD_URL,
-                 "managed identity endpoint is not an absolute URL");
-  } else if (strcmp(scheme, "https") == 0) {
-    st = LL_OK;
-  } else if (strcmp(scheme, "http") != 0) {
-    st = ll_fail(err, LL_E_BAD_URL,
-                 "managed identity endpoint must be http or https, not %s",
-                 scheme);
-  } else if (!host_is_loopback_or_imds(host)) {
-    st = ll_fail(err, LL_E_INSECURE,
-                 "managed identity endpoint %s uses http outside loopback "
-                 "and IMDS: use https",
-                 host);
-  }
-  curl_free(scheme);
-  curl_free(host);
-  curl_url_cleanup(u);
-  return st;
+  ll_error inner = {0};
+  ll_status st = ll_url_check(url, LL_URL_HTTP_LOOPBACK_OR_IMDS, &inner);
+  if (st != LL_OK)
+    return ll_fail(err, st, "managed identity endpoint: %s", inner.message);
+  return LL_OK;
 }
 
 typedef struct {
@@ -102,13 +75,15 @@ static const char *safe_error_code(const cJSON *root) {
 
 /* One GET to App Service's IDENTITY_ENDPOINT or to IMDS, on a private
  * handle: one attempt, no proxy, no redirects, short timeouts. */
-ll_status ll_auth_token_from_identity(const ll_auth_options *o, char **out,
+ll_status ll_auth_token_from_identity(const char *imds_endpoint,
+                                      const char *client_id,
+                                      const char *resource, char **out,
                                       int64_t *expires_on, ll_error *err) {
   const char *ep = getenv("IDENTITY_ENDPOINT");
   const char *hdr = getenv("IDENTITY_HEADER");
   int app_service = ep && *ep && hdr && *hdr;
   const char *base =
-      app_service ? ep : (o->imds_endpoint ? o->imds_endpoint : IMDS_DEFAULT);
+      app_service ? ep : (imds_endpoint ? imds_endpoint : IMDS_DEFAULT);
   ll_status st = ll_auth_check_identity_url(base, err);
   if (st != LL_OK)
     return st;
@@ -116,20 +91,19 @@ ll_status ll_auth_token_from_identity(const ll_auth_options *o, char **out,
   CURL *h = curl_easy_init();
   char *res = NULL, *cid = NULL, *url = NULL, *hline = NULL;
   struct curl_slist *headers = NULL;
-  body_sink sink = {malloc(SECRET_CAP + 1), 0, 0};
+  body_sink sink = {.buf = malloc(SECRET_CAP + 1)};
   cJSON *root = NULL;
   char errbuf[CURL_ERROR_SIZE] = "";
   if (!h || !sink.buf) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory setting up managed identity");
     goto cleanup;
   }
-  const char *resource = o->resource ? o->resource : RESOURCE_DEFAULT;
-  res = curl_easy_escape(h, resource, 0);
-  cid = o->client_id ? curl_easy_escape(h, o->client_id, 0) : NULL;
+  res = curl_easy_escape(h, resource ? resource : RESOURCE_DEFAULT, 0);
+  cid = client_id ? curl_easy_escape(h, client_id, 0) : NULL;
   size_t ulen =
       strlen(base) + strlen(res ? res : "") + strlen(cid ? cid : "") + 80;
   url = malloc(ulen);
-  if (!res || (o->client_id && !cid) || !url) {
+  if (!res || (client_id && !cid) || !url) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory setting up managed identity");
     goto cleanup;
   }
@@ -167,7 +141,9 @@ ll_status ll_auth_token_from_identity(const ll_auth_options *o, char **out,
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   if (sink.overflow) {
-    st = ll_fail(err, LL_E_AUTH, "managed identity response exceeds 64 KiB");
+    char limit[32];
+    ll_input_limit_str(SECRET_CAP, limit, sizeof limit);
+    st = ll_fail(err, LL_E_AUTH, "managed identity response exceeds %s", limit);
     goto cleanup;
   }
   if (rc != CURLE_OK) {
@@ -196,13 +172,13 @@ ll_status ll_auth_token_from_identity(const ll_auth_options *o, char **out,
   if (!(*out = strdup(t->valuestring)))
     st = ll_fail(err, LL_E_NOMEM, "out of memory copying the token");
 cleanup:
-  ll_auth_json_wipe_delete(root);
+  ll_secret_json_free(root);
   if (sink.buf) {
     OPENSSL_cleanse(sink.buf, SECRET_CAP + 1);
     free(sink.buf);
   }
   curl_slist_free_all(headers);
-  ll_auth_wipe_free(hline);
+  ll_secret_free(hline);
   free(url);
   curl_free(res);
   curl_free(cid);

@@ -1,30 +1,30 @@
-/* Shared by the credential sources of auth.c and auth_identity.c; not part
- * of the public interface. */
+/* The credential sources auth.c chooses between, each in its own file
+ * below auth.c (auth_command.c, auth_identity.c, auth_sas.c): private to
+ * core/transport, and free of auth.h, so that the calls run one way. */
 #ifndef LL_AUTH_IMPL_H
 #define LL_AUTH_IMPL_H
 
-#include <cjson/cJSON.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "auth.h"
+#include "clock.h"
+#include "input.h"
+#include "ll.h"
 
-/* Token file, command output and identity response are capped at this. */
-#define SECRET_CAP (64u * 1024u)
+/* Token file, command output and identity response are capped at the
+ * token file's limit. */
+#define SECRET_CAP LL_TOKEN_FILE_MAX
 
-/* Wipes then frees a secret string; NULL is fine. */
-void ll_auth_wipe_free(char *s);
+/* How far in the future a SAS's st= may lie (clock skew). */
+#define LL_AUTH_SAS_START_SKEW_S 300
 
-/* Wipes every string in a parsed tree before freeing it: the tree holds a
- * copy of the token. NULL is fine. */
-void ll_auth_json_wipe_delete(cJSON *root);
-
-/* A copy of s[0..len) without surrounding whitespace; NULL on OOM. */
-char *ll_auth_dup_trimmed(const char *s, size_t len);
-
-/* The token printed by the token command (o->token_argv, or
- * o->token_command split without a shell): plain, or JSON with
- * accessToken (az account get-access-token) or access_token. */
-ll_status ll_auth_token_from_command(const ll_auth_options *o, char **out,
+/* The token printed by the token command (argv, or line split without a
+ * shell by ll_auth_split_command when argv is NULL; both set is
+ * LL_E_USAGE), killed after timeout_ms (0: LL_AUTH_COMMAND_TIMEOUT_MS):
+ * plain, or JSON with accessToken (az account get-access-token) or
+ * access_token. */
+ll_status ll_auth_token_from_command(const char *const *argv, const char *line,
+                                     long timeout_ms, char **out,
                                      ll_error *err);
 
 /* AZURE_STORAGE_SAS, checked as ll_auth_new documents: *out_sas is the
@@ -39,10 +39,14 @@ ll_status ll_auth_sas_from_env(ll_clock *clock, int64_t not_after_ms,
  * -hh:mm suffix) as UTC ms. LL_E_PARSE otherwise. */
 ll_status ll_auth_sas_time(const char *s, size_t len, int64_t *out_ms);
 
-/* A token from IMDS, or from App Service when IDENTITY_ENDPOINT and
- * IDENTITY_HEADER are set. *expires_on is the endpoint's expires_on (0 when
- * absent). One attempt, no proxy, no redirects. */
-ll_status ll_auth_token_from_identity(const ll_auth_options *o, char **out,
+/* A token from IMDS (imds_endpoint, or the default when NULL), or from App
+ * Service when IDENTITY_ENDPOINT and IDENTITY_HEADER are set, for resource
+ * (NULL: https://storage.azure.com/) and the user-assigned client_id (NULL:
+ * none). *expires_on is the endpoint's expires_on (0 when absent). One
+ * attempt, no proxy, no redirects. */
+ll_status ll_auth_token_from_identity(const char *imds_endpoint,
+                                      const char *client_id,
+                                      const char *resource, char **out,
                                       int64_t *expires_on, ll_error *err);
 
 #endif

@@ -2,12 +2,13 @@
  * its validity window (st/se, and a user delegation key's skt/ske)
  * against the clock and the run's deadline. The sig= value never reaches
  * a message; st/se are not secret and are named. */
-#include "auth.h"
 #include "auth_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "secret.h"
 
 static int take_digits(const char **p, const char *end, int n, int *out) {
   int v = 0;
@@ -219,7 +220,7 @@ ll_status ll_auth_sas_from_env(ll_clock *clock, int64_t not_after_ms,
     v++;
   if (!v || !*v)
     return ll_fail(err, LL_E_AUTH, "AZURE_STORAGE_SAS is not set or empty");
-  if (!(*out_sas = ll_auth_dup_trimmed(v, strlen(v))))
+  if (!(*out_sas = ll_secret_dup_trimmed(v, strlen(v))))
     return ll_fail(err, LL_E_NOMEM, "out of memory copying the SAS");
   sas_param ps[P__COUNT] = {{0}};
   for (const char *p = *out_sas; *p;) {

@@ -2,12 +2,12 @@
  * endpoints, which are loopback, and which is the replay placeholder. */
 #include "endpoint.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+#include "url.h"
 
 /* Azure Storage blob endpoint suffixes: the public cloud (private
  * endpoints are <account>.privatelink.blob.core.windows.net), Azure China,
@@ -61,20 +61,12 @@ static int azure_name(const char *bare) {
   return dns_zone_endpoint(bare, len);
 }
 
-static int loopback(const char *bare) {
-  struct in_addr a;
-  if (strcmp(bare, "localhost") == 0 || strcmp(bare, "[::1]") == 0 ||
-      strcmp(bare, "::1") == 0)
-    return 1;
-  return inet_pton(AF_INET, bare, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
-}
-
 ll_host_class ll_endpoint_classify(const char *bare) {
   if (!bare || !*bare)
     return LL_HOST_OTHER;
   if (strcmp(bare, LL_REPLAY_HOST) == 0)
     return LL_HOST_REPLAY;
-  if (loopback(bare))
+  if (ll_url_host_loopback(bare))
     return LL_HOST_LOOPBACK;
   return azure_name(bare) ? LL_HOST_AZURE : LL_HOST_OTHER;
 }

@@ -3,9 +3,7 @@
  * that actually left (DESIGN.md section 2, invariants 1 and 10). */
 #include "http.h"
 
-#include <arpa/inet.h>
 #include <curl/curl.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +11,7 @@
 #include <strings.h>
 
 #include "input.h"
+#include "url.h"
 
 #define HEADER_CAP_DEFAULT (64u * 1024u)
 #define CONNECT_TIMEOUT_DEFAULT 10000L
@@ -102,96 +101,10 @@ void ll_transport_free(ll_transport *t) {
 
 /* ---- URL policy (invariant 10) ---------------------------------------- */
 
-static int is_loopback_host(const char *host) {
-  if (strcasecmp(host, "localhost") == 0)
-    return 1;
-  struct in_addr a4;
-  if (inet_pton(AF_INET, host, &a4) == 1)
-    return (ntohl(a4.s_addr) >> 24) == 127;
-  char buf[INET6_ADDRSTRLEN + 1];
-  size_t n = strlen(host);
-  if (n > 2 && host[0] == '[' && host[n - 1] == ']') {
-    host++;
-    n -= 2;
-  }
-  if (n >= sizeof buf)
-    return 0;
-  memcpy(buf, host, n);
-  buf[n] = '\0';
-  struct in6_addr a6;
-  return inet_pton(AF_INET6, buf, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
-}
-
-/* Messages name only the scheme or host: the query may hold a SAS
- * signature and must never reach an error message. */
+/* The rule and its messages are url.h's: they name only the scheme or
+ * host, as the query may hold a SAS signature. */
 ll_status ll_http_check_url(const char *url, ll_error *err) {
-  if (!url || !*url)
-    return ll_fail(err, LL_E_BAD_URL, "empty URL");
-  for (const unsigned char *p = (const unsigned char *)url; *p; p++) {
-    if (*p <= 0x20 || *p >= 0x7f)
-      return ll_fail(err, LL_E_BAD_URL,
-                     "URL contains a space, control or non-ASCII byte at "
-                     "offset %zu",
-                     (size_t)(p - (const unsigned char *)url));
-    if (*p == '#')
-      return ll_fail(err, LL_E_BAD_URL, "URL must not carry a fragment");
-  }
-  ll_status st = LL_OK;
-  char *scheme = NULL, *host = NULL, *part = NULL;
-  CURLU *u = curl_url();
-  if (!u)
-    return ll_fail(err, LL_E_NOMEM, "out of memory parsing a URL");
-  CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, 0);
-  if (uc != CURLUE_OK) {
-    st = ll_fail(err, LL_E_BAD_URL, "malformed URL: %s", curl_url_strerror(uc));
-    goto cleanup;
-  }
-  if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK || !scheme) {
-    st = ll_fail(err, LL_E_BAD_URL, "malformed URL: no scheme");
-    goto cleanup;
-  }
-  /* curl reads "https:///x" and "https:/x" as host x; require the
-   * authority to follow "scheme://" as written. */
-  size_t sn = strlen(scheme);
-  if (strncmp(url + sn, "://", 3) != 0 || url[sn + 3] == '/' ||
-      url[sn + 3] == '\\') {
-    st = ll_fail(err, LL_E_BAD_URL, "malformed URL: no host after '%.32s://'",
-                 scheme);
-    goto cleanup;
-  }
-  if (curl_url_get(u, CURLUPART_USER, &part, 0) == CURLUE_OK ||
-      curl_url_get(u, CURLUPART_PASSWORD, &part, 0) == CURLUE_OK) {
-    st = ll_fail(err, LL_E_BAD_URL,
-                 "URL must not carry userinfo (user@host): send credentials "
-                 "in headers");
-    goto cleanup;
-  }
-  if (curl_url_get(u, CURLUPART_FRAGMENT, &part, 0) == CURLUE_OK) {
-    st = ll_fail(err, LL_E_BAD_URL, "URL must not carry a fragment");
-    goto cleanup;
-  }
-  if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !host ||
-      !*host) {
-    st = ll_fail(err, LL_E_BAD_URL, "malformed URL: no host");
-    goto cleanup;
-  }
-  if (strcmp(scheme, "https") == 0)
-    goto cleanup;
-  if (strcmp(scheme, "http") != 0) {
-    st = ll_fail(err, LL_E_BAD_URL, "unsupported URL scheme '%.32s': use https",
-                 scheme);
-    goto cleanup;
-  }
-  if (!is_loopback_host(host))
-    st = ll_fail(err, LL_E_INSECURE,
-                 "refusing http:// to non-loopback host '%.160s': use https",
-                 host);
-cleanup:
-  curl_free(part);
-  curl_free(host);
-  curl_free(scheme);
-  curl_url_cleanup(u);
-  return st;
+  return ll_url_check(url, LL_URL_HTTP_LOOPBACK, err);
 }
 
 /* ---- libcurl callbacks: collect in C, never log header values ---------- */

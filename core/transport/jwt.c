@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "auth.h"
-
 static const char b64url_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 

@@ -1,5 +1,5 @@
--- Reading an evidence ledger from a script: load (chain checked in C),
--- filter, and the facts a recovery needs.
+-- Reading an evidence ledger from a script: load (chain checked in C), and
+-- the doubts a recovery starts from, as the fold in C holds them.
 local ll = require "leaselua"
 
 local M = {}
@@ -14,70 +14,24 @@ function M.load(src)
   return rows
 end
 
--- filter(rows, match) -> rows whose fields equal every field of match.
-function M.filter(rows, match)
+-- open_unknown_outcomes(run) -> the run's UNKNOWN_OUTCOME outcome rows whose
+-- doubt no reconcile has settled yet. Which doubts stand is the fold's
+-- answer (run:state().doubt_events), never re-derived here.
+function M.open_unknown_outcomes(run)
+  if type(run) ~= "userdata" then
+    error("evidence.open_unknown_outcomes(run): pass the run, not rows: the fold in C says which doubts stand", 2)
+  end
+  local open = {}
+  for _, id in ipairs(run:state().doubt_events) do
+    open[id] = true
+  end
   local out = {}
-  for _, r in ipairs(rows) do
-    local ok = true
-    for k, v in pairs(match) do
-      if r[k] ~= v then
-        ok = false
-        break
-      end
+  for _, r in ipairs(run:rows()) do
+    if r.record == "outcome" and open[r.event_id] and r.result_classification == "UNKNOWN_OUTCOME" then
+      out[#out + 1] = r
     end
-    if ok then out[#out + 1] = r end
   end
   return out
-end
-
--- last_accepted_revision(rows) -> the revision of the last accepted Put
--- Blob, or of a doubtful one that a reconcile found committed; nil if none.
-function M.last_accepted_revision(rows)
-  local rev
-  for _, r in ipairs(rows) do
-    if r.record == "lifecycle" then rev = nil end
-    if r.record == "outcome" and r.operation == "Put Blob" and r.result_classification == "ACCEPTED_WRITE" then
-      rev = r.payload_revision
-    elseif r.record == "reconcile" and r.result == "DOUBTFUL_WRITE_COMMITTED" then
-      rev = r.content_revision
-    end
-  end
-  return rev
-end
-
--- open_unknown_outcomes(rows) -> UNKNOWN_OUTCOME rows no reconcile has
--- settled yet.
-function M.open_unknown_outcomes(rows)
-  local open = {}
-  for _, r in ipairs(rows) do
-    if r.record == "outcome" and r.result_classification == "UNKNOWN_OUTCOME" then
-      open[#open + 1] = r
-    elseif r.record == "reconcile" and r.result ~= "INCOMPLETE" and r.result ~= "MISMATCH"
-        and r.result ~= "REJECTED_REVISION_FOUND" then
-      open = {}
-    end
-  end
-  return open
-end
-
--- decision(rows) -> the last decision row, or nil.
-function M.decision(rows)
-  local d
-  for _, r in ipairs(rows) do
-    if r.record == "decision" then d = r end
-  end
-  return d
-end
-
--- attempted(rows, operation, actor) -> true if such a request was sent in
--- the last lifecycle.
-function M.attempted(rows, operation, actor)
-  local seen = false
-  for _, r in ipairs(rows) do
-    if r.record == "lifecycle" then seen = false end
-    if r.record == "intent" and r.operation == operation and r.actor_alias == actor then seen = true end
-  end
-  return seen
 end
 
 return M

@@ -54,7 +54,16 @@ end
 local objs = lines("find '" .. build .. "/CMakeFiles' -path '*leaselua_*.dir/*' -name '*.c.o' | sort")
 assert(#objs > 0, "no objects under " .. build .. "/CMakeFiles: build first")
 local defined, undefined = {}, {}
+local function exists(path)
+  local f = io.open(path)
+  if f then f:close() end
+  return f ~= nil
+end
 for _, o in ipairs(objs) do
+  -- An object of a source that is no longer in the tree (a renamed file,
+  -- an old target in a reused build directory) says nothing about it.
+  local rel = o:match("%.dir/(.+)%.o$")
+  if not (rel and exists(src .. "/" .. rel)) then goto next end
   local m = o:match("([^/]+)%.c%.o$")
   undefined[m] = undefined[m] or {}
   for _, l in ipairs(lines("nm -P '" .. o .. "'")) do
@@ -67,6 +76,7 @@ for _, o in ipairs(objs) do
       end
     end
   end
+  ::next::
 end
 for m, syms in pairs(undefined) do
   for sym in pairs(syms) do

@@ -41,6 +41,14 @@ ll_status ll_input_open(const char *path, const char *what, const char *flag,
 ll_status ll_input_read(const char *path, const char *what, const char *flag,
                         size_t max, ll_buf *b, ll_error *err) LL_WARN_UNUSED;
 
+/* The same read into the caller's buffer of max + 1 bytes, for a file
+ * that holds a secret: nothing is reallocated, so the caller can wipe the
+ * one copy. buf is NUL-terminated, *out_len its length. Errors as
+ * ll_input_read, never LL_E_NOMEM. */
+ll_status ll_input_read_into(const char *path, const char *what,
+                             const char *flag, char *buf, size_t max,
+                             size_t *out_len, ll_error *err) LL_WARN_UNUSED;
+
 /* "64 KiB", "1 MiB", "100 bytes": a limit as the messages state it. */
 void ll_input_limit_str(size_t max, char *buf, size_t cap);
 

@@ -9,6 +9,9 @@
 #define LL_VERSION "0.1.0"
 #define LL_API_VERSION "2023-11-03"
 #define LL_MAX_SINGLE_PUT (1024u * 1024u)
+/* A writer alias (A, B, a fixture placeholder's name): 1 to
+ * LL_ALIAS_MAX - 1 bytes, and its NUL. */
+#define LL_ALIAS_MAX 16
 
 #if defined(__GNUC__)
 #define LL_WARN_UNUSED __attribute__((warn_unused_result))
@@ -19,7 +22,7 @@
 #endif
 
 /* Every code has a stable name (ll_code_name) that reaches Lua and the
- * ledger. The LL_E_INV_* family names a DESIGN.md section 2 invariant. */
+ * ledger. */
 typedef enum {
   LL_OK = 0,
   LL_E_USAGE, /* bad argument or configuration: exit 64 */
@@ -69,6 +72,10 @@ ll_status ll_fail(ll_error *err, ll_code code, const char *fmt, ...)
 /* Exit code for a failure class, as documented in README: 64 for usage and
  * configuration, 70 for internal errors. */
 int ll_code_exit(ll_code code);
+/* The DESIGN.md section 2 invariant a code names (2 durability, 3 the HOLD
+ * latch, 4 read-back, 5 lease precondition, 6 declared payload, 7 size, 10
+ * transport security, 11 manifest, 14 scope, 15 do no harm), or 0. */
+int ll_code_invariant(ll_code code);
 
 /* Header list: names compared case-insensitively, insertion order kept. */
 typedef struct {

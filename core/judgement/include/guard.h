@@ -33,7 +33,9 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
  * Otherwise LL_E_SCOPE; and LL_E_ORDER once the flow stopped or decided. */
 ll_status ll_guard_lifecycle(const ll_model *m, ll_error *err) LL_WARN_UNUSED;
 
-/* Invariant number (DESIGN.md section 2) behind a refusal code, or 0. */
+/* Invariant number (DESIGN.md section 2) behind one of the guard's refusal
+ * codes above, or 0 (LL_E_ORDER, or a code the guard never returns: use
+ * ll_code_invariant for any error). */
 int ll_guard_invariant(ll_code code);
 
 #endif

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "blob.h"
+#include "decide.h" /* ll_decision, and the ll_model typedef */
 #include "ll.h"
 
 typedef enum {
@@ -20,17 +21,17 @@ typedef enum {
   LL_PH_UNKNOWN     /* a lease action's outcome is unknown */
 } ll_phase;
 
-typedef enum {
-  LL_DEC_ACCEPT = 0,
-  LL_DEC_WAIT = 1,
-  LL_DEC_HOLD = 2,
-  LL_DEC_RECONCILE = 3
-} ll_decision;
-
-const char *ll_decision_name(ll_decision d);
 const char *ll_phase_name(ll_phase p);
 
-typedef struct ll_model ll_model;
+/* Sentinels of the fold's revisions (a declared payload's revision is >= 0)
+ * and of its break period. */
+enum {
+  LL_REV_NONE = -1,    /* none: no accepted write, no read-back owed, or
+                          bytes that no declared payload explains */
+  LL_REV_UNKNOWN = -2, /* not known: no content read yet, or a read with no
+                          content_sha256 */
+  LL_BREAK_NONE = -1   /* no break accepted in this lifecycle */
+};
 
 ll_model *ll_model_new(void);
 void ll_model_free(ll_model *m);
@@ -54,13 +55,26 @@ ll_phase ll_model_phase(const ll_model *m);
 const char *ll_model_holder(const ll_model *m);
 /* Number of mutations whose outcome is in doubt and not yet reconciled. */
 int ll_model_doubts(const ll_model *m);
-/* Revision of an accepted Put not yet read back, or -1. */
+/* Event id of the i-th of those doubts (0 <= i < ll_model_doubts), or
+ * NULL. Owned by the model. */
+const char *ll_model_doubt_event(const ll_model *m, int i);
+/* Whether a reconcile row's result settles the doubts it was made for: the
+ * content is explained by the ledger (MATCH, DOUBTFUL_WRITE_COMMITTED,
+ * DOUBTFUL_WRITE_NOT_PRESENT). INCOMPLETE settles nothing yet; MISMATCH
+ * and REJECTED_REVISION_FOUND stand as RECONCILE reasons. The one copy of
+ * this rule: the fold, the cleanup ETag and the scripts all ask it. */
+int ll_model_reconcile_settles(const char *result);
+/* The last reconcile of this lifecycle settled its doubts (as above); 0 if
+ * it did not, or if there was none. */
+int ll_model_reconciled(const ll_model *m);
+/* Revision of an accepted Put not yet read back, or LL_REV_NONE. */
 long ll_model_unreconciled(const ll_model *m);
 /* Declared payload sha for (revision, writer), or NULL. */
 const char *ll_model_declared(const ll_model *m, long revision,
                               const char *writer);
 int ll_model_probe_done(const ll_model *m);
-long ll_model_break_sent(const ll_model *m); /* break period, -1 if none */
+/* The accepted break period, or LL_BREAK_NONE. */
+long ll_model_break_sent(const ll_model *m);
 /* Event ids of intents that have no outcome yet (for recovery). */
 const cJSON *ll_model_open_intents(const ll_model *m);
 /* Last fresh observation of this lifecycle: state and status ("" if none). */
@@ -110,36 +124,12 @@ void ll_model_stop_fields(const ll_model *m, cJSON *d);
 /* That exit code (64 or 2) when invariant 15 stopped the run, else 0. */
 int ll_model_stop_exit(const ll_model *m);
 
-/* The decision fold: HOLD > RECONCILE > WAIT > ACCEPT. reasons gets an
- * array of strings (caller deletes). window gets "REPRODUCED",
- * "INCONCLUSIVE_WINDOW" or "NOT_ATTEMPTED". */
-ll_decision ll_model_decide(const ll_model *m, cJSON **reasons,
-                            const char **window);
-/* Whether further steps in this lifecycle can still end in ACCEPT. 0, with
- * *why (owned by the model) set, when a HOLD or RECONCILE reason stands that
- * no later step removes, or when the lease has left breaking without a
- * fresh breaking observation in this lifecycle (one can no longer be made).
- * The seed: HOLD means there is not enough trustworthy evidence to act, so a
- * flow sends no more mutations once ACCEPT is out of reach. Doubts are not
- * counted: a reconcile can settle them. */
-int ll_model_accept_reachable(const ll_model *m, const char **why);
 /* The first reason that makes the run HOLD whatever follows (an
  * EVIDENCE_ERROR, an unexplained discrepancy), or NULL. No reconcile lifts
  * it, so the guard refuses every further mutation while it stands. */
 const char *ll_model_hold_reason(const ll_model *m);
-/* The seed's narrow ACCEPT statement, with the endpoint kind. malloc'd. */
-char *ll_model_statement(const ll_model *m, ll_decision d);
-
 /* Builds the reconcile row from the two most recent reads of this lifecycle
  * (properties, then content). Caller appends it. */
 cJSON *ll_model_reconcile_row(const ll_model *m, ll_error *err);
-
-/* Known deviations (embedded core/known_deviations.json). Returns the id of
- * the entry that explains a discrepancy, or NULL. kind is "status" or
- * "version". */
-const char *ll_deviation_lookup(const char *kind, const char *judged_as,
-                                const char *server, const char *operation,
-                                long status, const char *code,
-                                const char *returned_version);
 
 #endif

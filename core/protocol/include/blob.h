@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "http.h"
+#include "lease_id.h"
 #include "ll.h"
 
 typedef enum {
@@ -110,11 +111,5 @@ ll_status ll_blob_parse(const ll_http_response *resp,
 /* RFC 1123 date for x-ms-date, e.g. "Mon, 30 Nov 2026 06:48:16 GMT", with
  * English names whatever the locale; buf >= 30. */
 void ll_blob_format_date(time_t when, char *buf, size_t cap);
-
-/* GUID syntax check: 8-4-4-4-12 hex, optional braces not accepted. */
-int ll_lease_id_valid(const char *id);
-/* Equal ignoring case and hyphens (the service normalises lease IDs); 0 if
- * either is NULL or has nothing but hyphens. */
-int ll_lease_id_equal(const char *a, const char *b);
 
 #endif

@@ -7,11 +7,10 @@
 #include "ll.h"
 
 #define LL_PAYLOAD_MAX 128
-#define LL_WRITER_MAX 16
 
 typedef struct {
   long revision;
-  char writer[LL_WRITER_MAX]; /* [A-Za-z0-9_-]{1,15} */
+  char writer[LL_ALIAS_MAX]; /* an alias: [A-Za-z0-9_-]{1,15} */
   char bytes[LL_PAYLOAD_MAX];
   size_t len;
   char sha256[LL_SHA256_HEX];

@@ -1,10 +1,9 @@
-/* `leaselua verify [--export-only] DIR`: a reviewer's check of an evidence
- * directory from the files alone. It reports whether the evidence is
- * consistent, not what the run decided. */
+/* A reviewer's check of an evidence directory from the files alone: it
+ * reports whether the evidence is consistent, not what the run decided.
+ * The `leaselua verify` command that prints it is the host's
+ * (bindings/l_verify.c). */
 #ifndef LL_VERIFY_H
 #define LL_VERIFY_H
-
-#include <stdio.h>
 
 #include "ll.h"
 
@@ -51,10 +50,5 @@ ll_status ll_verify_dir_mode(const char *dir, ll_verify_mode mode,
 /* ll_verify_dir_mode(dir, LL_VERIFY_FULL, ...). */
 ll_status ll_verify_dir(const char *dir, ll_verify_report *rep,
                         ll_error *err) LL_WARN_UNUSED;
-
-/* `leaselua verify` with the arguments after "verify": prints a summary.
- * Returns 0 consistent, 2 inconsistent, 64 usage or a missing file, 70 out
- * of memory; never the run's decision. */
-int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs);
 
 #endif

@@ -6,8 +6,11 @@
 
 #include <stdint.h>
 
+#include "auth_command.h"
+#include "auth_identity.h"
 #include "clock.h"
 #include "http.h"
+#include "jwt.h"
 #include "ll.h"
 
 typedef enum {
@@ -40,24 +43,6 @@ typedef struct {
 
 typedef struct ll_auth ll_auth;
 
-/* How long the token command may run before it is killed. */
-#define LL_AUTH_COMMAND_TIMEOUT_MS 30000L
-/* How far in the future a SAS's st= may lie (clock skew). */
-#define LL_AUTH_SAS_START_SKEW_S 300
-
-/* Splits an operator's one-string token command (for example
- * "az account get-access-token --resource https://storage.azure.com/
- * --query accessToken -o tsv") into a NULL-terminated argv, on spaces and
- * tabs only. There is NO shell interpretation: no quoting, escaping,
- * globbing, variables, command substitution, pipes or ';' -- each word
- * reaches the program as typed. Because quotes would therefore reach the
- * program, a quote or backslash is refused (LL_E_USAGE), as are control
- * characters, an empty line, more than 64 words or 4096 bytes: put such
- * a command in a script and name the script. *out_argv is one malloc'd
- * block (pointers and text): free it with free(). */
-ll_status ll_auth_split_command(const char *line, char ***out_argv,
-                                ll_error *err) LL_WARN_UNUSED;
-
 /* What the operator configured, for ll_auth_choose. The host fills the
  * flag fields; ll_auth_sources_from_env fills the two variables. */
 typedef struct {
@@ -84,7 +69,7 @@ ll_status ll_auth_choose(const ll_auth_sources *s, ll_auth_kind *out,
  * before not_after_utc_ms (the run's deadline), with a message saying so.
  * For a SAS it checks, before anything is sent: a sig= value; se=
  * present, well formed and not before the deadline; st= (if any) not more
- * than LL_AUTH_SAS_START_SKEW_S in the future; the same for a user
+ * than five minutes (clock skew) in the future; the same for a user
  * delegation SAS's skt=/ske=. A token kind while AZURE_STORAGE_SAS is set,
  * or a SAS while AZURE_STORAGE_TOKEN is set, is LL_E_USAGE (choose one).
  * Environment variables are read through getenv. */
@@ -99,15 +84,6 @@ const char *ll_auth_kind_name(ll_auth_kind k);
 ll_status ll_auth_apply(const ll_auth *a, const char *url, char **out_url,
                         ll_headers *headers, ll_error *err) LL_WARN_UNUSED;
 
-/* Decode a JWT's exp claim (seconds since epoch) without verifying it. */
-ll_status ll_jwt_exp(const char *jwt, int64_t *out_exp,
-                     ll_error *err) LL_WARN_UNUSED;
-
-/* Mint the unsigned JWT Azurite's --oauth basic accepts: aud
- * https://storage.azure.com, iss https://sts.windows.net/<tenant>/, nbf and
- * exp around now. Caller frees. */
-char *ll_auth_dev_token(int64_t now_s, int64_t lifetime_s);
-
 /* Secrets that must never reach any output, for scanners: the token and the
  * SAS sig value, or NULL. */
 const char *ll_auth_secret(const ll_auth *a, int which);
@@ -115,11 +91,5 @@ const char *ll_auth_secret(const ll_auth *a, int which);
 /* The token's expiry (UTC ms, the earlier of the JWT exp and the identity
  * endpoint's expires_on), or 0 for a SAS. For the manifest. */
 int64_t ll_auth_expires_utc_ms(const ll_auth *a);
-
-/* Invariant 10 for identity endpoints: https, or http to loopback or to the
- * IMDS link-local address 169.254.169.254 (plain http by Azure's design).
- * LL_E_INSECURE for other http hosts, LL_E_BAD_URL otherwise. No I/O. */
-ll_status ll_auth_check_identity_url(const char *url,
-                                     ll_error *err) LL_WARN_UNUSED;
 
 #endif

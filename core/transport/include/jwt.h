@@ -1,10 +1,11 @@
 /* JWT plumbing for auth: base64url, and reading a token's claims without
- * verifying it (the service verifies; we only check expiry up front). The
- * public entry points ll_jwt_exp and ll_auth_dev_token are in auth.h. */
+ * verifying it (the service verifies; we only check expiry up front).
+ * Below auth.h, which includes this header for its callers. */
 #ifndef LL_JWT_H
 #define LL_JWT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ll.h"
 
@@ -15,5 +16,14 @@ char *ll_b64url_encode(const unsigned char *data, size_t len);
  * LL_E_PARSE when s is not base64url. */
 ll_status ll_b64url_decode(const char *s, size_t len, unsigned char **out,
                            size_t *out_len) LL_WARN_UNUSED;
+
+/* Decode a JWT's exp claim (seconds since epoch) without verifying it. */
+ll_status ll_jwt_exp(const char *jwt, int64_t *out_exp,
+                     ll_error *err) LL_WARN_UNUSED;
+
+/* Mint the unsigned JWT Azurite's --oauth basic accepts: aud
+ * https://storage.azure.com, iss https://sts.windows.net/<tenant>/, nbf and
+ * exp around now. Caller frees. */
+char *ll_auth_dev_token(int64_t now_s, int64_t lifetime_s);
 
 #endif

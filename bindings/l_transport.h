@@ -1,7 +1,7 @@
 /* Builds the clock, transport and credential of a run from the operator's
  * configuration (core/operator.h). Replay and recording plug in here. */
-#ifndef LL_TRANSPORT_FACTORY_H
-#define LL_TRANSPORT_FACTORY_H
+#ifndef LL_L_TRANSPORT_H
+#define LL_L_TRANSPORT_H
 
 #include <lua.h>
 

@@ -1,0 +1,57 @@
+/* The reviewed known-deviations table: parsed once from the embedded JSON,
+ * matched field by field ("*" and a trailing "*" are wildcards). */
+#include "deviations.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonx.h"
+
+extern const char ll_known_deviations_json[];
+
+static int match(const char *pattern, const char *value) {
+  if (!pattern || strcmp(pattern, "*") == 0)
+    return 1;
+  if (!value)
+    return 0;
+  size_t n = strlen(pattern);
+  if (n > 0 && pattern[n - 1] == '*')
+    return strncmp(pattern, value, n - 1) == 0;
+  return strcmp(pattern, value) == 0;
+}
+
+/* The reviewed table, parsed once. It is freed at exit, or when the Lua
+ * module that holds this code is unloaded (glibc runs a shared object's
+ * atexit handlers at dlclose), so no sanitizer sees it as a leak. */
+static cJSON *deviations;
+
+static void free_deviations(void) {
+  cJSON_Delete(deviations);
+  deviations = NULL;
+}
+
+const char *ll_deviations_lookup(const char *kind, const char *judged_as,
+                                 const char *server, const char *operation,
+                                 long status, const char *code,
+                                 const char *returned_version) {
+  if (!deviations) {
+    deviations = cJSON_Parse(ll_known_deviations_json);
+    if (deviations)
+      atexit(free_deviations);
+  }
+  const cJSON *table = deviations;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, table) {
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "status");
+    if (match(ll_json_str(e, "kind"), kind) &&
+        match(ll_json_str(e, "endpoint_kind"), judged_as) &&
+        match(ll_json_str(e, "server"), server) &&
+        match(ll_json_str(e, "operation"), operation) &&
+        (!cJSON_IsNumber(st) || (long)st->valuedouble == status) &&
+        match(ll_json_str(e, "code"), code) &&
+        match(ll_json_str(e, "returned_version"),
+              returned_version ? returned_version : "(none)"))
+      return ll_json_str(e, "id");
+  }
+  return NULL;
+}

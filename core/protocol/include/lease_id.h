@@ -1,0 +1,12 @@
+/* Lease ID syntax and comparison. A lease ID is a secret: these never
+ * print one. Below blob.h (which includes this header for its callers). */
+#ifndef LL_LEASE_ID_H
+#define LL_LEASE_ID_H
+
+/* GUID syntax check: 8-4-4-4-12 hex, optional braces not accepted. */
+int ll_lease_id_valid(const char *id);
+/* Equal ignoring case and hyphens (the service normalises lease IDs); 0 if
+ * either is NULL or has nothing but hyphens. */
+int ll_lease_id_equal(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,329 @@
+/* The export projection (core/evidence/sanitize.c), through sanitize.h
+ * only: lease IDs become their aliases whatever their case and hyphens,
+ * the protected-only and credential keys are dropped, sig= values and
+ * bearer tokens are redacted, an echoed secret is replaced where it was
+ * found, and the scan finds whatever survived. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sanitize.h"
+#include "testlib.h"
+
+#define ID_A "0f8fad5b-d9cb-469f-a165-70867728950e"
+#define ID_A_FLAT_UPPER "0F8FAD5BD9CB469FA16570867728950E"
+#define ID_B "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+
+static const char *const ids[] = {ID_A, ID_B};
+static const char *const aliases[] = {"A", "B"};
+
+typedef struct {
+  const char *in;
+  int want_ok;
+  const char *want; /* "" when refused */
+} norm_case;
+
+static const norm_case norm_cases[] = {
+    {ID_A, 1, "0f8fad5bd9cb469fa16570867728950e"},
+    {ID_A_FLAT_UPPER, 1, "0f8fad5bd9cb469fa16570867728950e"},
+    {"0F8F-AD5B-D9CB-469F-A165-7086-7728-950E", 1,
+     "0f8fad5bd9cb469fa16570867728950e"},
+    {"0f8fad5b-d9cb-469f-a165-70867728950", 0, ""},   /* 31 digits */
+    {"0f8fad5b-d9cb-469f-a165-70867728950e0", 0, ""}, /* 33 digits */
+    {"0f8fad5b-d9cb-469f-a165-70867728950g", 0, ""},  /* not hex */
+    {"", 0, ""},
+};
+
+static void test_norm_id(void) {
+  for (size_t i = 0; i < sizeof norm_cases / sizeof norm_cases[0]; i++) {
+    char out[LL_SANITIZE_ID_MAX] = "junk";
+    CHECK_INT(ll_sanitize_norm_id(norm_cases[i].in, out),
+              norm_cases[i].want_ok);
+    CHECK_STR(out, norm_cases[i].want);
+  }
+  char out[LL_SANITIZE_ID_MAX] = "junk";
+  CHECK_INT(ll_sanitize_norm_id(NULL, out), 0);
+  CHECK_STR(out, "");
+}
+
+/* A protected row as the run writes it, with everything the export must
+ * not keep: the real lease ID field (at the top and nested), credential
+ * headers in any case, lease IDs in other spellings inside text, a SAS
+ * signature and a bearer token inside text, and the protected chain. */
+static const char protected_row[] =
+    "{\"seq\":7,\"record\":\"outcome\",\"lease_real_id\":\"" ID_A "\","
+    "\"lease_alias_supplied\":\"A\",\"http_status\":412,\"emitted_requests\":1,"
+    "\"etag\":null,\"preflight\":true,\"mono_start_ns\":1346417642922,"
+    "\"notes\":\"sent " ID_A_FLAT_UPPER " then " ID_B "\","
+    "\"request_shape\":\"PUT <blob>?sv=2023-11-03&sig=abc%2Bdef&se=x\","
+    "\"error_message\":\"header was Bearer eyJhbGciOi.payload.sig, sorry\","
+    "\"request\":{\"headers\":{\"Authorization\":\"Bearer t0k\","
+    "\"COOKIE\":\"c=1\",\"Set-Cookie\":\"d=2\",\"x-ms-lease-id\":\"" ID_A
+    "\",\"lease_real_id\":\"" ID_B "\"},\"prev_hash\":\"kept-nested\"},"
+    "\"discrepancy\":[{\"text\":\"lease " ID_B "\",\"explained_by\":null}],"
+    "\"prev_hash\":\"aaaa\",\"row_hash\":\"bbbb\"}";
+
+static void test_row_projection(void) {
+  cJSON *row = cJSON_Parse(protected_row);
+  CHECK(row != NULL);
+  if (!row)
+    return;
+  char *before = cJSON_PrintUnformatted(row);
+  cJSON *ex = ll_sanitize_row(row, ids, aliases, 2);
+  CHECK(ex != NULL);
+  if (!ex) {
+    free(before);
+    cJSON_Delete(row);
+    return;
+  }
+  /* dropped: the protected-only field, credentials, the protected chain */
+  CHECK(!cJSON_HasObjectItem(ex, "lease_real_id"));
+  CHECK(!cJSON_HasObjectItem(ex, "prev_hash"));
+  CHECK(!cJSON_HasObjectItem(ex, "row_hash"));
+  const cJSON *req = cJSON_GetObjectItemCaseSensitive(ex, "request");
+  const cJSON *h = cJSON_GetObjectItemCaseSensitive(req, "headers");
+  CHECK(h != NULL);
+  CHECK(!cJSON_HasObjectItem(h, "Authorization"));
+  CHECK(!cJSON_HasObjectItem(h, "COOKIE"));
+  CHECK(!cJSON_HasObjectItem(h, "Set-Cookie"));
+  CHECK(!cJSON_HasObjectItem(h, "lease_real_id"));
+  /* the chain fields are dropped at the top only: nested, they are data */
+  CHECK_STR(
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "prev_hash")),
+      "kept-nested");
+  /* lease IDs become aliases, whatever their spelling and depth */
+  CHECK_STR(cJSON_GetStringValue(
+                cJSON_GetObjectItemCaseSensitive(h, "x-ms-lease-id")),
+            "A");
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ex, "notes")),
+            "sent A then B");
+  const cJSON *d0 = cJSON_GetArrayItem(
+      cJSON_GetObjectItemCaseSensitive(ex, "discrepancy"), 0);
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d0, "text")),
+            "lease B");
+  CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(d0, "explained_by")));
+  /* sig= and bearer tokens inside text are redacted, the rest kept */
+  CHECK_STR(cJSON_GetStringValue(
+                cJSON_GetObjectItemCaseSensitive(ex, "request_shape")),
+            "PUT <blob>?sv=2023-11-03&sig=REDACTED&se=x");
+  CHECK_STR(cJSON_GetStringValue(
+                cJSON_GetObjectItemCaseSensitive(ex, "error_message")),
+            "header was Bearer REDACTED, sorry");
+  /* everything else is carried as it was: observed values are not changed */
+  CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ex, "seq")),
+            7);
+  CHECK_INT(
+      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ex, "http_status")),
+      412);
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
+            ex, "mono_start_ns")) == 1346417642922.0);
+  CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(ex, "etag")));
+  CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ex, "preflight")));
+  CHECK_STR(cJSON_GetStringValue(
+                cJSON_GetObjectItemCaseSensitive(ex, "lease_alias_supplied")),
+            "A");
+  /* key order is kept (the export line is hashed as printed) */
+  CHECK_STR(ex->child ? ex->child->string : NULL, "seq");
+  CHECK_STR(ex->child && ex->child->next ? ex->child->next->string : NULL,
+            "record");
+  /* the printed export holds no lease ID, no token, no live sig= value */
+  char *text = cJSON_PrintUnformatted(ex);
+  CHECK(text != NULL);
+  if (text) {
+    const char *secrets[] = {"t0k", "eyJhbGciOi"};
+    ll_scan_result r;
+    ll_sanitize_scan(text, strlen(text), ids, 2, secrets, 2, &r);
+    CHECK_INT(r.hits, 0);
+    CHECK_INT(r.kind, LL_SCAN_NONE);
+    CHECK(strstr(text, "c=1") == NULL);
+  }
+  free(text);
+  /* the protected row is untouched: the export is a copy */
+  char *after = cJSON_PrintUnformatted(row);
+  CHECK(before && after && strcmp(before, after) == 0);
+  free(before);
+  free(after);
+  cJSON_Delete(ex);
+  cJSON_Delete(row);
+  CHECK(ll_sanitize_row(NULL, ids, aliases, 2) == NULL);
+}
+
+/* Without bound IDs nothing is replaced by an alias, and a GUID that is
+ * not bound stays (it is not a lease ID of this run). */
+static void test_unbound_ids_kept(void) {
+  cJSON *row = cJSON_Parse("{\"notes\":\"" ID_A "\"}");
+  cJSON *ex = ll_sanitize_row(row, ids + 1, aliases + 1, 1);
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ex, "notes")),
+            ID_A);
+  cJSON_Delete(ex);
+  cJSON_Delete(row);
+}
+
+typedef struct {
+  const char *name;
+  const char *in;
+  size_t len; /* 0: strlen(in) */
+  const char *want;
+  size_t want_len; /* 0: strlen(want) */
+  unsigned found;
+} replace_case;
+
+static const char *const secrets[] = {"s3cr3t-token", "SIGKEY"};
+static const char *const placeholders[] = {"{{secret:token}}",
+                                           "{{secret:sas}}"};
+
+static const replace_case replace_cases[] = {
+    {"nothing to replace", "x-ms-request-id: 42", 0, "x-ms-request-id: 42", 0,
+     0},
+    {"an echoed token", "got s3cr3t-token back", 0, "got {{secret:token}} back",
+     0, 1u},
+    {"both secrets, twice", "SIGKEY/s3cr3t-token/SIGKEY", 0,
+     "{{secret:sas}}/{{secret:token}}/{{secret:sas}}", 0, 3u},
+    {"a sig= value, any case", "u?SIG=abc%2F&sv=1", 0, "u?SIG=REDACTED&sv=1", 0,
+     LL_REDACT_SIG},
+    {"an already redacted sig= is left", "u?sig=REDACTED&sv=1", 0,
+     "u?sig=REDACTED&sv=1", 0, 0},
+    {"REDACTED as a prefix is not redacted", "sig=REDACTEDX", 0, "sig=REDACTED",
+     0, LL_REDACT_SIG},
+    {"bytes, not only text", "a\0s3cr3t-token", 14, "a\0{{secret:token}}", 18,
+     1u},
+    {"exact bytes: case matters for a secret", "S3CR3T-TOKEN", 0,
+     "S3CR3T-TOKEN", 0, 0},
+};
+
+static void test_replace(void) {
+  for (size_t i = 0; i < sizeof replace_cases / sizeof replace_cases[0]; i++) {
+    const replace_case *c = &replace_cases[i];
+    int before = ll_test_fail;
+    size_t len = c->len ? c->len : strlen(c->in);
+    size_t want_len = c->want_len ? c->want_len : strlen(c->want);
+    ll_buf out = {0};
+    unsigned found =
+        ll_sanitize_replace(c->in, len, secrets, placeholders, 2, &out);
+    CHECK_INT(found, c->found);
+    CHECK_INT(out.oom, 0);
+    CHECK_INT(out.n, want_len);
+    CHECK(out.p && out.n == want_len && memcmp(out.p, c->want, want_len) == 0);
+    if (ll_test_fail > before)
+      fprintf(stderr, "  in replace case \"%s\"\n", c->name);
+    free(out.p);
+  }
+}
+
+static void test_redact_in_place(void) {
+  cJSON *row = cJSON_Parse(
+      "{\"error_message\":\"bad s3cr3t-token\",\"status\":403,"
+      "\"s3cr3t-token\":\"key stays\","
+      "\"response\":{\"headers\":{\"server\":\"x s3cr3t-token y\","
+      "\"location\":\"/b?sig=zzz\"}},\"list\":[\"ok\",\"SIGKEY\"]}");
+  CHECK(row != NULL);
+  unsigned found = 0;
+  ll_buf where = {0};
+  CHECK_INT(ll_sanitize_redact(row, secrets, placeholders, 2, &found, &where),
+            LL_OK);
+  CHECK_INT(found, 3u | LL_REDACT_SIG);
+  CHECK_STR(where.p, "error_message, response.headers.server, "
+                     "response.headers.location, list[1]");
+  CHECK_STR(cJSON_GetStringValue(
+                cJSON_GetObjectItemCaseSensitive(row, "error_message")),
+            "bad {{secret:token}}");
+  /* keys are not values: never changed */
+  CHECK_STR(cJSON_GetStringValue(
+                cJSON_GetObjectItemCaseSensitive(row, "s3cr3t-token")),
+            "key stays");
+  const cJSON *hd = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(row, "response"), "headers");
+  CHECK_STR(
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(hd, "server")),
+      "x {{secret:token}} y");
+  CHECK_STR(
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(hd, "location")),
+      "/b?sig=REDACTED");
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetArrayItem(
+                cJSON_GetObjectItemCaseSensitive(row, "list"), 1)),
+            "{{secret:sas}}");
+  CHECK_INT(
+      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "status")),
+      403);
+  free(where.p);
+  /* a clean row: nothing found, nowhere */
+  cJSON *clean = cJSON_Parse("{\"a\":\"b\",\"n\":[1,2]}");
+  ll_buf w2 = {0};
+  found = 99;
+  CHECK_INT(ll_sanitize_redact(clean, secrets, placeholders, 2, &found, &w2),
+            LL_OK);
+  CHECK_INT(found, 0);
+  CHECK_STR(w2.p, "");
+  free(w2.p);
+  cJSON_Delete(clean);
+  cJSON_Delete(row);
+}
+
+static void test_note(void) {
+  ll_buf note = {0};
+  ll_sanitize_note(&note, "x-ms-request-id, response body", 1u | LL_REDACT_SIG,
+                   placeholders, 2);
+  CHECK_STR(note.p, "the service echoed a secret in x-ms-request-id, response "
+                    "body; replaced by {{secret:token}}, sig=REDACTED");
+  free(note.p);
+  ll_buf n2 = {0};
+  ll_sanitize_note(&n2, "server", 2u, placeholders, 2);
+  CHECK_STR(
+      n2.p,
+      "the service echoed a secret in server; replaced by {{secret:sas}}");
+  free(n2.p);
+}
+
+typedef struct {
+  const char *name;
+  const char *text;
+  size_t hits;
+  ll_scan_kind kind;
+  size_t index, offset;
+} scan_case;
+
+static const scan_case scan_cases[] = {
+    {"clean", "{\"lease_alias_supplied\":\"A\",\"sig\":\"sig=REDACTED\"}", 0,
+     LL_SCAN_NONE, 0, 0},
+    {"an ID in another spelling", "0123456789" ID_A_FLAT_UPPER, 1, LL_SCAN_ID,
+     0, 10},
+    {"the second ID", "xx" ID_B, 1, LL_SCAN_ID, 1, 2},
+    {"the first hit by offset wins", "..." ID_B " sig=live s3cr3t-token", 3,
+     LL_SCAN_ID, 1, 3},
+    {"a secret before an ID", "SIGKEY " ID_A, 2, LL_SCAN_SECRET, 1, 0},
+    {"a live sig=", "q=1&sig=abc", 1, LL_SCAN_SIG, 0, 4},
+    {"sig=REDACTED escaped in printed JSON", "\"sig=REDACTED\\\"\"", 0,
+     LL_SCAN_NONE, 0, 0},
+};
+
+static void test_scan(void) {
+  for (size_t i = 0; i < sizeof scan_cases / sizeof scan_cases[0]; i++) {
+    const scan_case *c = &scan_cases[i];
+    int before = ll_test_fail;
+    ll_scan_result r;
+    memset(&r, 0xff, sizeof r);
+    ll_sanitize_scan(c->text, strlen(c->text), ids, 2, secrets, 2, &r);
+    CHECK_INT(r.hits, c->hits);
+    CHECK_INT(r.kind, c->kind);
+    if (c->hits) {
+      CHECK_INT(r.index, c->index);
+      CHECK_INT(r.offset, c->offset);
+    }
+    if (ll_test_fail > before)
+      fprintf(stderr, "  in scan case \"%s\"\n", c->name);
+  }
+  ll_scan_result r;
+  ll_sanitize_scan(NULL, 0, ids, 2, secrets, 2, &r);
+  CHECK_INT(r.hits, 0);
+}
+
+int main(void) {
+  test_norm_id();
+  test_row_projection();
+  test_unbound_ids_kept();
+  test_replace();
+  test_redact_in_place();
+  test_note();
+  test_scan();
+  return ll_test_report("test_sanitize");
+}
