@@ -11,17 +11,18 @@ assert(path and requests, "usage: lua5.4 bench/callgrind.lua ANNOTATE.txt REQUES
 -- name -> what it stands for in the breakdown
 local wanted = {
   "ll_run_request",     -- one request, everything in C below the binding
-  "ll_ledger_append_sync", -- the rows: build, print, parse, sanitize, scan, hash, write, fsync
-  "ll_ledger_build_row",   -- JSON printing and re-parsing of each line
+  "ll_ledger_append_row", -- the rows: print, seal, sanitize, scan, hash, write, fsync
+  "ll_ledger_seal",        -- printing each line once and sealing the row (with its hash)
   "ll_ledger_sanitize", -- the export copy of each row
   "ll_ledger_scan_line",   -- the secret and lease-ID scan of each line
   "ll_sha256_update", "ll_sha256_final", "ll_sha256_new", "ll_sha256_free",
   "http_exchange",      -- libcurl and TLS, with the trace callback
   "ll_model_apply",     -- the fold that classifies each row
-  "ll_run_outcome_row", -- building the evidence row from the response
+  "ll_row_outcome",     -- building the evidence row from the response
+  "ll_row_intent",      -- building the intent row
   "ll_guard_check", "ll_auth_apply", "ll_blob_build",
   "ll_lua_push_json",   -- handing the export row to Lua
-  "cJSON_PrintUnformatted", "malloc", "free",
+  "malloc", "free",
 }
 local want = {}
 for _, w in ipairs(wanted) do want[w] = true end

@@ -44,6 +44,7 @@ local function trial(period)
   local f = run:wait_for_broken { fixed_ms = opts.fixed_ms, budget = 1000 }
   run:read()
   U:delete()
+  run:read() -- the 404 that confirms the delete: the next lifecycle needs it (invariant 14)
   return f
 end
 

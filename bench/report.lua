@@ -261,14 +261,14 @@ if cg and cg.ir and cg.ir.ll_run_request then
     (cg.ir.ll_sha256_free or 0)
   p("")
   p("Instruction profile (valgrind --tool=callgrind, %d requests, ledger on tmpfs): %.0f k instructions per " ..
-    "request in C below the binding, of which the ledger append %s (printing and re-parsing rows %s, the " ..
-    "export copy %s, the secret/lease-ID scan %s, SHA-256 %.0f%%: valgrind hides SHA extensions, see the " ..
-    "microbenchmark above), the exchange (libcurl, TLS) %s, the model fold %s, the outcome row %s; handing " ..
-    "the row to Lua adds %s.",
-    cg.requests, req / cg.requests / 1000, share("ll_ledger_append_sync"),
-    cg.ir.ll_ledger_build_row and string.format("%.0f%%", 100 * (cg.ir.ll_ledger_build_row - sha) / req) or "n/a",
+    "request in C below the binding, of which the ledger append %s (printing each line once and sealing the " ..
+    "row %s, the export copy %s, the secret/lease-ID scan %s, SHA-256 %.0f%%: valgrind hides SHA extensions, " ..
+    "see the microbenchmark above), the exchange (libcurl, TLS) %s, the model fold %s, the outcome row %s, " ..
+    "the intent row %s; handing the row to Lua adds %s.",
+    cg.requests, req / cg.requests / 1000, share("ll_ledger_append_row"),
+    cg.ir.ll_ledger_seal and string.format("%.0f%%", 100 * (cg.ir.ll_ledger_seal - sha) / req) or "n/a",
     share("ll_ledger_sanitize"), share("ll_ledger_scan_line"), 100 * sha / req, share("http_exchange"),
-    share("ll_model_apply"), share("ll_run_outcome_row"), share("ll_lua_push_json"))
+    share("ll_model_apply"), share("ll_row_outcome"), share("ll_row_intent"), share("ll_lua_push_json"))
 end
 p("")
 p("Reproduce: `make bench` (full) or `BENCH_QUICK=1 make bench`; raw figures in bench/out/raw.jsonl.")

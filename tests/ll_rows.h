@@ -1,6 +1,6 @@
 /* A small builder of synthetic ledger rows for the model, decide and guard
- * tests. Rows carry the fields core/run_open.c (ll_run_outcome_row) and
- * core/flow.c write, shaped after a real exported ledger of a live Azurite
+ * tests. Rows carry the fields core/run/run_row.c (ll_row_outcome) and
+ * core/run/flow.c write, shaped after a real exported ledger of a live Azurite
  * ACCEPT run. Each step appends an intent (for requests) and its outcome,
  * applies both to the model with fill=1, and keeps the filled rows so a
  * second pass can re-derive them with fill=0 (verify). Header-only: every

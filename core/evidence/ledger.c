@@ -18,13 +18,8 @@
 #include "hash.h"
 #include "jsonx.h"
 #include "ledger_impl.h"
+#include "ledger_line.h"
 #include "sanitize.h"
-
-void ll_ledger_built_free(built_row *b) {
-  free(b->line);
-  cJSON_Delete(b->parsed);
-  memset(b, 0, sizeof *b);
-}
 
 /* Refuses items whose printing is not plain JSON (raw text could hold a
  * newline and split the line). */
@@ -35,84 +30,6 @@ static int plain_json(const cJSON *item) {
     if (!plain_json(c))
       return 0;
   return 1;
-}
-
-/* Builds {"seq":seq, <src keys but seq/prev_hash/row_hash>, "prev_hash",
- * "row_hash"} and its line. The hashed bytes are the line before
- * ',"row_hash":' plus '}', which is exactly the printing without row_hash.
- * The line is that printing with ',"row_hash":"<hex>"}' in place of its
- * final '}': byte for byte what cJSON prints once row_hash is added (the
- * key and the lowercase hex need no escaping), without printing the row a
- * second time. Parsing it back below, and the reader's canonical-form
- * check, still hold it to cJSON's printing. */
-ll_status ll_ledger_build_row(const cJSON *src, long seq, const char *prev,
-                              built_row *out, ll_error *err) {
-  ll_status st = LL_OK;
-  char *bare = NULL, *full = NULL;
-  memset(out, 0, sizeof *out);
-  cJSON *obj = cJSON_CreateObject();
-  if (!obj || !cJSON_AddNumberToObject(obj, "seq", (double)seq))
-    goto nomem;
-  for (const cJSON *c = src->child; c; c = c->next) {
-    if (!c->string || strcmp(c->string, "seq") == 0 ||
-        strcmp(c->string, "prev_hash") == 0 ||
-        strcmp(c->string, "row_hash") == 0)
-      continue;
-    if (!ll_json_add(obj, c->string, cJSON_Duplicate(c, 1)))
-      goto nomem;
-  }
-  if (!cJSON_AddStringToObject(obj, "prev_hash", prev))
-    goto nomem;
-  if (!(bare = cJSON_PrintUnformatted(obj)))
-    goto nomem;
-  size_t blen = strlen(bare);
-  if ((st = ll_ledger_chain_hash(prev, bare, blen, "", 0, out->hash)) !=
-      LL_OK) {
-    st = ll_fail(err, st, "could not hash the evidence row");
-    goto cleanup;
-  }
-  if (blen < 2 || bare[blen - 1] != '}') {
-    st = ll_fail(err, LL_E_INTERNAL, "evidence row printing is not an object");
-    goto cleanup;
-  }
-  size_t flen = blen - 1 + ROW_HASH_KEY_LEN + HASH_HEX_LEN + 2;
-  if (!(full = cJSON_malloc(flen + 1)))
-    goto nomem;
-  memcpy(full, bare, blen - 1);
-  memcpy(full + blen - 1, ROW_HASH_KEY, ROW_HASH_KEY_LEN);
-  memcpy(full + blen - 1 + ROW_HASH_KEY_LEN, out->hash, HASH_HEX_LEN);
-  memcpy(full + flen - 2, "\"}", 3); /* with the NUL */
-  if (flen > LL_LEDGER_MAX_LINE) {
-    st = ll_fail(err, LL_E_TOO_LARGE,
-                 "evidence row of %zu bytes is over the %u byte line limit",
-                 flen, LL_LEDGER_MAX_LINE);
-    goto cleanup;
-  }
-  /* Kept rows are parsed from the line itself, so memory equals the file
-   * (and a row the reader could not parse is never written). */
-  const char *end = NULL;
-  out->parsed = cJSON_ParseWithLengthOpts(full, flen, &end, 0);
-  if (!out->parsed || end != full + flen) {
-    st = ll_fail(err, LL_E_USAGE,
-                 "evidence row does not read back as JSON "
-                 "(nested too deeply?)");
-    goto cleanup;
-  }
-  if (!(out->line = malloc(flen + 1)))
-    goto nomem;
-  memcpy(out->line, full, flen);
-  out->line[flen] = '\n';
-  out->len = flen + 1;
-  goto cleanup;
-nomem:
-  st = ll_fail(err, LL_E_NOMEM, "out of memory building an evidence row");
-cleanup:
-  if (st != LL_OK)
-    ll_ledger_built_free(out);
-  cJSON_free(bare);
-  cJSON_free(full);
-  cJSON_Delete(obj);
-  return st;
 }
 
 /* One write() per line: after SIGKILL a line is wholly there or absent, so
@@ -354,36 +271,63 @@ ll_status ll_ledger_append(ll_ledger *l, const cJSON *row, long *out_seq,
 
 ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
                                 long *out_seq, ll_error *err) {
-  built_row p = {0}, e = {0};
-  cJSON *san = NULL;
-  ll_status st;
-  unsigned long mark = ll_alloc_failures();
   if (out_seq)
     *out_seq = 0;
   if (!l || !cJSON_IsObject(row))
     return ll_fail(err, LL_E_USAGE, "ledger_append needs a JSON object");
-  if (l->broken)
-    return ll_fail(err, LL_E_DURABILITY,
-                   "the ledger is unusable after an earlier durability "
-                   "failure: nothing was sent");
-  if (!plain_json(row))
-    return ll_fail(err, LL_E_USAGE, "evidence row holds a raw or invalid item");
+  unsigned long mark = ll_alloc_failures();
+  cJSON *copy = cJSON_Duplicate(row, 1);
+  if (!copy)
+    return ll_fail(err, LL_E_NOMEM, "out of memory building an evidence row");
+  ll_status st = ll_ledger_append_row(l, copy, sync, out_seq, err);
+  if (st != LL_OK && st != LL_E_NOMEM && ll_alloc_failed_since(mark))
+    st = ll_fail(err, LL_E_NOMEM, "out of memory building an evidence row");
+  return st;
+}
+
+/* The row is printed once per file: the protected line from the row
+ * itself, sealed in place; the export line from its sanitized copy. The
+ * hash, the scan and the file read those lines; the rows kept in memory
+ * are the sealed trees, which hold what a reader parses from the lines. */
+ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
+                               long *out_seq, ll_error *err) {
+  cJSON *san = NULL;
+  ll_status st;
+  char hp[LL_SHA256_HEX], he[LL_SHA256_HEX];
+  unsigned long mark = ll_alloc_failures();
+  if (out_seq)
+    *out_seq = 0;
+  if (!l || !cJSON_IsObject(row)) {
+    st = ll_fail(err, LL_E_USAGE, "ledger_append needs a JSON object");
+    goto cleanup;
+  }
+  if (l->broken) {
+    st = ll_fail(err, LL_E_DURABILITY,
+                 "the ledger is unusable after an earlier durability "
+                 "failure: nothing was sent");
+    goto cleanup;
+  }
+  if (!plain_json(row)) {
+    st = ll_fail(err, LL_E_USAGE, "evidence row holds a raw or invalid item");
+    goto cleanup;
+  }
   if (ll_ledger_is_lease_bind(row) &&
       (st = ll_ledger_bind_from_row(l, row, err)))
-    return st;
-  long seq = l->count + 1;
-  if ((st = ll_ledger_build_row(row, seq, l->prev_prot, &p, err)))
     goto cleanup;
-  if (!(san = ll_ledger_sanitize(l, p.parsed))) {
+  long seq = l->count + 1;
+  if ((st = ll_ledger_seal(row, seq, l->prev_prot, &l->line_prot, hp, err)))
+    goto cleanup;
+  if (!(san = ll_ledger_sanitize(l, row))) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory sanitizing a row");
     goto cleanup;
   }
-  if ((st = ll_ledger_build_row(san, seq, l->prev_exp, &e, err)))
+  if ((st = ll_ledger_seal(san, seq, l->prev_exp, &l->line_exp, he, err)))
     goto cleanup;
+  const ll_buf *p = &l->line_prot, *e = &l->line_exp;
   /* Protected rows may hold lease IDs but never tokens or SAS signatures
    * (invariant 9); export rows hold neither. */
-  if ((st = ll_ledger_scan_line(l, p.line, p.len, 0, "protected row", err)) ||
-      (st = ll_ledger_scan_line(l, e.line, e.len, 1, "export row", err)))
+  if ((st = ll_ledger_scan_line(l, p->p, p->n, 0, "protected row", err)) ||
+      (st = ll_ledger_scan_line(l, e->p, e->n, 1, "export row", err)))
     goto cleanup;
   /* Not one byte of a row built across a failed allocation reaches a file
    * (a cJSON call that cannot say so may have dropped a field). */
@@ -399,8 +343,8 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
     l->broken = 1;
     goto cleanup;
   }
-  if ((st = write_line(l->fd_prot, p.line, p.len, sync != LL_SYNC_NONE, err)) ||
-      (st = write_line(l->fd_exp, e.line, e.len, sync == LL_SYNC_BOTH, err))) {
+  if ((st = write_line(l->fd_prot, p->p, p->n, sync != LL_SYNC_NONE, err)) ||
+      (st = write_line(l->fd_exp, e->p, e->n, sync == LL_SYNC_BOTH, err))) {
     /* Take back whatever part of this row reached either file, so the
      * ledger ends on a whole row and a recovery can reopen it. The row was
      * never acted on: nothing was sent. */
@@ -411,11 +355,11 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
     l->broken = 1;
     goto cleanup;
   }
-  cJSON_AddItemToArray(l->rows, p.parsed);
-  cJSON_AddItemToArray(l->export_rows, e.parsed);
-  p.parsed = e.parsed = NULL;
-  memcpy(l->prev_prot, p.hash, sizeof l->prev_prot);
-  memcpy(l->prev_exp, e.hash, sizeof l->prev_exp);
+  cJSON_AddItemToArray(l->rows, row);
+  cJSON_AddItemToArray(l->export_rows, san);
+  row = san = NULL;
+  memcpy(l->prev_prot, hp, sizeof l->prev_prot);
+  memcpy(l->prev_exp, he, sizeof l->prev_exp);
   l->count = seq;
   if (out_seq)
     *out_seq = seq;
@@ -423,8 +367,7 @@ cleanup:
   if (st != LL_OK && st != LL_E_NOMEM && ll_alloc_failed_since(mark))
     st = ll_fail(err, LL_E_NOMEM, "out of memory building an evidence row");
   cJSON_Delete(san);
-  ll_ledger_built_free(&p);
-  ll_ledger_built_free(&e);
+  cJSON_Delete(row);
   return st;
 }
 

@@ -35,21 +35,16 @@ struct ll_ledger {
   char **secrets, **secret_ph; /* the secret, its "{{secret:NAME}}" */
   size_t n_secrets, cap_secrets, cap_secret_ph;
   int broken; /* a durability failure: every later append fails */
+  ll_buf line_prot, line_exp; /* the lines being appended, reused */
 };
 
-/* One row ready to write: its line (with '\n') and the parsed copy that
- * joins the in-memory rows once the line is durable. */
-typedef struct {
-  char *line;
-  size_t len;
-  cJSON *parsed;
-  char hash[LL_SHA256_HEX];
-} built_row;
-
-/* Helpers of ledger.c used by ledger_open.c. */
-void ll_ledger_built_free(built_row *b);
-ll_status ll_ledger_build_row(const cJSON *src, long seq, const char *prev,
-                              built_row *out, ll_error *err);
+/* Helpers shared by the ledger's files. ll_ledger_seal (ledger_line.c)
+ * prints row as its line for this chain into line (with '\n'), its hash
+ * into hash, and seals row in place as a reader parses that line: "seq"
+ * first, "prev_hash" and "row_hash" last, numbers as printed. On failure
+ * row may be half sealed: the caller deletes it. */
+ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
+                         char hash[LL_SHA256_HEX], ll_error *err);
 ll_status ll_ledger_write_durable(int fd, const char *buf, size_t len,
                                   ll_error *err);
 ll_status ll_ledger_fsync_dir(const char *path, ll_error *err);
@@ -67,7 +62,7 @@ int ll_ledger_is_lease_bind(const cJSON *row);
 ll_status ll_ledger_bind_from_row(ll_ledger *l, const cJSON *row,
                                   ll_error *err);
 
-/* SHA-256 of prev_hash_hex || a || b, as lowercase hex. */
+/* SHA-256 of prev_hash_hex || a || b, as lowercase hex (ledger_line.c). */
 ll_status ll_ledger_chain_hash(const char *prev, const char *a, size_t alen,
                                const char *b, size_t blen,
                                char out[LL_SHA256_HEX]) LL_WARN_UNUSED;

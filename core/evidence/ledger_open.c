@@ -295,22 +295,21 @@ static int export_matches(const ll_ledger *l, const cJSON *p, const cJSON *e) {
  * between the two writes, and appends it durably. */
 static ll_status rederive_export(ll_ledger *l, const cJSON *p, long seq,
                                  ll_error *err) {
-  built_row b;
+  char hash[LL_SHA256_HEX];
+  const ll_buf *b = &l->line_exp;
   cJSON *s = ll_ledger_sanitize(l, p);
   if (!s)
     return ll_fail(err, LL_E_NOMEM, "out of memory recovering the export");
-  ll_status st = ll_ledger_build_row(s, seq, l->prev_exp, &b, err);
-  cJSON_Delete(s);
-  if (st)
-    return st;
-  if (!(st = ll_ledger_scan_line(l, b.line, b.len, 1, "recovered export row",
+  ll_status st = ll_ledger_seal(s, seq, l->prev_exp, &l->line_exp, hash, err);
+  if (!st &&
+      !(st = ll_ledger_scan_line(l, b->p, b->n, 1, "recovered export row",
                                  err)) &&
-      !(st = ll_ledger_write_durable(l->fd_exp, b.line, b.len, err))) {
-    cJSON_AddItemToArray(l->export_rows, b.parsed);
-    b.parsed = NULL;
-    memcpy(l->prev_exp, b.hash, sizeof l->prev_exp);
+      !(st = ll_ledger_write_durable(l->fd_exp, b->p, b->n, err))) {
+    cJSON_AddItemToArray(l->export_rows, s);
+    s = NULL;
+    memcpy(l->prev_exp, hash, sizeof l->prev_exp);
   }
-  ll_ledger_built_free(&b);
+  cJSON_Delete(s);
   return st;
 }
 
@@ -498,6 +497,8 @@ void ll_ledger_close(ll_ledger *l) {
     free(l->secrets[i]);
     free(l->secret_ph[i]);
   }
+  free(l->line_prot.p);
+  free(l->line_exp.p);
   free(l->ids);
   free(l->aliases);
   free(l->secrets);

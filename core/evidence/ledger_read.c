@@ -12,23 +12,6 @@
 #include "ledger.h"
 #include "ledger_impl.h"
 
-ll_status ll_ledger_chain_hash(const char *prev, const char *a, size_t alen,
-                               const char *b, size_t blen,
-                               char out[LL_SHA256_HEX]) {
-  ll_sha256 *h = ll_sha256_new();
-  if (!h)
-    return LL_E_NOMEM;
-  ll_status st = ll_sha256_update(h, prev, HASH_HEX_LEN);
-  if (!st)
-    st = ll_sha256_update(h, a, alen);
-  if (!st)
-    st = ll_sha256_update(h, b, blen);
-  if (!st)
-    st = ll_sha256_final(h, out);
-  ll_sha256_free(h);
-  return st;
-}
-
 static int is_hex_lower(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))

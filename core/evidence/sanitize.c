@@ -9,7 +9,6 @@
 #include <strings.h>
 
 #include "jsonx.h"
-#include "ledger.h"
 
 /* Keys dropped at any depth, compared case-insensitively. */
 static const char *const dropped_keys[] = {"lease_real_id", "authorization",
@@ -131,37 +130,84 @@ static size_t bearer_at(const char *s, size_t len, size_t i, size_t *tok_end) {
   return j - i;
 }
 
-/* A new string: s with bound lease IDs replaced by their aliases, sig=
- * values and bearer tokens redacted. NULL when out of memory. */
-static char *scrub(const char *s, const char *const *ids,
-                   const char *const *aliases, size_t n) {
-  sbuf b = {0};
-  size_t len = strlen(s), i = 0;
-  ll_buf_put(&b, "", 0);
-  while (i < len && !b.oom) {
-    size_t end = 0, k = 0, pre, tok_end;
-    unsigned char c = fold(s[i]);
-    if (c != '-')
-      for (k = 0; k < n && !end; k++)
-        end = id_first(ids[k]) == c ? match_id(s, len, i, ids[k]) : 0;
-    if (end) {
-      ll_buf_put(&b, aliases[k - 1], strlen(aliases[k - 1]));
-      i = end;
-    } else if (c == 's' && ci_prefix(s, len, i, "sig=")) {
-      ll_buf_put(&b, s + i, 4);
-      ll_buf_put(&b, "REDACTED", 8);
-      i += 4;
-      while (i < len && !is_sig_end(s[i]))
-        i++;
-    } else if (c == 'b' && (pre = bearer_at(s, len, i, &tok_end)) != 0) {
-      ll_buf_put(&b, s + i, pre);
-      ll_buf_put(&b, "REDACTED", 8);
-      i = tok_end;
-    } else {
-      ll_buf_put(&b, s + i, 1);
-      i++;
-    }
+/* What scrub replaces at s[i], if anything: a bound lease ID (its alias
+ * in *alias), a sig= value or a bearer token. *keep is how many bytes of
+ * s[i..] stay before "REDACTED", *end where the replaced text ends. The
+ * checks run in this order at each offset. */
+static int scrub_at(const char *s, size_t len, size_t i, const char *const *ids,
+                    const char *const *aliases, size_t n, const char **alias,
+                    size_t *keep, size_t *end) {
+  unsigned char c = fold(s[i]);
+  if (c != '-')
+    for (size_t k = 0; k < n; k++)
+      if (id_first(ids[k]) == c && (*end = match_id(s, len, i, ids[k]))) {
+        *alias = aliases[k];
+        return 1;
+      }
+  if (c == 's' && ci_prefix(s, len, i, "sig=")) {
+    size_t e = i + 4;
+    while (e < len && !is_sig_end(s[e]))
+      e++;
+    *alias = NULL;
+    *keep = 4;
+    *end = e;
+    return 1;
   }
+  size_t pre, tok_end;
+  if (c == 'b' && (pre = bearer_at(s, len, i, &tok_end)) != 0) {
+    *alias = NULL;
+    *keep = pre;
+    *end = tok_end;
+    return 1;
+  }
+  return 0;
+}
+
+/* Bytes where scrub_at can match: the first byte of a bound ID in either
+ * case, and s/S, b/B. */
+static void scrub_firsts(unsigned char t[256], const char *const *ids,
+                         size_t n) {
+  memset(t, 0, 256);
+  t['s'] = t['S'] = t['b'] = t['B'] = 1;
+  for (size_t k = 0; k < n; k++) {
+    unsigned char f = id_first(ids[k]);
+    t[f] = 1;
+    if (f >= 'a' && f <= 'z')
+      t[f - 'a' + 'A'] = 1;
+  }
+}
+
+/* A new string: s with bound lease IDs replaced by their aliases, sig=
+ * values and bearer tokens redacted; *same when nothing was (then NULL is
+ * returned and s stands). NULL otherwise only when out of memory. */
+static char *scrub(const char *s, const unsigned char firsts[256],
+                   const char *const *ids, const char *const *aliases, size_t n,
+                   int *same) {
+  sbuf b = {0};
+  size_t len = strlen(s), i = 0, from = 0;
+  *same = 0;
+  while (i < len && !b.oom) {
+    const char *alias;
+    size_t keep = 0, end = 0;
+    if (!firsts[(unsigned char)s[i]] ||
+        !scrub_at(s, len, i, ids, aliases, n, &alias, &keep, &end)) {
+      i++;
+      continue;
+    }
+    ll_buf_put(&b, s + from, i - from);
+    if (alias) {
+      ll_buf_put(&b, alias, strlen(alias));
+    } else {
+      ll_buf_put(&b, s + i, keep);
+      ll_buf_put(&b, "REDACTED", 8);
+    }
+    i = from = end;
+  }
+  if (!b.p && !b.oom) {
+    *same = 1;
+    return NULL;
+  }
+  ll_buf_put(&b, s + from, len - from);
   if (b.oom) {
     free(b.p);
     return NULL;
@@ -170,14 +216,41 @@ static char *scrub(const char *s, const char *const *ids,
 }
 
 static int dropped(const char *key, int top) {
+  /* the first letters of the dropped keys, before comparing whole keys */
+  switch (fold(key[0])) {
+  case 'l':
+  case 'a':
+  case 'c':
+  case 's':
+    break;
+  case 'p':
+  case 'r':
+    return top &&
+           (strcmp(key, "prev_hash") == 0 || strcmp(key, "row_hash") == 0);
+  default:
+    return 0;
+  }
   for (size_t i = 0; i < sizeof dropped_keys / sizeof dropped_keys[0]; i++)
     if (strcasecmp(key, dropped_keys[i]) == 0)
       return 1;
   return top && (strcmp(key, "prev_hash") == 0 || strcmp(key, "row_hash") == 0);
 }
 
-static cJSON *sanitize_item(const cJSON *item, int top, const char *const *ids,
-                            const char *const *aliases, size_t n) {
+/* Adds copy under c's key: a constant key (a builder's literal) is kept,
+ * any other copied. */
+static int add_keyed(cJSON *out, const cJSON *c, cJSON *copy) {
+  if (!(c->type & cJSON_StringIsConst))
+    return ll_json_add(out, c->string, copy);
+  if (cJSON_AddItemToObjectCS(out, c->string, copy))
+    return 1;
+  cJSON_Delete(copy);
+  return 0;
+}
+
+static cJSON *sanitize_item(const cJSON *item, int top,
+                            const unsigned char firsts[256],
+                            const char *const *ids, const char *const *aliases,
+                            size_t n) {
   cJSON *out = NULL;
   if (cJSON_IsObject(item) || cJSON_IsArray(item)) {
     int is_obj = cJSON_IsObject(item);
@@ -187,13 +260,12 @@ static cJSON *sanitize_item(const cJSON *item, int top, const char *const *ids,
     for (const cJSON *c = item->child; c; c = c->next) {
       if (is_obj && (!c->string || dropped(c->string, top)))
         continue;
-      cJSON *copy = sanitize_item(c, 0, ids, aliases, n);
+      cJSON *copy = sanitize_item(c, 0, firsts, ids, aliases, n);
       if (!copy) {
         cJSON_Delete(out);
         return NULL;
       }
-      if (!(is_obj ? ll_json_add(out, c->string, copy)
-                   : ll_json_push(out, copy))) {
+      if (!(is_obj ? add_keyed(out, c, copy) : ll_json_push(out, copy))) {
         cJSON_Delete(out);
         return NULL;
       }
@@ -201,10 +273,12 @@ static cJSON *sanitize_item(const cJSON *item, int top, const char *const *ids,
     return out;
   }
   if ((cJSON_IsString(item) || cJSON_IsRaw(item)) && item->valuestring) {
-    char *s = scrub(item->valuestring, ids, aliases, n);
-    if (!s)
+    int same = 0;
+    char *s = scrub(item->valuestring, firsts, ids, aliases, n, &same);
+    if (!s && !same)
       return NULL;
-    out = cJSON_IsString(item) ? cJSON_CreateString(s) : cJSON_CreateRaw(s);
+    const char *v = same ? item->valuestring : s;
+    out = cJSON_IsString(item) ? cJSON_CreateString(v) : cJSON_CreateRaw(v);
     free(s);
     return out;
   }
@@ -218,9 +292,39 @@ static cJSON *sanitize_item(const cJSON *item, int top, const char *const *ids,
 
 cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
                        const char *const *aliases, size_t n) {
+  unsigned char firsts[256];
   if (!row)
     return NULL;
-  return sanitize_item(row, 1, ids, aliases, n);
+  scrub_firsts(firsts, ids, n);
+  return sanitize_item(row, 1, firsts, ids, aliases, n);
+}
+
+/* The next offset >= i where ll_sanitize_replace replaces something, or
+ * len: secret *k (with *k < n), or a sig= value not REDACTED (*k == n). */
+static size_t replace_next(const char *s, size_t len, size_t i,
+                           const char *const *secrets, size_t n, size_t *k) {
+  for (; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    for (*k = 0; *k < n; (*k)++) {
+      const char *sec = secrets[*k];
+      if (!sec || !sec[0] || (unsigned char)sec[0] != c)
+        continue;
+      size_t sl = strlen(sec);
+      if (sl <= len - i && memcmp(s + i, sec, sl) == 0)
+        return i;
+    }
+    if ((c == 's' || c == 'S') && ci_prefix(s, len, i, "sig=") &&
+        !(len - i - 4 >= 8 && memcmp(s + i + 4, "REDACTED", 8) == 0 &&
+          (i + 12 == len || is_sig_end(s[i + 12]))))
+      return i; /* *k == n */
+  }
+  return len;
+}
+
+int ll_sanitize_needs_replace(const char *s, size_t len,
+                              const char *const *secrets, size_t n) {
+  size_t k;
+  return s && replace_next(s, len, 0, secrets, n, &k) < len;
 }
 
 unsigned ll_sanitize_replace(const char *s, size_t len,
@@ -231,26 +335,20 @@ unsigned ll_sanitize_replace(const char *s, size_t len,
   size_t i = 0, k;
   ll_buf_put(out, "", 0);
   while (i < len && !out->oom) {
-    for (k = 0; k < n; k++) {
-      size_t sl = secrets[k] ? strlen(secrets[k]) : 0;
-      if (sl > 0 && sl <= len - i && memcmp(s + i, secrets[k], sl) == 0)
-        break;
-    }
+    size_t at = replace_next(s, len, i, secrets, n, &k);
+    ll_buf_put(out, s + i, at - i);
+    if (at == len)
+      break;
     if (k < n) {
       ll_buf_put(out, placeholders[k], strlen(placeholders[k]));
-      i += strlen(secrets[k]);
+      i = at + strlen(secrets[k]);
       found |= k < 31 ? 1u << k : 0;
-    } else if (fold(s[i]) == 's' && ci_prefix(s, len, i, "sig=") &&
-               !(len - i - 4 >= 8 && memcmp(s + i + 4, "REDACTED", 8) == 0 &&
-                 (i + 12 == len || is_sig_end(s[i + 12])))) {
-      ll_buf_put(out, s + i, 4);
+    } else {
+      ll_buf_put(out, s + at, 4);
       ll_buf_put(out, "REDACTED", 8);
-      for (i += 4; i < len && !is_sig_end(s[i]); i++)
+      for (i = at + 4; i < len && !is_sig_end(s[i]); i++)
         ;
       found |= LL_REDACT_SIG;
-    } else {
-      ll_buf_put(out, s + i, 1);
-      i++;
     }
   }
   return found;
@@ -279,6 +377,11 @@ static ll_status redact_item(cJSON *item, const char *path,
     int i = 0;
     for (cJSON *c = item->child; c; c = c->next, i++) {
       char sub[256];
+      /* the path is named only for what may need it */
+      if (cJSON_IsString(c) && c->valuestring &&
+          !ll_sanitize_needs_replace(c->valuestring, strlen(c->valuestring),
+                                     secrets, n))
+        continue;
       if (cJSON_IsObject(item))
         snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "",
                  c->string ? c->string : "?");
@@ -295,10 +398,12 @@ static ll_status redact_item(cJSON *item, const char *path,
   if (!cJSON_IsString(item) || !item->valuestring ||
       (item->type & cJSON_IsReference))
     return LL_OK;
+  size_t len = strlen(item->valuestring);
+  if (!ll_sanitize_needs_replace(item->valuestring, len, secrets, n))
+    return LL_OK;
   ll_buf b = {0};
   unsigned hit =
-      ll_sanitize_replace(item->valuestring, strlen(item->valuestring), secrets,
-                          placeholders, n, &b);
+      ll_sanitize_replace(item->valuestring, len, secrets, placeholders, n, &b);
   if (b.oom) {
     free(b.p);
     return LL_E_NOMEM;
@@ -368,30 +473,54 @@ static void record(ll_scan_result *r, ll_scan_kind kind, size_t index,
 void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
                       size_t n_ids, const char *const *secrets,
                       size_t n_secrets, ll_scan_result *out) {
+  unsigned char firsts[256] = {0};
   memset(out, 0, sizeof *out);
   if (!text)
     return;
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = fold(text[i]);
-    if (c != '-')
+  /* Where a lease ID or "sig=" can start: only there is it looked for. */
+  firsts['s'] = firsts['S'] = 1;
+  for (size_t k = 0; k < n_ids; k++) {
+    if (!ids[k])
+      continue;
+    unsigned char f = id_first(ids[k]);
+    firsts[f] = 1;
+    if (f >= 'a' && f <= 'z')
+      firsts[f - 'a' + 'A'] = 1;
+  }
+  /* Each byte that can start a match is found with memchr, in the order
+   * the checks run at one offset; record keeps the first hit by offset, and
+   * at one offset the first recorded (an ID never starts with s). */
+  for (int b = 0; b < 256; b++) {
+    if (!firsts[b])
+      continue;
+    for (const char *p = text; (size_t)(p - text) < len &&
+                               (p = memchr(p, b, len - (size_t)(p - text)));
+         p++) {
+      size_t i = (size_t)(p - text);
+      unsigned char c = fold(text[i]);
       for (size_t k = 0; k < n_ids; k++)
         if (ids[k] && id_first(ids[k]) == c && match_id(text, len, i, ids[k]))
           record(out, LL_SCAN_ID, k, i);
-    if (c == 's' && ci_prefix(text, len, i, "sig=")) {
-      size_t v = i + 4;
-      int redacted = len - v >= 8 && memcmp(text + v, "REDACTED", 8) == 0 &&
-                     (v + 8 == len || is_scan_sig_end(text[v + 8]));
-      if (!redacted)
-        record(out, LL_SCAN_SIG, 0, i);
+      if (c == 's' && ci_prefix(text, len, i, "sig=")) {
+        size_t v = i + 4;
+        int redacted = len - v >= 8 && memcmp(text + v, "REDACTED", 8) == 0 &&
+                       (v + 8 == len || is_scan_sig_end(text[v + 8]));
+        if (!redacted)
+          record(out, LL_SCAN_SIG, 0, i);
+      }
     }
   }
   for (size_t k = 0; k < n_secrets; k++) {
     size_t sl = secrets[k] ? strlen(secrets[k]) : 0;
     if (sl == 0 || sl > len)
       continue;
-    for (size_t i = 0; i + sl <= len; i++)
-      if (text[i] == secrets[k][0] && memcmp(text + i, secrets[k], sl) == 0)
-        record(out, LL_SCAN_SECRET, k, i);
+    const char *p = text, *last = text + (len - sl);
+    while (p <= last &&
+           (p = memchr(p, secrets[k][0], (size_t)(last - p) + 1)) != NULL) {
+      if (memcmp(p, secrets[k], sl) == 0)
+        record(out, LL_SCAN_SECRET, k, (size_t)(p - text));
+      p++;
+    }
   }
 }
 

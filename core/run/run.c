@@ -11,9 +11,11 @@
 #include "endpoint.h"
 #include "guard.h"
 #include "hash.h"
+#include "jsonx.h"
 #include "manifest.h"
 #include "payload.h"
 #include "run_impl.h"
+#include "run_row.h"
 #include "verify.h"
 
 ll_status ll_run_dead(ll_run *r, ll_error *err) {
@@ -48,64 +50,79 @@ ll_status ll_run_settle(ll_run *r, ll_status st, cJSON **out, ll_error *err) {
 }
 
 /* Appends row to the ledger, folding it into the model first so derived
- * fields are filled. A failure makes the run dead: no more requests. A row
- * built, folded or written across a failed allocation is never written (or
- * is the last one): the run dies with LL_E_NOMEM. */
-ll_status ll_run_append(ll_run *r, cJSON *row, ll_error *err) {
+ * fields are filled, and takes it: the one tree the builder made is the
+ * row the fold fills and the ledger seals, prints once and keeps. A
+ * failure makes the run dead: no more requests. A row built, folded or
+ * written across a failed allocation (NULL: its builder ran out) is never
+ * written (or is the last one): the run dies with LL_E_NOMEM. */
+ll_status ll_run_append_take(ll_run *r, cJSON *row, ll_error *err) {
+  ll_status st;
   if (r->replay_failure.code) {
     if (err)
       *err = r->replay_failure;
-    return r->replay_failure.code;
+    st = r->replay_failure.code;
+    goto cleanup;
   }
-  if (r->dead)
-    return ll_run_dead(r, err);
-  ll_status st = ll_run_check_alloc(r, err);
-  if (st != LL_OK)
-    return st;
+  if (r->dead) {
+    st = ll_run_dead(r, err);
+    goto cleanup;
+  }
+  if ((st = ll_run_check_alloc(r, err)) != LL_OK)
+    goto cleanup;
   if (!row) {
     r->dead = r->nomem = 1;
-    return ll_run_dead(r, err);
+    st = ll_run_dead(r, err);
+    goto cleanup;
   }
   st = ll_model_apply(r->model, row, 1, err);
   if (st == LL_E_NOMEM || ll_run_check_alloc(r, err) != LL_OK) {
     r->dead = r->nomem = 1;
-    return ll_run_dead(r, err);
+    st = ll_run_dead(r, err);
+    goto cleanup;
   }
   if (st != LL_OK)
-    return st;
+    goto cleanup;
   /* Write-ahead where it protects something: an intent that can change
    * the service is fsync'd before it leaves; a read changes nothing, and
    * the decision is synced in both files. */
-  const cJSON *rec = cJSON_GetObjectItemCaseSensitive(row, "record");
-  const cJSON *method = cJSON_GetObjectItemCaseSensitive(row, "http_method");
+  const char *rec = ll_json_str(row, "record");
+  const char *method = ll_json_str(row, "http_method");
   ll_sync sync = LL_SYNC_NONE;
-  if (cJSON_IsString(rec) && strcmp(rec->valuestring, "decision") == 0)
+  if (rec && strcmp(rec, "decision") == 0)
     sync = LL_SYNC_BOTH;
-  else if (cJSON_IsString(rec) && strcmp(rec->valuestring, "intent") == 0 &&
-           !(cJSON_IsString(method) &&
-             (strcmp(method->valuestring, "GET") == 0 ||
-              strcmp(method->valuestring, "HEAD") == 0)))
+  else if (rec && strcmp(rec, "intent") == 0 &&
+           !(method &&
+             (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)))
     sync = LL_SYNC_PROTECTED;
   long seq = 0;
-  st = ll_ledger_append_sync(r->ledger, row, sync, &seq, err);
+  st = ll_ledger_append_row(r->ledger, row, sync, &seq, err);
+  row = NULL; /* the ledger's, whatever the result */
   if (st == LL_E_NOMEM || ll_run_check_alloc(r, err) != LL_OK) {
     r->dead = r->nomem = 1;
-    return ll_run_dead(r, err);
+    st = ll_run_dead(r, err);
+    goto cleanup;
   }
-  if (st != LL_OK) {
+  if (st != LL_OK)
     r->dead = 1;
-    return st;
-  }
-  return LL_OK;
+cleanup:
+  cJSON_Delete(row);
+  return st;
 }
 
+ll_status ll_run_append(ll_run *r, const cJSON *row, ll_error *err) {
+  return ll_run_append_take(r, row ? cJSON_Duplicate(row, 1) : NULL, err);
+}
+
+/* The kept export row itself, not a copy: an object reference to its
+ * items, which the ledger owns until the run closes (caller deletes the
+ * reference, never the items). */
 cJSON *ll_run_last_export(ll_run *r) {
   const cJSON *rows = ll_ledger_export_rows(r->ledger);
-  int n = cJSON_GetArraySize(rows);
-  return n > 0 ? cJSON_Duplicate(cJSON_GetArrayItem(rows, n - 1), 1) : NULL;
+  const cJSON *last = rows && rows->child ? rows->child->prev : NULL;
+  return last ? cJSON_CreateObjectReference(last->child) : NULL;
 }
 
-static ll_writer *find_writer(ll_run *r, const char *alias) {
+ll_writer *ll_run_writer(ll_run *r, const char *alias) {
   for (int i = 0; alias && i < r->nwriters; i++)
     if (strcmp(r->writers[i].alias, alias) == 0)
       return &r->writers[i];
@@ -113,7 +130,7 @@ static ll_writer *find_writer(ll_run *r, const char *alias) {
 }
 
 int ll_run_is_bound(const ll_run *r, const char *alias) {
-  return find_writer((ll_run *)r, alias) != NULL;
+  return ll_run_writer((ll_run *)r, alias) != NULL;
 }
 
 static int alias_ok(const char *a) {
@@ -128,20 +145,12 @@ static int alias_ok(const char *a) {
 }
 
 /* Records alias -> lease ID (protected only) and tells the sanitizer. */
-static ll_status bind_row(ll_run *r, const char *alias, const char *id,
+ll_status ll_run_bind_row(ll_run *r, const char *alias, const char *id,
                           const char *state, ll_error *err) {
   ll_status st = ll_ledger_bind_alias(r->ledger, alias, id, err);
   if (st != LL_OK)
     return st;
-  cJSON *row = cJSON_CreateObject();
-  cJSON_AddStringToObject(row, "record", "lease_bind");
-  cJSON_AddStringToObject(row, "alias", alias);
-  cJSON_AddStringToObject(row, "lease_real_id", id);
-  if (state)
-    cJSON_AddStringToObject(row, "state", state);
-  st = ll_run_append(r, row, err);
-  cJSON_Delete(row);
-  return st;
+  return ll_run_append_take(r, ll_row_bind(alias, id, state), err);
 }
 
 static int plan_has_actor(const ll_run *r, const char *alias) {
@@ -151,25 +160,11 @@ static int plan_has_actor(const ll_run *r, const char *alias) {
   return 0;
 }
 
-/* A break period or another lifecycle outside what the flow declared. */
-static ll_status plan_refuses(const ll_run *r, const ll_req_spec *s,
-                              ll_error *err) {
-  if (!r->planned || s->op != LL_OP_LEASE_BREAK || r->plan.nbreaks == 0)
-    return LL_OK;
-  for (int i = 0; i < r->plan.nbreaks; i++)
-    if (r->plan.break_periods[i] == s->break_period)
-      return LL_OK;
-  return ll_fail(err, LL_E_USAGE,
-                 "break period %ld s was not declared at open: the flow "
-                 "declares its break periods before the first request",
-                 s->break_period);
-}
-
 static ll_status bind_writer(ll_run *r, const char *alias, ll_error *err) {
   if (!alias_ok(alias))
     return ll_fail(err, LL_E_USAGE,
                    "writer alias must be 1-15 letters, digits, '-' or '_'");
-  if (find_writer(r, alias))
+  if (ll_run_writer(r, alias))
     return LL_OK;
   if (r->planned && r->plan.nactors > 0 && !plan_has_actor(r, alias))
     return ll_fail(err, LL_E_USAGE,
@@ -184,7 +179,7 @@ static ll_status bind_writer(ll_run *r, const char *alias, ll_error *err) {
   ll_status st = ll_guid_v4(w->lease_id);
   if (st != LL_OK)
     return ll_fail(err, st, "could not generate a lease ID");
-  st = bind_row(r, alias, w->lease_id, NULL, err);
+  st = ll_run_bind_row(r, alias, w->lease_id, NULL, err);
   if (st == LL_OK)
     r->nwriters++;
   return st;
@@ -209,25 +204,26 @@ static ll_status declare(ll_run *r, long revision, const char *writer,
       return ll_fail(err, LL_E_USAGE,
                      "revision %ld is already declared for another writer",
                      revision);
-    cJSON *row = cJSON_CreateObject();
-    cJSON_AddStringToObject(row, "record", "declare");
-    cJSON_AddNumberToObject(row, "revision", revision);
-    cJSON_AddStringToObject(row, "writer", writer);
-    cJSON_AddStringToObject(row, "payload", p.bytes);
-    cJSON_AddStringToObject(row, "payload_sha256", p.sha256);
-    st = ll_run_append(r, row, err);
-    cJSON_Delete(row);
+    ll_row b;
+    ll_row_begin(&b, "declare");
+    ll_row_num(&b, "revision", revision);
+    ll_row_str(&b, "writer", writer);
+    ll_row_str(&b, "payload", p.bytes);
+    ll_row_str(&b, "payload_sha256", p.sha256);
+    st = ll_run_append_take(r, ll_row_end(&b), err);
     if (st != LL_OK)
       return st;
     r->expected_dirty = 1;
   }
   if (out_row) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "revision", revision);
-    cJSON_AddStringToObject(o, "writer", writer);
-    cJSON_AddStringToObject(o, "payload", p.bytes);
-    cJSON_AddStringToObject(o, "payload_sha256", p.sha256);
-    *out_row = o;
+    ll_row b;
+    ll_row_begin(&b, NULL);
+    ll_row_num(&b, "revision", revision);
+    ll_row_str(&b, "writer", writer);
+    ll_row_str(&b, "payload", p.bytes);
+    ll_row_str(&b, "payload_sha256", p.sha256);
+    if (!(*out_row = ll_row_end(&b)))
+      return ll_fail(err, LL_E_NOMEM, "out of memory declaring a revision");
   }
   return LL_OK;
 }
@@ -315,20 +311,13 @@ ll_status ll_run_check_after(ll_run *r, const char *after, ll_error *err) {
 }
 
 /* A refusal row: what was refused, the code and the invariant it names. */
-static ll_status refusal_row(ll_run *r, const char *step, const char *op,
-                             const char *actor, ll_status code, ll_error *err) {
+ll_status ll_run_refusal(ll_run *r, const char *step, const char *op,
+                         const char *actor, ll_status code, ll_error *err) {
   ll_error keep = *err;
-  cJSON *row = cJSON_CreateObject();
-  cJSON_AddStringToObject(row, "record", "refusal");
-  cJSON_AddNumberToObject(row, "fixture_epoch", ll_model_epoch(r->model));
-  cJSON_AddStringToObject(row, "step", r->step[0] ? r->step : step);
-  cJSON_AddStringToObject(row, "operation", op);
-  cJSON_AddStringToObject(row, "actor_alias", actor);
-  cJSON_AddStringToObject(row, "code", ll_code_name(code));
-  cJSON_AddNumberToObject(row, "invariant", ll_code_invariant(code));
-  cJSON_AddStringToObject(row, "message", keep.message);
-  ll_status st = ll_run_append(r, row, err);
-  cJSON_Delete(row);
+  cJSON *row = ll_row_refusal(
+      ll_model_epoch(r->model), r->step[0] ? r->step : step, op, actor,
+      ll_code_name(code), ll_code_invariant(code), keep.message);
+  ll_status st = ll_run_append_take(r, row, err);
   if (st != LL_OK)
     return st;
   *err = keep;
@@ -355,19 +344,17 @@ static ll_status lifecycle(ll_run *r, int destructive, const char *reason,
   if (gst != LL_OK) {
     if (err)
       *err = why;
-    return refusal_row(r, "lifecycle", "Lifecycle", "operator", gst,
-                       err ? err : &why);
+    return ll_run_refusal(r, "lifecycle", "Lifecycle", "operator", gst,
+                          err ? err : &why);
   }
-  cJSON *row = cJSON_CreateObject();
-  cJSON_AddStringToObject(row, "record", "lifecycle");
-  cJSON_AddNumberToObject(row, "fixture_epoch", ll_model_epoch(r->model) + 1);
-  cJSON_AddBoolToObject(row, "destructive", destructive);
-  cJSON_AddStringToObject(row, "reason", reason ? reason : "");
+  ll_row b;
+  ll_row_begin(&b, "lifecycle");
+  ll_row_num(&b, "fixture_epoch", ll_model_epoch(r->model) + 1);
+  ll_row_bool(&b, "destructive", destructive);
+  ll_row_str(&b, "reason", reason);
   if (destructive)
-    cJSON_AddStringToObject(row, "after_run", after_dir);
-  ll_status st = ll_run_append(r, row, err);
-  cJSON_Delete(row);
-  return st;
+    ll_row_str(&b, "after_run", after_dir);
+  return ll_run_append_take(r, ll_row_end(&b), err);
 }
 
 ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
@@ -378,304 +365,12 @@ ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
 
 ll_status ll_run_note(ll_run *r, const char *step, const char *text,
                       ll_error *err) {
-  cJSON *row = cJSON_CreateObject();
-  cJSON_AddStringToObject(row, "record", "note");
-  cJSON_AddStringToObject(row, "step", step ? step : "");
-  cJSON_AddStringToObject(row, "text", text ? text : "");
-  ll_status st = ll_run_append(r, row, err);
-  cJSON_Delete(row);
+  ll_row b;
+  ll_row_begin(&b, "note");
+  ll_row_str(&b, "step", step);
+  ll_row_str(&b, "text", text);
+  ll_status st = ll_run_append_take(r, ll_row_end(&b), err);
   return ll_run_settle(r, st, NULL, err);
-}
-
-static ll_status refuse(ll_run *r, const ll_req_spec *s, ll_status code,
-                        ll_error *err) {
-  return refusal_row(r, s->step ? s->step : "", ll_op_name(s->op),
-                     s->actor ? s->actor : "", code, err);
-}
-
-static void shape(const ll_http_request *q, const char *url, char *buf,
-                  size_t cap) {
-  const char *query = strchr(url, '?');
-  const char *bt = ll_headers_get(&q->headers, "x-ms-blob-type");
-  const char *act = ll_headers_get(&q->headers, "x-ms-lease-action");
-  const char *inm = ll_headers_get(&q->headers, "If-None-Match");
-  const char *im = ll_headers_get(&q->headers, "If-Match");
-  char qs[64] = "";
-  if (query) {
-    /* only the operation selector, never a SAS */
-    if (strstr(query, "comp=lease"))
-      ll_strlcpy(qs, "?comp=lease", sizeof qs);
-    else if (strstr(query, "restype=container"))
-      ll_strlcpy(qs, "?restype=container", sizeof qs);
-  }
-  /* The conditions are shown whole: an ETag is not a secret. */
-  snprintf(buf, cap, "%s %s%s%s%s%s%s body=%zu lease_header=%s%s%s%s%s",
-           q->method, "<blob>", qs, bt ? " x-ms-blob-type=" : "", bt ? bt : "",
-           act ? " x-ms-lease-action=" : "", act ? act : "", q->body_len,
-           ll_headers_get(&q->headers, "x-ms-lease-id") ? "present" : "absent",
-           inm ? " if_none_match=" : "", inm ? inm : "", im ? " if_match=" : "",
-           im ? im : "");
-}
-
-static void add_str_or_null(cJSON *o, const char *k, const char *v) {
-  if (v && *v)
-    cJSON_AddStringToObject(o, k, v);
-  else
-    cJSON_AddNullToObject(o, k);
-}
-
-/* The guard, the flow's declared plan, then the declared payload of a Put
- * (*p); a refusal is recorded and returned. */
-static ll_status admit(ll_run *r, const ll_req_spec *s, const ll_guard_req *g,
-                       ll_payload *p, ll_error *err) {
-  ll_status st = ll_guard_check(r->model, g, err);
-  if (st == LL_OK)
-    st = plan_refuses(r, s, err);
-  if (st != LL_OK)
-    return refuse(r, s, st, err);
-  memset(p, 0, sizeof *p);
-  if (s->op != LL_OP_PUT_BLOB)
-    return LL_OK;
-  st = ll_payload_build(s->revision, s->actor, p, err);
-  if (st != LL_OK)
-    return refuse(r, s, st, err);
-  const char *want = ll_model_declared(r->model, s->revision, s->actor);
-  if (!want || strcmp(want, p->sha256) != 0)
-    return refuse(r, s,
-                  ll_fail(err, LL_E_UNDECLARED,
-                          "payload of revision %ld differs from its "
-                          "declaration",
-                          s->revision),
-                  err);
-  return LL_OK;
-}
-
-/* The builder's own checks (size, lease ID syntax, parameters), on a
- * request that is then dropped; a refusal is recorded and returned. */
-static ll_status dry_build(ll_run *r, const ll_req_spec *s, const ll_writer *lw,
-                           const ll_writer *pw, const ll_payload *p,
-                           ll_error *err) {
-  ll_op_params op = {0};
-  op.lease_id = lw ? lw->lease_id : NULL;
-  op.proposed_id = pw                                  ? pw->lease_id
-                   : s->op == LL_OP_LEASE_CHANGE && lw ? lw->lease_id
-                                                       : NULL;
-  op.lease_duration = s->lease_duration;
-  op.break_period = s->break_period;
-  if (s->op == LL_OP_PUT_BLOB) {
-    op.body = (const unsigned char *)p->bytes;
-    op.body_len = r->oversize_for_test ? r->oversize_for_test : p->len;
-  }
-  op.max_single_put = r->max_single_put;
-  op.api_version = ll_model_api_version(r->model);
-  ll_http_request q;
-  memset(&q, 0, sizeof q);
-  ll_headers_init(&q.headers);
-  char *url = NULL;
-  ll_status st = ll_blob_build(&r->target, s->op, &op, &q, &url, err);
-  ll_headers_cleanup(&q.headers);
-  free(url);
-  return st == LL_OK ? LL_OK : refuse(r, s, st, err);
-}
-
-static ll_status request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
-                         ll_error *err) {
-  *out_row = NULL;
-  if (r->dead)
-    return ll_run_dead(r, err);
-  ll_writer *lw = find_writer(r, s->lease);
-  ll_writer *pw = find_writer(r, s->proposed);
-  if ((s->lease && !lw) || (s->proposed && !pw))
-    return ll_fail(err, LL_E_USAGE, "lease alias %s is not bound to a writer",
-                   s->lease ? s->lease : s->proposed);
-  const char *lease_alias =
-      s->op == LL_OP_LEASE_ACQUIRE ? s->proposed : s->lease;
-  ll_guard_req g = {s->op,    s->actor,    lease_alias,
-                    s->bound, s->revision, s->control};
-  if (s->op == LL_OP_LEASE_ACQUIRE)
-    g.lease = s->proposed;
-  ll_payload p;
-  ll_status st;
-  if (ll_op_is_mutation(s->op) && ll_model_has_manifest(r->model) &&
-      !ll_model_preflight_done(r->model)) {
-    /* A request refused anyway sends nothing, not even the preflight:
-     * every input is checked before the first request (invariant 15). */
-    st = admit(r, s, &g, &p, err);
-    if (st == LL_OK)
-      st = dry_build(r, s, lw, pw, &p, err);
-    if (st == LL_OK)
-      st = ll_run_preflight(r, s, err);
-    if (st != LL_OK)
-      return st; /* refused and recorded, or the ledger or a replay failed */
-  }
-  st = admit(r, s, &g, &p, err);
-  if (st != LL_OK)
-    return st;
-  char client_id[LL_GUID_LEN];
-  if (ll_guid_v4(client_id) != LL_OK)
-    return ll_fail(err, LL_E_INTERNAL, "no randomness for a request ID");
-  ll_op_params op = {0};
-  op.lease_id = lw ? lw->lease_id : NULL;
-  op.proposed_id = pw ? pw->lease_id : NULL;
-  char changed[LL_GUID_LEN] = "";
-  if (s->op == LL_OP_LEASE_CHANGE) {
-    /* The new ID is bound (protected, "proposed") before it is sent, so
-     * the sanitizer knows it even if the process dies mid-request. */
-    if (!lw || ll_guid_v4(changed) != LL_OK)
-      return ll_fail(err, LL_E_USAGE, "change needs a bound writer");
-    st = bind_row(r, lw->alias, changed, "proposed", err);
-    if (st != LL_OK)
-      return st;
-    op.proposed_id = changed;
-  }
-  op.lease_duration = s->lease_duration;
-  op.break_period = s->break_period;
-  if (s->op == LL_OP_PUT_BLOB) {
-    op.body = (const unsigned char *)p.bytes;
-    op.body_len = p.len;
-  }
-  op.max_single_put = r->max_single_put;
-  op.api_version = ll_model_api_version(r->model);
-  op.client_request_id = client_id;
-  /* Invariant 15, decided here and not by the script. */
-  if (s->op == LL_OP_PUT_BLOB && ll_model_creates(r->model))
-    op.if_none_match = "*";
-  char if_match[128] = "";
-  if (s->op == LL_OP_DELETE_BLOB) {
-    ll_strlcpy(if_match, ll_model_cleanup_etag(r->model), sizeof if_match);
-    op.if_match = if_match[0] ? if_match : NULL; /* "": the guard refused */
-  }
-  if (r->oversize_for_test && s->op == LL_OP_PUT_BLOB)
-    op.body_len = r->oversize_for_test;
-
-  ll_http_request q;
-  memset(&q, 0, sizeof q);
-  ll_headers_init(&q.headers);
-  char *url = NULL, *authed = NULL;
-  st = ll_blob_build(&r->target, s->op, &op, &q, &url, err);
-  if (st == LL_OK && r->auth)
-    st = ll_auth_apply(r->auth, url, &authed, &q.headers, err);
-  if (st != LL_OK) {
-    ll_headers_cleanup(&q.headers);
-    free(url);
-    free(authed);
-    return refuse(r, s, st, err);
-  }
-  q.url = authed ? authed : url;
-
-  char event[24], started[40], path[512], shp[400];
-  snprintf(event, sizeof event, "e%04ld", ++r->events);
-  ll_clock_utc_str(r->clock, started, sizeof started);
-  ll_target_blob_path(&r->target, path, sizeof path);
-  shape(&q, url, shp, sizeof shp);
-  long rev = s->op == LL_OP_PUT_BLOB ? s->revision : -1;
-
-  cJSON *in = cJSON_CreateObject();
-  cJSON_AddStringToObject(in, "record", "intent");
-  cJSON_AddStringToObject(in, "run_id", r->run_id);
-  cJSON_AddStringToObject(in, "event_id", event);
-  cJSON_AddNumberToObject(in, "fixture_epoch", ll_model_epoch(r->model));
-  cJSON_AddStringToObject(in, "step",
-                          r->step[0] ? r->step : (s->step ? s->step : ""));
-  cJSON_AddStringToObject(in, "operation", ll_op_name(s->op));
-  cJSON_AddStringToObject(in, "actor_alias", s->actor ? s->actor : "");
-  cJSON_AddStringToObject(in, "request_started_utc", started);
-  cJSON_AddStringToObject(in, "http_method", q.method);
-  cJSON_AddStringToObject(in, "blob_path", path);
-  cJSON_AddStringToObject(in, "requested_api_version", op.api_version);
-  cJSON_AddStringToObject(in, "lease_alias_supplied",
-                          lease_alias ? lease_alias : "omitted");
-  add_str_or_null(in, "lease_real_id",
-                  lw ? lw->lease_id : (pw ? pw->lease_id : NULL));
-  if (rev >= 0) {
-    cJSON_AddNumberToObject(in, "payload_revision", rev);
-    cJSON_AddStringToObject(in, "payload_sha256", p.sha256);
-  } else {
-    cJSON_AddNullToObject(in, "payload_revision");
-    cJSON_AddNullToObject(in, "payload_sha256");
-  }
-  cJSON_AddStringToObject(in, "request_shape", shp);
-  cJSON_AddStringToObject(in, "client_request_id", client_id);
-  if (op.if_none_match)
-    cJSON_AddStringToObject(in, "if_none_match", op.if_none_match);
-  if (op.if_match)
-    cJSON_AddStringToObject(in, "if_match", op.if_match);
-  if (s->preflight)
-    cJSON_AddBoolToObject(in, "preflight", 1);
-  st = ll_run_append(r, in, err);
-  if (st != LL_OK) {
-    cJSON_Delete(in);
-    ll_headers_cleanup(&q.headers);
-    free(url);
-    free(authed);
-    return st; /* nothing was sent: the intent is not durable */
-  }
-
-  ll_http_response resp;
-  ll_http_response_init(&resp);
-  st = r->transport->exchange(r->transport, &q, &resp, err);
-  ll_headers_cleanup(&q.headers);
-  free(url);
-  free(authed);
-  if (st == LL_E_REPLAY || st == LL_E_NOMEM) {
-    /* Nothing was served: no outcome row, and the run stops here. Out of
-     * memory, the transport cannot say what left: the intent stays open,
-     * which recovery reads as UNKNOWN_OUTCOME, the safe side. */
-    if (st == LL_E_REPLAY)
-      r->replay_failure = *err;
-    cJSON_Delete(in);
-    ll_http_response_cleanup(&resp);
-    return st;
-  }
-  if (st != LL_OK) {
-    resp.outcome = LL_OUTCOME_NOT_SENT;
-    snprintf(resp.transport_error, sizeof resp.transport_error, "%s",
-             err->message);
-  }
-  cJSON *row = ll_run_outcome_row(r, in, s, &resp, pw);
-  cJSON_Delete(in);
-  ll_outcome oc = resp.outcome;
-  int change_ok = changed[0] && oc == LL_OUTCOME_RESPONSE && resp.status == 200;
-  ll_http_response_cleanup(&resp);
-  st = ll_run_append(r, row, err);
-  cJSON_Delete(row);
-  if (st != LL_OK)
-    return st;
-  ll_code stopped = LL_OK;
-  if (op.if_none_match && oc == LL_OUTCOME_RESPONSE &&
-      ll_model_stop(r->model, &stopped) && stopped == LL_E_TARGET_EXISTS) {
-    cJSON *keep = ll_run_last_export(r);
-    st = ll_run_record_existing(r, err);
-    if (st != LL_OK) {
-      cJSON_Delete(keep);
-      return st;
-    }
-    *out_row = keep;
-    return LL_OK;
-  }
-  if (change_ok) {
-    cJSON *keep = ll_run_last_export(r);
-    st = bind_row(r, lw->alias, changed, "active", err);
-    if (st == LL_OK)
-      ll_strlcpy(lw->lease_id, changed, sizeof lw->lease_id);
-    if (st != LL_OK) {
-      cJSON_Delete(keep);
-      return st;
-    }
-    *out_row = keep;
-    return LL_OK;
-  }
-  *out_row = ll_run_last_export(r);
-  if (oc != LL_OUTCOME_RESPONSE)
-    return ll_fail(err, LL_E_TRANSPORT, "%s: outcome %s", ll_op_name(s->op),
-                   ll_outcome_name(oc));
-  return LL_OK;
-}
-
-ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
-                         ll_error *err) {
-  ll_status st = request(r, s, out_row, err);
-  return ll_run_settle(r, st, out_row, err);
 }
 
 ll_status ll_run_end_transport(ll_run *r, ll_error *err) {

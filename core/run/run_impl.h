@@ -1,5 +1,6 @@
 /* Internal layout of ll_run, shared by run.c (requests), run_open.c
- * (opening, recovery, outcome rows) and flow.c (probe, poller, reconcile). */
+ * (opening, recovery), run_request.c (the request pipeline) and flow.c (probe,
+ * poller, reconcile). */
 #ifndef LL_RUN_IMPL_H
 #define LL_RUN_IMPL_H
 
@@ -41,7 +42,22 @@ struct ll_run {
   ll_error replay_failure;
 };
 
-ll_status ll_run_append(ll_run *r, cJSON *row, ll_error *err) LL_WARN_UNUSED;
+/* run.c: folds row into the model and appends it; _take takes row (NULL:
+ * its builder ran out of memory, and the run dies), ll_run_append copies. */
+ll_status ll_run_append_take(ll_run *r, cJSON *row,
+                             ll_error *err) LL_WARN_UNUSED;
+ll_status ll_run_append(ll_run *r, const cJSON *row,
+                        ll_error *err) LL_WARN_UNUSED;
+/* The writer bound to alias, or NULL. */
+ll_writer *ll_run_writer(ll_run *r, const char *alias);
+/* Binds alias -> id for the sanitizer and appends its lease_bind row. */
+ll_status ll_run_bind_row(ll_run *r, const char *alias, const char *id,
+                          const char *state, ll_error *err) LL_WARN_UNUSED;
+/* Appends the refusal row of code (err holds its message) and returns
+ * code with err as it was, or the append's failure. */
+ll_status ll_run_refusal(ll_run *r, const char *step, const char *op,
+                         const char *actor, ll_status code,
+                         ll_error *err) LL_WARN_UNUSED;
 /* LL_OK while no counted allocation has failed since the run opened; else
  * the run is dead (nothing more is sent or recorded) and LL_E_NOMEM. One
  * check covers every cJSON_Add* of a row builder (alloc.h). */
@@ -53,11 +69,9 @@ ll_status ll_run_dead(ll_run *r, ll_error *err) LL_WARN_UNUSED;
  * (when given) is deleted and NULLed, and the result is LL_E_NOMEM. */
 ll_status ll_run_settle(ll_run *r, ll_status st, cJSON **out,
                         ll_error *err) LL_WARN_UNUSED;
-/* A copy of the last export row (caller deletes), or NULL. */
+/* The last export row, as an object reference the caller deletes (the
+ * ledger keeps the items until the run closes), or NULL. */
 cJSON *ll_run_last_export(ll_run *r);
-cJSON *ll_run_outcome_row(ll_run *r, const cJSON *intent, const ll_req_spec *s,
-                          const ll_http_response *resp,
-                          const ll_writer *proposed);
 /* Appends the decision row (the fold fills it), writes expected.json and
  * decision.json, and remembers the decision. The transport is not ended. */
 ll_status ll_run_record_decision(ll_run *r, cJSON **out,
@@ -66,12 +80,6 @@ ll_status ll_run_record_decision(ll_run *r, cJSON **out,
  * cleaned-up main run on this blob that verifies. */
 ll_status ll_run_check_after(ll_run *r, const char *after_dir,
                              ll_error *err) LL_WARN_UNUSED;
-/* run_preflight.c, invariant 15: the preflight read before the run's first
- * mutation (next); only a failure to record it is returned. And the one
- * properties read after a create refused because the blob exists. */
-ll_status ll_run_preflight(ll_run *r, const ll_req_spec *next,
-                           ll_error *err) LL_WARN_UNUSED;
-ll_status ll_run_record_existing(ll_run *r, ll_error *err) LL_WARN_UNUSED;
 /* Rewrites expected.json from the declare rows. */
 ll_status ll_run_write_expected(ll_run *r, ll_error *err) LL_WARN_UNUSED;
 

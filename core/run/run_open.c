@@ -1,5 +1,5 @@
-/* Opening a run (fresh or for recovery) and turning a response into the
- * evidence row. */
+/* Opening a run (fresh or for recovery, where an intent left open gets
+ * its UNKNOWN_OUTCOME row) and closing it. */
 #include "jsonx.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,199 +9,11 @@
 #include "endpoint.h"
 #include "manifest.h"
 #include "run_impl.h"
+#include "run_row.h"
 #include "sanitize.h"
-static void add_str_or_null(cJSON *o, const char *k, const char *v) {
-  if (v && *v)
-    cJSON_AddStringToObject(o, k, v);
-  else
-    cJSON_AddNullToObject(o, k);
-}
-
 static void copy_key(cJSON *dst, const cJSON *src, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, k);
   ll_json_add(dst, k, v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
-}
-
-/* A response as the row reads it (redact_response). */
-typedef struct {
-  ll_http_response r;
-  int owned; /* r.headers and r.body are this view's own copies */
-} view;
-
-/* Appends "response header NAME" or "response body" to where. */
-static void name_part(ll_buf *where, const char *header) {
-  if (where->n)
-    ll_buf_put(where, ", ", 2);
-  if (header) {
-    ll_buf_put(where, "response header ", 16);
-    ll_buf_put(where, header, strlen(header));
-  } else {
-    ll_buf_put(where, "response body", 13);
-  }
-}
-
-/* resp with every registered secret in its headers and body replaced by
- * its placeholder (and every sig= value that is not REDACTED), before the
- * parser copies, and may cut, a value: not even a prefix of a token is
- * kept. v borrows the rest from resp; the content hash still reads resp's
- * real bytes. *note gets "the service echoed a secret in response header
- * x-ms-request-id, ...; replaced by {{secret:token}}" when one was found.
- * Out of memory: v is resp itself, and the run ends (LL_E_NOMEM, as for
- * any failed allocation): its outcome row is never written. */
-static void redact_response(ll_run *r, const ll_http_response *resp, view *v,
-                            ll_buf *note) {
-  const char *const *sec, *const *ph;
-  size_t n = ll_ledger_secrets(r->ledger, &sec, &ph);
-  unsigned found = 0;
-  int bad = 0;
-  ll_buf where = {0}, body = {0}, val = {0};
-  v->r = *resp;
-  v->owned = 0;
-  if (n == 0)
-    return;
-  ll_headers_init(&v->r.headers);
-  for (size_t i = 0; i < resp->headers.n && !bad; i++) {
-    const ll_header *h = &resp->headers.v[i];
-    val.n = 0;
-    unsigned hit =
-        ll_sanitize_replace(h->value, strlen(h->value), sec, ph, n, &val);
-    if (hit)
-      name_part(&where, h->name);
-    found |= hit;
-    bad = val.oom ||
-          ll_headers_add(&v->r.headers, h->name, hit ? val.p : h->value);
-  }
-  unsigned hit = ll_sanitize_replace((const char *)resp->body, resp->body_len,
-                                     sec, ph, n, &body);
-  if (hit)
-    name_part(&where, NULL);
-  found |= hit;
-  if (found && !where.oom)
-    ll_sanitize_note(note, where.p, found, ph, n);
-  bad = bad || body.oom || where.oom || note->oom;
-  free(where.p);
-  free(val.p);
-  if (bad) {
-    r->dead = r->nomem = 1;
-    ll_headers_cleanup(&v->r.headers);
-    free(body.p);
-    free(note->p);
-    memset(note, 0, sizeof *note);
-    v->r = *resp;
-    return;
-  }
-  v->r.body = (unsigned char *)body.p;
-  v->r.body_len = body.n;
-  v->owned = 1;
-}
-
-static void view_cleanup(view *v) {
-  if (v->owned) {
-    ll_headers_cleanup(&v->r.headers);
-    free(v->r.body);
-  }
-}
-
-/* The evidence row, in the seed's field order, then the additions of
- * DESIGN.md section 3. Derived fields start as null and are filled by the
- * model when the row is appended. */
-cJSON *ll_run_outcome_row(ll_run *r, const cJSON *in, const ll_req_spec *s,
-                          const ll_http_response *real,
-                          const ll_writer *proposed) {
-  view v;
-  ll_buf note = {0};
-  redact_response(r, real, &v, &note);
-  const ll_http_response *resp = &v.r;
-  ll_blob_result b;
-  memset(&b, 0, sizeof b);
-  int got =
-      resp->outcome == LL_OUTCOME_RESPONSE && ll_blob_parse(resp, &b) == LL_OK;
-  char received[40];
-  ll_clock_format_utc(resp->utc_end_ms ? resp->utc_end_ms
-                                       : ll_clock_utc_ms(r->clock),
-                      received, sizeof received);
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "record", "outcome");
-  copy_key(o, in, "run_id");
-  copy_key(o, in, "event_id");
-  copy_key(o, in, "fixture_epoch");
-  copy_key(o, in, "step");
-  copy_key(o, in, "operation");
-  copy_key(o, in, "actor_alias");
-  copy_key(o, in, "request_started_utc");
-  cJSON_AddStringToObject(o, "response_received_utc", received);
-  copy_key(o, in, "http_method");
-  copy_key(o, in, "blob_path");
-  copy_key(o, in, "requested_api_version");
-  add_str_or_null(o, "returned_api_version", got ? b.returned_version : NULL);
-  copy_key(o, in, "lease_alias_supplied");
-  copy_key(o, in, "lease_real_id");
-  copy_key(o, in, "payload_revision");
-  copy_key(o, in, "payload_sha256");
-  if (got)
-    cJSON_AddNumberToObject(o, "http_status", b.status);
-  else
-    cJSON_AddNullToObject(o, "http_status");
-  add_str_or_null(o, "azure_error_code", got ? b.error_code : NULL);
-  add_str_or_null(o, "x_ms_request_id", got ? b.request_id : NULL);
-  cJSON_AddNullToObject(o, "lease_state_before");
-  cJSON_AddNullToObject(o, "lease_status_before");
-  int props = s && s->op == LL_OP_GET_PROPERTIES && got;
-  add_str_or_null(o, "lease_state_after", props ? b.lease_state : NULL);
-  add_str_or_null(o, "lease_status_after", props ? b.lease_status : NULL);
-  add_str_or_null(o, "etag", got ? b.etag : NULL);
-  copy_key(o, in, "request_shape");
-  cJSON_AddNullToObject(o, "result_classification");
-  add_str_or_null(o, "notes", note.p); /* an echoed secret, if any */
-  cJSON_AddStringToObject(o, "endpoint_kind", ll_model_endpoint_kind(r->model));
-  cJSON_AddNumberToObject(o, "emitted_requests", resp->emitted_requests);
-  cJSON_AddNumberToObject(o, "mono_start_ns", (double)resp->mono_start_ns);
-  cJSON_AddNumberToObject(o, "mono_end_ns", (double)resp->mono_end_ns);
-  add_str_or_null(o, "x_ms_lease_time", got ? b.lease_time : NULL);
-  cJSON_AddNullToObject(o, "expectation");
-  cJSON_AddNullToObject(o, "discrepancy");
-  cJSON_AddStringToObject(o, "outcome", ll_outcome_name(resp->outcome));
-  add_str_or_null(o, "transport_error", resp->transport_error);
-  add_str_or_null(o, "error_message", got ? b.error_message : NULL);
-  if (got && b.error_body_malformed)
-    cJSON_AddBoolToObject(o, "error_body_malformed", 1); /* kept verbatim */
-  add_str_or_null(o, "server",
-                  got ? ll_headers_get(&resp->headers, "Server") : NULL);
-  add_str_or_null(o, "observed_lease_state", props ? b.lease_state : NULL);
-  add_str_or_null(o, "observed_lease_status", props ? b.lease_status : NULL);
-  add_str_or_null(o, "observed_lease_duration",
-                  props ? b.lease_duration : NULL);
-  if (s && s->op == LL_OP_GET_BLOB && got && b.status == 200) {
-    char sha[LL_SHA256_HEX]; /* of the bytes received, never the view's */
-    if (ll_sha256_hex(real->body ? (const void *)real->body : "",
-                      real->body_len, sha) == LL_OK)
-      cJSON_AddStringToObject(o, "content_sha256", sha);
-  }
-  copy_key(o, in, "client_request_id");
-  /* invariant 15: the conditions sent, and the preflight's findings */
-  static const char *const cond[] = {"if_none_match", "if_match", "preflight"};
-  for (size_t i = 0; i < sizeof cond / sizeof cond[0]; i++)
-    if (cJSON_GetObjectItemCaseSensitive(in, cond[i]))
-      copy_key(o, in, cond[i]);
-  if (s && s->preflight && got) {
-    add_str_or_null(o, "content_length", b.content_length);
-    add_str_or_null(o, "last_modified", b.last_modified);
-  }
-  if (s && s->op == LL_OP_LEASE_BREAK)
-    cJSON_AddNumberToObject(o, "break_period", s->break_period);
-  if (s && s->op == LL_OP_LEASE_ACQUIRE)
-    cJSON_AddBoolToObject(
-        o, "returned_lease_matches_proposed",
-        got && proposed && ll_lease_id_equal(b.lease_id, proposed->lease_id));
-  /* What the service sent back may echo the credential: replaced (above,
-   * in the response; here, in any other value) and noted, so the outcome
-   * of a request that left is never refused. Out of memory ends the run:
-   * the row is not written (ll_run_append), the intent stays open. */
-  if (ll_ledger_redact(r->ledger, o, NULL) == LL_E_NOMEM)
-    r->dead = r->nomem = 1;
-  view_cleanup(&v);
-  free(note.p);
-  return o;
 }
 
 ll_status ll_run_write_expected(ll_run *r, ll_error *err) {
@@ -375,12 +187,14 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
              "the request in flight");
     int op = ll_op_from_name(ll_json_str(in, "operation"));
     ll_req_spec s = {.op = op < 0 ? LL_OP_GET_PROPERTIES : (ll_op)op};
-    cJSON *o = ll_run_outcome_row(r, in, &s, &resp, NULL);
-    cJSON_DeleteItemFromObjectCaseSensitive(o,
-                                            "returned_lease_matches_proposed");
+    ll_outcome_ctx c = {.ledger = r->ledger,
+                        .endpoint_kind = ll_model_endpoint_kind(r->model),
+                        .now_ms = ll_clock_utc_ms(r->clock),
+                        .op = s.op,
+                        .break_period = s.break_period};
+    cJSON *o = ll_row_outcome(&c, in, &resp, NULL);
     ll_http_response_cleanup(&resp);
-    st = ll_run_append(r, o, err);
-    cJSON_Delete(o);
+    st = ll_run_append_take(r, o, err);
     if (st != LL_OK)
       break;
   }

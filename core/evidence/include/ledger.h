@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "ll.h"
+#include "sanitize.h" /* the export form and the scan it applies */
 
 #define LL_GENESIS_HASH                                                        \
   "0000000000000000000000000000000000000000000000000000000000000000"
@@ -95,6 +96,13 @@ typedef enum {
 ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
                                 long *out_seq, ll_error *err) LL_WARN_UNUSED;
 
+/* The same without the copy: takes row, whatever the result. On success
+ * row is the kept protected row (ll_ledger_rows), sealed in place with its
+ * seq, prev_hash and row_hash; it is printed once per file, and the hash,
+ * the secret scan and the file read that one line. */
+ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
+                               long *out_seq, ll_error *err) LL_WARN_UNUSED;
+
 /* Borrowed arrays of the rows so far (parsed, with seq/prev_hash/row_hash). */
 const cJSON *ll_ledger_rows(const ll_ledger *l);        /* protected */
 const cJSON *ll_ledger_export_rows(const ll_ledger *l); /* export */
@@ -122,12 +130,5 @@ cJSON *ll_ledger_sanitize(const ll_ledger *l, const cJSON *row);
  * first bad row. */
 ll_status ll_ledger_read_file(const char *path, cJSON **out_rows, long *bad_seq,
                               ll_error *err) LL_WARN_UNUSED;
-
-/* Case/hyphen-insensitive search of text for any GUID in ids, any of the
- * secrets, and any "sig=" value that is not REDACTED. Returns the count of
- * hits; describes the first in what (never quoting the secret). */
-size_t ll_secret_scan(const char *text, size_t len, const char *const *ids,
-                      size_t n_ids, const char *const *secrets,
-                      size_t n_secrets, char *what, size_t what_cap);
 
 #endif

@@ -1,5 +1,5 @@
 /* The export sanitizer and the secret scan behind ll_ledger_sanitize and
- * ll_secret_scan (ledger.h), kept apart from the ledger's file handling. */
+ * ll_secret_scan, kept apart from the ledger's file handling. */
 #ifndef LL_SANITIZE_H
 #define LL_SANITIZE_H
 
@@ -28,6 +28,9 @@ cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
  * (i < 31), LL_REDACT_SIG for a sig= value; 0 when nothing was. out->oom
  * says the copy is incomplete. */
 #define LL_REDACT_SIG (1u << 31)
+/* 1 when ll_sanitize_replace would replace something in s[0..len). */
+int ll_sanitize_needs_replace(const char *s, size_t len,
+                              const char *const *secrets, size_t n);
 unsigned ll_sanitize_replace(const char *s, size_t len,
                              const char *const *secrets,
                              const char *const *placeholders, size_t n,
@@ -65,5 +68,12 @@ typedef struct {
 void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
                       size_t n_ids, const char *const *secrets,
                       size_t n_secrets, ll_scan_result *out);
+
+/* Case/hyphen-insensitive search of text for any GUID in ids, any of the
+ * secrets, and any "sig=" value that is not REDACTED. Returns the count of
+ * hits; describes the first in what (never quoting the secret). */
+size_t ll_secret_scan(const char *text, size_t len, const char *const *ids,
+                      size_t n_ids, const char *const *secrets,
+                      size_t n_secrets, char *what, size_t what_cap);
 
 #endif

@@ -1,0 +1,306 @@
+/* The ledger's line format: a row printed once, byte for byte as
+ * cJSON_PrintUnformatted prints it, into the ledger's reused buffer; the
+ * chain hash over that line; and the row sealed in place with the seq,
+ * prev_hash and row_hash the line holds, so that memory equals the file
+ * without parsing the line back. Shared by the writer (ledger.c,
+ * ledger_open.c) and the reader (ledger_read.c). */
+#include "ledger_line.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "ledger_impl.h"
+
+/* Room for n more bytes and the NUL; sets oom once and for all. */
+static inline char *room(ll_buf *b, size_t n) {
+  if (b->oom)
+    return NULL;
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->n + n + 1)
+      cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+      b->oom = 1;
+      return NULL;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  return b->p + b->n;
+}
+
+static inline void put(ll_buf *b, const char *s, size_t n) {
+  char *d = room(b, n);
+  if (d) {
+    memcpy(d, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+  }
+}
+
+/* The bytes cJSON's print_string_ptr escapes: '"', '\\' and every byte
+ * below 32 (five of them with a short escape, the rest as \u00xx). */
+static const unsigned char esc[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, ['\\'] = 1};
+
+/* cJSON's print_string_ptr: every other byte (UTF-8 or not) as is; a NULL
+ * string prints as "". Runs without escapes are copied whole. */
+static void put_string(ll_buf *b, const char *s) {
+  static const char hex[] = "0123456789abcdef";
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  size_t len = strlen((const char *)p);
+  char *d = room(b, len * 6 + 2);
+  if (!d)
+    return;
+  char *o = d;
+  *o++ = '"';
+  for (size_t i = 0; i < len;) {
+    size_t j = i;
+    while (j < len && !esc[p[j]])
+      j++;
+    memcpy(o, p + i, j - i);
+    o += j - i;
+    if (j == len)
+      break;
+    unsigned char c = p[j];
+    i = j + 1;
+    *o++ = '\\';
+    switch (c) {
+    case '\\':
+      *o++ = '\\';
+      break;
+    case '"':
+      *o++ = '"';
+      break;
+    case '\b':
+      *o++ = 'b';
+      break;
+    case '\f':
+      *o++ = 'f';
+      break;
+    case '\n':
+      *o++ = 'n';
+      break;
+    case '\r':
+      *o++ = 'r';
+      break;
+    case '\t':
+      *o++ = 't';
+      break;
+    default:
+      *o++ = 'u';
+      *o++ = '0';
+      *o++ = '0';
+      *o++ = hex[c >> 4];
+      *o++ = hex[c & 15];
+    }
+  }
+  *o++ = '"';
+  b->n += (size_t)(o - d);
+  b->p[b->n] = '\0';
+}
+
+/* A whole number below 1e15 prints as its digits under both of cJSON's
+ * rules (%d of valueint and %1.15g); anything else (fractions, big
+ * numbers, -0, NaN and infinities) is printed by cJSON itself. With canon,
+ * the item then holds what a reader parses back from those bytes: a
+ * fraction printed with 15 digits that cJSON deemed close enough, or null
+ * for NaN and infinities. */
+static void put_number(ll_buf *b, cJSON *item, int canon) {
+  double d = item->valuedouble;
+  /* (no libm: NaN fails the range test) */
+  if (d > -1e15 && d < 1e15 && (double)(long long)d == d &&
+      !(d == 0 && signbit(d))) {
+    char tmp[24], *e = tmp + sizeof tmp, *q = e;
+    long long v = (long long)d;
+    unsigned long long u =
+        v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do
+      *--q = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+      *--q = '-';
+    put(b, q, (size_t)(e - q));
+    return;
+  }
+  char tmp[64];
+  cJSON one = *item;
+  one.next = one.prev = one.child = NULL;
+  one.string = NULL;
+  if (!cJSON_PrintPreallocated(&one, tmp, sizeof tmp, 0)) {
+    b->oom = 1; /* cannot happen: 26 bytes at most */
+    return;
+  }
+  put(b, tmp, strlen(tmp));
+  if (!canon)
+    return;
+  if (isnan(d) || isinf(d))
+    item->type = cJSON_NULL | (item->type & ~0xFF);
+  else
+    cJSON_SetNumberValue(item, strtod(tmp, NULL));
+}
+
+/* 1 when printed; 0 for a raw or invalid item. *deepest gets the deepest
+ * nesting seen (the top object or array is 1). */
+static int put_value(ll_buf *b, cJSON *item, int depth, int *deepest,
+                     int canon) {
+  switch (item->type & 0xFF) {
+  case cJSON_NULL:
+    put(b, "null", 4);
+    return 1;
+  case cJSON_False:
+    put(b, "false", 5);
+    return 1;
+  case cJSON_True:
+    put(b, "true", 4);
+    return 1;
+  case cJSON_Number:
+    put_number(b, item, canon);
+    return 1;
+  case cJSON_String:
+    put_string(b, item->valuestring);
+    return 1;
+  case cJSON_Array:
+  case cJSON_Object: {
+    int obj = (item->type & 0xFF) == cJSON_Object;
+    if (depth + 1 > *deepest)
+      *deepest = depth + 1;
+    put(b, obj ? "{" : "[", 1);
+    for (cJSON *c = item->child; c; c = c->next) {
+      if (obj) {
+        put_string(b, c->string);
+        put(b, ":", 1);
+      }
+      if (!put_value(b, c, depth + 1, deepest, canon))
+        return 0;
+      if (c->next)
+        put(b, ",", 1);
+    }
+    put(b, obj ? "}" : "]", 1);
+    return 1;
+  }
+  default: /* raw or invalid: not plain JSON */
+    return 0;
+  }
+}
+
+int ll_line_print_json(ll_buf *out, const cJSON *item) {
+  int deepest = 0;
+  if (!item)
+    return 0;
+  /* canon 0: nothing is written through the cast */
+  return put_value(out, (cJSON *)item, 0, &deepest, 0) &&
+         deepest <= LL_LINE_MAX_DEPTH;
+}
+
+ll_status ll_ledger_chain_hash(const char *prev, const char *a, size_t alen,
+                               const char *b, size_t blen,
+                               char out[LL_SHA256_HEX]) {
+  ll_sha256 *h = ll_sha256_new();
+  if (!h)
+    return LL_E_NOMEM;
+  ll_status st = ll_sha256_update(h, prev, HASH_HEX_LEN);
+  if (!st)
+    st = ll_sha256_update(h, a, alen);
+  if (!st)
+    st = ll_sha256_update(h, b, blen);
+  if (!st)
+    st = ll_sha256_final(h, out);
+  ll_sha256_free(h);
+  return st;
+}
+
+static inline int ledger_key(const cJSON *c) {
+  const char *k = c->string;
+  if (k && k[0] != 's' && k[0] != 'p' && k[0] != 'r')
+    return 0;
+  return !k || strcmp(k, "seq") == 0 || strcmp(c->string, "prev_hash") == 0 ||
+         strcmp(c->string, "row_hash") == 0;
+}
+
+/* A constant key: the sealed row's own keys are never freed. */
+static cJSON *keyed(cJSON *item, const char *key) {
+  if (item) {
+    item->string = (char *)key;
+    item->type |= cJSON_StringIsConst;
+  }
+  return item;
+}
+
+/* The line: {"seq":seq, <row's keys but seq/prev_hash/row_hash>,
+ * "prev_hash":prev} is what is hashed; its final '}' then becomes
+ * ',"row_hash":"<hex>"}' and '\n': byte for byte what cJSON prints once
+ * row_hash is added (the key and the lowercase hex need no escaping). */
+ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
+                         char hash[LL_SHA256_HEX], ll_error *err) {
+  int deepest = 1, stale = 0;
+  cJSON num = {.type = cJSON_Number, .valuedouble = (double)seq};
+  line->n = 0;
+  line->oom = 0;
+  put(line, "{\"seq\":", 7);
+  put_number(line, &num, 0);
+  for (cJSON *c = row->child; c; c = c->next) {
+    if (ledger_key(c)) {
+      stale = 1;
+      continue;
+    }
+    put(line, ",", 1);
+    put_string(line, c->string);
+    put(line, ":", 1);
+    if (!put_value(line, c, 1, &deepest, 1))
+      return ll_fail(err, LL_E_USAGE,
+                     "evidence row holds a raw or invalid item");
+  }
+  put(line, ",\"prev_hash\":", 13);
+  put_string(line, prev);
+  put(line, "}", 1);
+  if (line->oom)
+    return ll_fail(err, LL_E_NOMEM, "out of memory printing an evidence row");
+  ll_status st = ll_ledger_chain_hash(prev, line->p, line->n, "", 0, hash);
+  if (st != LL_OK)
+    return ll_fail(err, st, "could not hash the evidence row");
+  line->n--; /* the final '}' */
+  put(line, ROW_HASH_KEY, ROW_HASH_KEY_LEN);
+  put(line, hash, HASH_HEX_LEN);
+  put(line, "\"}", 2);
+  if (line->oom)
+    return ll_fail(err, LL_E_NOMEM, "out of memory printing an evidence row");
+  if (line->n > LL_LEDGER_MAX_LINE)
+    return ll_fail(err, LL_E_TOO_LARGE,
+                   "evidence row of %zu bytes is over the %u byte line limit",
+                   line->n, LL_LEDGER_MAX_LINE);
+  if (deepest > LL_LINE_MAX_DEPTH)
+    return ll_fail(err, LL_E_USAGE,
+                   "evidence row does not read back as JSON "
+                   "(nested too deeply?)");
+  put(line, "\n", 1);
+  /* The row becomes what a reader parses from the line. */
+  for (cJSON *c = stale ? row->child : NULL, *next; c; c = next) {
+    next = c->next;
+    if (ledger_key(c))
+      cJSON_Delete(cJSON_DetachItemViaPointer(row, c));
+  }
+  cJSON *s = keyed(cJSON_CreateNumber((double)seq), "seq");
+  cJSON *ph = keyed(cJSON_CreateString(prev), "prev_hash");
+  char hex[LL_SHA256_HEX];
+  memcpy(hex, hash, sizeof hex);
+  cJSON *rh = keyed(cJSON_CreateString(hex), "row_hash");
+  if (line->oom || !s || !ph || !rh) {
+    cJSON_Delete(s);
+    cJSON_Delete(ph);
+    cJSON_Delete(rh);
+    return ll_fail(err, LL_E_NOMEM, "out of memory building an evidence row");
+  }
+  if (row->child)
+    cJSON_InsertItemInArray(row, 0, s);
+  else
+    cJSON_AddItemToArray(row, s);
+  cJSON_AddItemToArray(row, ph);
+  cJSON_AddItemToArray(row, rh);
+  return LL_OK;
+}

@@ -1,0 +1,383 @@
+/* One request as a pipeline: guard, build, intent, send, outcome. Each
+ * step is a function over one request state; the release sequence is
+ * written once, at cleanup. With the reads invariant 15 adds whatever the
+ * script: the preflight before the run's first mutation, and the
+ * properties read that records a blob found in the way of a create. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "endpoint.h"
+#include "guard.h"
+#include "payload.h"
+#include "run_impl.h"
+#include "run_row.h"
+
+/* One request on its way through the pipeline. */
+typedef struct {
+  ll_run *r;
+  const ll_req_spec *s;
+  ll_writer *lw, *pw;      /* the writers of the lease and proposed aliases */
+  const char *lease_alias; /* the alias the request carries */
+  ll_payload p;            /* a Put's declared payload */
+  char client_id[LL_GUID_LEN];
+  char changed[LL_GUID_LEN]; /* a change's new lease ID, bound "proposed" */
+  char if_match[128];
+  ll_op_params op;
+  ll_http_request q;
+  char *url, *authed;
+  const cJSON *in; /* the intent, once the ledger holds it */
+  ll_http_response resp;
+} req;
+
+static ll_status refuse(req *q, ll_status code, ll_error *err) {
+  const ll_req_spec *s = q->s;
+  return ll_run_refusal(q->r, s->step ? s->step : "", ll_op_name(s->op),
+                        s->actor ? s->actor : "", code, err);
+}
+
+/* A break period or another lifecycle outside what the flow declared. */
+static ll_status plan_refuses(const ll_run *r, const ll_req_spec *s,
+                              ll_error *err) {
+  if (!r->planned || s->op != LL_OP_LEASE_BREAK || r->plan.nbreaks == 0)
+    return LL_OK;
+  for (int i = 0; i < r->plan.nbreaks; i++)
+    if (r->plan.break_periods[i] == s->break_period)
+      return LL_OK;
+  return ll_fail(err, LL_E_USAGE,
+                 "break period %ld s was not declared at open: the flow "
+                 "declares its break periods before the first request",
+                 s->break_period);
+}
+
+/* The guard, the flow's declared plan, then the declared payload of a Put
+ * (q->p); a refusal is recorded and returned. */
+static ll_status admit(req *q, ll_error *err) {
+  ll_run *r = q->r;
+  const ll_req_spec *s = q->s;
+  ll_guard_req g = {.op = s->op,
+                    .actor = s->actor,
+                    .lease = q->lease_alias,
+                    .bound = s->bound,
+                    .revision = s->revision,
+                    .control = s->control};
+  ll_status st = ll_guard_check(r->model, &g, err);
+  if (st == LL_OK)
+    st = plan_refuses(r, s, err);
+  if (st != LL_OK)
+    return refuse(q, st, err);
+  memset(&q->p, 0, sizeof q->p);
+  if (s->op != LL_OP_PUT_BLOB)
+    return LL_OK;
+  st = ll_payload_build(s->revision, s->actor, &q->p, err);
+  if (st != LL_OK)
+    return refuse(q, st, err);
+  const char *want = ll_model_declared(r->model, s->revision, s->actor);
+  if (!want || strcmp(want, q->p.sha256) != 0)
+    return refuse(q,
+                  ll_fail(err, LL_E_UNDECLARED,
+                          "payload of revision %ld differs from its "
+                          "declaration",
+                          s->revision),
+                  err);
+  return LL_OK;
+}
+
+/* The operation's parameters; proposed is the ID a change proposes. */
+static ll_op_params params(const req *q, const char *proposed) {
+  const ll_req_spec *s = q->s;
+  ll_op_params op = {
+      .lease_id = q->lw ? q->lw->lease_id : NULL,
+      .proposed_id = proposed,
+      .lease_duration = s->lease_duration,
+      .break_period = s->break_period,
+      .max_single_put = q->r->max_single_put,
+      .api_version = ll_model_api_version(q->r->model),
+  };
+  if (s->op == LL_OP_PUT_BLOB) {
+    op.body = (const unsigned char *)q->p.bytes;
+    op.body_len = q->r->oversize_for_test ? q->r->oversize_for_test : q->p.len;
+  }
+  return op;
+}
+
+/* The builder's own checks (size, lease ID syntax, parameters), on a
+ * request that is then dropped; a refusal is recorded and returned. */
+static ll_status dry_build(req *q, ll_error *err) {
+  const ll_req_spec *s = q->s;
+  const char *proposed = q->pw ? q->pw->lease_id
+                         : s->op == LL_OP_LEASE_CHANGE && q->lw
+                             ? q->lw->lease_id
+                             : NULL;
+  ll_op_params op = params(q, proposed);
+  ll_http_request hq;
+  memset(&hq, 0, sizeof hq);
+  ll_headers_init(&hq.headers);
+  char *url = NULL;
+  ll_status st = ll_blob_build(&q->r->target, s->op, &op, &hq, &url, err);
+  ll_headers_cleanup(&hq.headers);
+  free(url);
+  return st == LL_OK ? LL_OK : refuse(q, st, err);
+}
+
+/* Invariant 15: one unconditioned Get Blob Properties before the run's
+ * first mutation, whatever the script. Its row says what was found; the
+ * model turns anything but a 404 into a stop the guard then enforces. Only
+ * a failure to record it is returned. */
+static ll_status preflight(ll_run *r, const ll_req_spec *next, ll_error *err) {
+  char saved[sizeof r->step], label[sizeof r->step];
+  ll_strlcpy(saved, r->step, sizeof saved);
+  snprintf(label, sizeof label, "preflight: properties before %.60s",
+           saved[0] ? saved : ll_op_name(next->op));
+  ll_strlcpy(r->step, label, sizeof r->step);
+  ll_req_spec s = {.op = LL_OP_GET_PROPERTIES,
+                   .step = label,
+                   .actor = "observer",
+                   .revision = -1,
+                   .lease_duration = -1,
+                   .break_period = -1,
+                   .preflight = 1};
+  cJSON *row = NULL;
+  ll_status st = ll_run_request(r, &s, &row, err);
+  ll_strlcpy(r->step, saved, sizeof r->step);
+  cJSON_Delete(row);
+  return st == LL_E_TRANSPORT ? LL_OK : st;
+}
+
+/* After a create refused because the blob is there: one properties read
+ * records what the run found (invariant 15); nothing else is sent. */
+static ll_status record_existing(ll_run *r, ll_error *err) {
+  char saved[sizeof r->step];
+  ll_strlcpy(saved, r->step, sizeof saved);
+  ll_strlcpy(r->step, "target exists: properties", sizeof r->step);
+  ll_req_spec s = {.op = LL_OP_GET_PROPERTIES,
+                   .actor = "observer",
+                   .revision = -1,
+                   .lease_duration = -1,
+                   .break_period = -1};
+  cJSON *row = NULL;
+  ll_error e = {0};
+  ll_status st = ll_run_request(r, &s, &row, &e);
+  ll_strlcpy(r->step, saved, sizeof r->step);
+  cJSON_Delete(row);
+  if (st == LL_OK || st == LL_E_TRANSPORT)
+    return LL_OK;
+  if (err)
+    *err = e;
+  return st;
+}
+
+/* 1. guard: the writers, the preflight a first mutation needs, then the
+ * guard and the declared payload. */
+static ll_status guard(req *q, ll_error *err) {
+  ll_run *r = q->r;
+  const ll_req_spec *s = q->s;
+  q->lw = ll_run_writer(r, s->lease);
+  q->pw = ll_run_writer(r, s->proposed);
+  if ((s->lease && !q->lw) || (s->proposed && !q->pw))
+    return ll_fail(err, LL_E_USAGE, "lease alias %s is not bound to a writer",
+                   s->lease ? s->lease : s->proposed);
+  q->lease_alias = s->op == LL_OP_LEASE_ACQUIRE ? s->proposed : s->lease;
+  if (ll_op_is_mutation(s->op) && ll_model_has_manifest(r->model) &&
+      !ll_model_preflight_done(r->model)) {
+    /* A request refused anyway sends nothing, not even the preflight:
+     * every input is checked before the first request (invariant 15). */
+    ll_status st = admit(q, err);
+    if (st == LL_OK)
+      st = dry_build(q, err);
+    if (st == LL_OK)
+      st = preflight(r, s, err);
+    if (st != LL_OK)
+      return st; /* refused and recorded, or the ledger or a replay failed */
+  }
+  return admit(q, err);
+}
+
+/* 2. build: the request as it will leave, authorised. */
+static ll_status build(req *q, ll_error *err) {
+  ll_run *r = q->r;
+  const ll_req_spec *s = q->s;
+  if (ll_guid_v4(q->client_id) != LL_OK)
+    return ll_fail(err, LL_E_INTERNAL, "no randomness for a request ID");
+  const char *proposed = q->pw ? q->pw->lease_id : NULL;
+  if (s->op == LL_OP_LEASE_CHANGE) {
+    /* The new ID is bound (protected, "proposed") before it is sent, so
+     * the sanitizer knows it even if the process dies mid-request. */
+    if (!q->lw || ll_guid_v4(q->changed) != LL_OK)
+      return ll_fail(err, LL_E_USAGE, "change needs a bound writer");
+    ll_status st =
+        ll_run_bind_row(r, q->lw->alias, q->changed, "proposed", err);
+    if (st != LL_OK)
+      return st;
+    proposed = q->changed;
+  }
+  q->op = params(q, proposed);
+  q->op.client_request_id = q->client_id;
+  /* Invariant 15, decided here and not by the script. */
+  if (s->op == LL_OP_PUT_BLOB && ll_model_creates(r->model))
+    q->op.if_none_match = "*";
+  if (s->op == LL_OP_DELETE_BLOB) {
+    ll_strlcpy(q->if_match, ll_model_cleanup_etag(r->model),
+               sizeof q->if_match);
+    q->op.if_match = q->if_match[0] ? q->if_match : NULL; /* "": refused */
+  }
+  ll_status st = ll_blob_build(&r->target, s->op, &q->op, &q->q, &q->url, err);
+  if (st == LL_OK && r->auth)
+    st = ll_auth_apply(r->auth, q->url, &q->authed, &q->q.headers, err);
+  if (st != LL_OK)
+    return refuse(q, st, err);
+  q->q.url = q->authed ? q->authed : q->url;
+  return LL_OK;
+}
+
+/* The request's shape: only the operation selector of the query (never a
+ * SAS); the conditions shown whole (an ETag is not a secret). */
+static void shape(const ll_http_request *q, const char *url, char *buf,
+                  size_t cap) {
+  const char *query = strchr(url, '?');
+  const char *bt = ll_headers_get(&q->headers, "x-ms-blob-type");
+  const char *act = ll_headers_get(&q->headers, "x-ms-lease-action");
+  const char *inm = ll_headers_get(&q->headers, "If-None-Match");
+  const char *im = ll_headers_get(&q->headers, "If-Match");
+  char qs[64] = "";
+  if (query) {
+    if (strstr(query, "comp=lease"))
+      ll_strlcpy(qs, "?comp=lease", sizeof qs);
+    else if (strstr(query, "restype=container"))
+      ll_strlcpy(qs, "?restype=container", sizeof qs);
+  }
+  snprintf(buf, cap, "%s %s%s%s%s%s%s body=%zu lease_header=%s%s%s%s%s",
+           q->method, "<blob>", qs, bt ? " x-ms-blob-type=" : "", bt ? bt : "",
+           act ? " x-ms-lease-action=" : "", act ? act : "", q->body_len,
+           ll_headers_get(&q->headers, "x-ms-lease-id") ? "present" : "absent",
+           inm ? " if_none_match=" : "", inm ? inm : "", im ? " if_match=" : "",
+           im ? im : "");
+}
+
+/* 3. intent: durable (when it protects something) before anything leaves;
+ * on failure nothing is sent. */
+static ll_status intent(req *q, ll_error *err) {
+  ll_run *r = q->r;
+  const ll_req_spec *s = q->s;
+  char event[24], started[40], path[512], shp[400];
+  snprintf(event, sizeof event, "e%04ld", ++r->events);
+  ll_clock_utc_str(r->clock, started, sizeof started);
+  ll_target_blob_path(&r->target, path, sizeof path);
+  shape(&q->q, q->url, shp, sizeof shp);
+  ll_intent_fields f = {
+      .run_id = r->run_id,
+      .event_id = event,
+      .epoch = ll_model_epoch(r->model),
+      .step = r->step[0] ? r->step : (s->step ? s->step : ""),
+      .operation = ll_op_name(s->op),
+      .actor = s->actor ? s->actor : "",
+      .started = started,
+      .method = q->q.method,
+      .blob_path = path,
+      .api_version = q->op.api_version,
+      .lease_alias = q->lease_alias,
+      .lease_real_id =
+          q->lw ? q->lw->lease_id : (q->pw ? q->pw->lease_id : NULL),
+      .revision = s->op == LL_OP_PUT_BLOB ? s->revision : -1,
+      .payload_sha256 = q->p.sha256,
+      .shape = shp,
+      .client_request_id = q->client_id,
+      .if_none_match = q->op.if_none_match,
+      .if_match = q->op.if_match,
+      .preflight = s->preflight,
+  };
+  cJSON *in = ll_row_intent(&f);
+  ll_status st = ll_run_append_take(r, in, err);
+  if (st == LL_OK)
+    q->in = in; /* now the ledger's: the outcome row copies from it */
+  return st;
+}
+
+/* 4. send: one attempt. Nothing served (a replay's divergence, or out of
+ * memory, when the transport cannot say what left) ends here: no outcome
+ * row, the intent stays open, which recovery reads as UNKNOWN_OUTCOME. */
+static ll_status send(req *q, ll_error *err) {
+  ll_run *r = q->r;
+  ll_status st = r->transport->exchange(r->transport, &q->q, &q->resp, err);
+  if (st == LL_E_REPLAY)
+    r->replay_failure = *err;
+  if (st == LL_E_REPLAY || st == LL_E_NOMEM)
+    return st;
+  if (st != LL_OK) {
+    q->resp.outcome = LL_OUTCOME_NOT_SENT;
+    snprintf(q->resp.transport_error, sizeof q->resp.transport_error, "%s",
+             err->message);
+  }
+  return LL_OK;
+}
+
+/* 5. outcome: the classified row, then what it calls for (the read that
+ * records a blob in the way of a create, a change's binding made active). */
+static ll_status outcome(req *q, cJSON **out_row, ll_error *err) {
+  ll_run *r = q->r;
+  ll_outcome_ctx c = {.ledger = r->ledger,
+                      .endpoint_kind = ll_model_endpoint_kind(r->model),
+                      .now_ms =
+                          q->resp.utc_end_ms ? 0 : ll_clock_utc_ms(r->clock),
+                      .acquire_match = 1,
+                      .op = q->s->op,
+                      .preflight = q->s->preflight,
+                      .break_period = q->s->break_period};
+  cJSON *row =
+      ll_row_outcome(&c, q->in, &q->resp, q->pw ? q->pw->lease_id : NULL);
+  ll_outcome oc = q->resp.outcome;
+  int change_ok =
+      q->changed[0] && oc == LL_OUTCOME_RESPONSE && q->resp.status == 200;
+  ll_status st = ll_run_append_take(r, row, err);
+  if (st != LL_OK)
+    return st;
+  cJSON *keep = ll_run_last_export(r);
+  ll_code stopped = LL_OK;
+  if (q->op.if_none_match && oc == LL_OUTCOME_RESPONSE &&
+      ll_model_stop(r->model, &stopped) && stopped == LL_E_TARGET_EXISTS)
+    st = record_existing(r, err);
+  else if (change_ok) {
+    st = ll_run_bind_row(r, q->lw->alias, q->changed, "active", err);
+    if (st == LL_OK)
+      ll_strlcpy(q->lw->lease_id, q->changed, sizeof q->lw->lease_id);
+  } else if (oc != LL_OUTCOME_RESPONSE) {
+    *out_row = keep;
+    return ll_fail(err, LL_E_TRANSPORT, "%s: outcome %s", ll_op_name(q->s->op),
+                   ll_outcome_name(oc));
+  }
+  if (st != LL_OK) {
+    cJSON_Delete(keep);
+    return st;
+  }
+  *out_row = keep;
+  return LL_OK;
+}
+
+static ll_status request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
+                         ll_error *err) {
+  req q = {.r = r, .s = s};
+  ll_status st;
+  ll_headers_init(&q.q.headers);
+  ll_http_response_init(&q.resp);
+  *out_row = NULL;
+  if (r->dead) {
+    st = ll_run_dead(r, err);
+    goto cleanup;
+  }
+  if ((st = guard(&q, err)) || (st = build(&q, err)) ||
+      (st = intent(&q, err)) || (st = send(&q, err)))
+    goto cleanup;
+  st = outcome(&q, out_row, err);
+cleanup:
+  ll_headers_cleanup(&q.q.headers);
+  free(q.url);
+  free(q.authed);
+  ll_http_response_cleanup(&q.resp);
+  return st;
+}
+
+ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
+                         ll_error *err) {
+  ll_status st = request(r, s, out_row, err);
+  return ll_run_settle(r, st, out_row, err);
+}
