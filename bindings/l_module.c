@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -96,6 +97,23 @@ static int l_getenv(lua_State *L) {
                        name);
 }
 
+/* leaselua.columns() -> the width of stdout's terminal; without one,
+ * COLUMNS if it is sane, else 80 */
+static int l_columns(lua_State *L) {
+  struct winsize ws;
+  long n = 80;
+  if (ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+    n = ws.ws_col;
+  } else {
+    const char *c = getenv("COLUMNS");
+    long v = c ? strtol(c, NULL, 10) : 0;
+    if (v >= 20 && v <= 1000)
+      n = v;
+  }
+  lua_pushinteger(L, n);
+  return 1;
+}
+
 /* leaselua.isatty() -> true when stdout is a terminal */
 static int l_isatty(lua_State *L) {
   lua_pushboolean(L, isatty(1));
@@ -174,15 +192,12 @@ static int l_usage_error(lua_State *L) {
   return ll_lua_raise(L, LL_E_USAGE, buf);
 }
 
-static const luaL_Reg funcs[] = {{"versions", l_versions},
-                                 {"help", l_help},
-                                 {"usage_error", l_usage_error},
-                                 {"payload", l_payload},
-                                 {"sha256", l_sha256},
-                                 {"getenv", l_getenv},
-                                 {"isatty", l_isatty},
-                                 {"ledger", l_ledger},
-                                 {NULL, NULL}};
+static const luaL_Reg funcs[] = {
+    {"versions", l_versions},       {"help", l_help},
+    {"usage_error", l_usage_error}, {"payload", l_payload},
+    {"sha256", l_sha256},           {"getenv", l_getenv},
+    {"isatty", l_isatty},           {"columns", l_columns},
+    {"ledger", l_ledger},           {NULL, NULL}};
 
 int ll_lua_open_module(lua_State *L) {
   ll_alloc_init(); /* cJSON counts its failed allocations from here on */

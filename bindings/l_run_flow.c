@@ -4,6 +4,8 @@
 
 #include <lauxlib.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "l_common.h"
@@ -132,13 +134,46 @@ static int l_probe(lua_State *L) {
   return ll_lua_finish_run(L, h->run, st, row, &err);
 }
 
+/* The wait's progress on stderr. On a terminal, one line redrawn in place,
+ * cut to the terminal's width and erased to its end, so that no fragment of
+ * a longer earlier line is left, and erased before anything else prints.
+ * Without a terminal (a CI log), one plain heartbeat line about every
+ * HEARTBEAT_MS, so that the log is never silent for a whole break. */
+#define HEARTBEAT_MS 5000
+typedef struct {
+  int tty, width, drawn;
+  long next_beat_ms;
+} progress_view;
+
+static int term_width(void) {
+  struct winsize ws;
+  if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+    return ws.ws_col;
+  const char *c = getenv("COLUMNS");
+  long n = c ? strtol(c, NULL, 10) : 0;
+  return n >= 20 && n <= 1000 ? (int)n : 80;
+}
+
 static void progress(void *ctx, const char *state, long elapsed_ms, long hint_s,
                      long polls) {
-  (void)ctx;
-  fprintf(stderr,
-          "\r  waiting: %s, %.1f s elapsed, x-ms-lease-time hint %ld s, "
-          "%ld polls   ",
-          state, (double)elapsed_ms / 1000.0, hint_s, polls);
+  progress_view *v = ctx;
+  char line[200];
+  int n = snprintf(line, sizeof line,
+                   "  waiting: %s, %.1f s elapsed, %ld polls, "
+                   "x-ms-lease-time hint %ld s",
+                   state, (double)elapsed_ms / 1000.0, polls, hint_s);
+  if (n < 0)
+    return;
+  if (v->tty) {
+    int w = v->width - 1; /* the last column would wrap on some terminals */
+    if (w < (int)sizeof line && n > w)
+      line[w > 0 ? w : 0] = '\0';
+    fprintf(stderr, "\r%s\033[K", line);
+    v->drawn = 1;
+  } else if (elapsed_ms >= v->next_beat_ms) {
+    fprintf(stderr, "%s\n", line);
+    v->next_beat_ms = elapsed_ms + HEARTBEAT_MS;
+  }
   fflush(stderr);
 }
 
@@ -153,14 +188,17 @@ static int l_wait(lua_State *L) {
   o.floor_ms = (long)ll_lua_opt_int(L, 2, fn, "floor_ms", 50, 1, 60000);
   o.budget = (long)ll_lua_opt_int(L, 2, fn, "budget", 30, 1, 10000);
   o.fixed_ms = (long)ll_lua_opt_int(L, 2, fn, "fixed_ms", 0, 0, 60000);
-  int tty = ll_lua_opt_bool(L, 2, fn, "progress", 0) && isatty(2);
-  if (tty)
+  progress_view view = {.tty = isatty(2)};
+  if (ll_lua_opt_bool(L, 2, fn, "progress", 0)) {
+    view.width = view.tty ? term_width() : 0;
     o.progress = progress;
+    o.progress_ctx = &view;
+  }
   ll_error err = {0};
   cJSON *row = NULL;
   ll_status st = ll_run_wait_broken(h->run, &o, &row, &err);
-  if (tty)
-    fprintf(stderr, "\r%60s\r", "");
+  if (view.drawn)
+    fputs("\r\033[K", stderr);
   return ll_lua_finish_run(L, h->run, st, row, &err);
 }
 

@@ -50,4 +50,4 @@ out.guarded(function()
   handoff.after_broken(run, step, { A = A, B = B, A_unleased = A_unleased })
 end)
 
-out.decision(run:finish(), run:state().evidence)
+out.decision(run:finish(), run:state().evidence, 3)

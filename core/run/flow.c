@@ -168,6 +168,29 @@ static ll_status poll_finding(ll_run *r, const char *result, const char *reason,
   return st;
 }
 
+/* Sleeps between two polls. With a progress callback, in pieces of at most
+ * PROGRESS_STEP_MS, telling it the time after each, so that a long sleep
+ * early in a 60 s break still shows progress (and a log without a terminal
+ * its heartbeat); nothing is sent in between, so the polls are the same. */
+#define PROGRESS_STEP_MS 1000.0
+static void sleep_between(ll_run *r, const ll_poll_options *o, double start,
+                          long hint_s, long polls, double sleep_ms) {
+  if (!o->progress) {
+    ll_clock_sleep_ms(r->clock, (int64_t)sleep_ms);
+    return;
+  }
+  while (sleep_ms > 0) {
+    double piece = sleep_ms > PROGRESS_STEP_MS ? PROGRESS_STEP_MS : sleep_ms;
+    ll_clock_sleep_ms(r->clock, (int64_t)piece);
+    sleep_ms -= piece;
+    if (sleep_ms > 0) {
+      double now = (double)ll_clock_mono_ns(r->clock);
+      o->progress(o->progress_ctx, "breaking", (long)((now - start) / 1e6),
+                  hint_s, polls);
+    }
+  }
+}
+
 static ll_status wait_broken(ll_run *r, const ll_poll_options *opts,
                              cJSON **out, ll_error *err) {
   ll_poll_options o = opts ? *opts : (ll_poll_options){0};
@@ -254,7 +277,7 @@ static ll_status wait_broken(ll_run *r, const ll_poll_options *opts,
     double until = deadline - now;
     if (sleep_ms * 1e6 > until)
       sleep_ms = until / 1e6 + 1;
-    ll_clock_sleep_ms(r->clock, (int64_t)sleep_ms);
+    sleep_between(r, &o, start, hint_s, polls, sleep_ms);
   }
 }
 

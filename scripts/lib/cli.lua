@@ -2,6 +2,7 @@
 -- credential, files, --recover, --destructive --after) never reach a
 -- script: the host reads them in C and takes them out of `arg`.
 local ll = require "leaselua"
+local wrap = require("lib.out").wrap
 
 local M = {}
 
@@ -10,25 +11,6 @@ M.usage_error = ll.usage_error
 
 M.EXIT = "Exit: the decision, 0 ACCEPT 1 WAIT 2 HOLD 3 RECONCILE; 64 usage or\n" ..
          "configuration, 70 internal error."
-
--- wrap(text, width, indent) -> lines of at most width columns; the
--- continuation lines start with indent spaces.
-local function wrap(text, width, indent)
-  local lines, line = {}, ""
-  -- "[operator options]" stays on one line
-  text = text:gsub("%b[]", function(b) return (b:gsub(" ", "\0")) end)
-  for word in text:gmatch("%S+") do
-    word = word:gsub("%z", " ")
-    if line ~= "" and #line + 1 + #word > width then
-      lines[#lines + 1] = line
-      line = string.rep(" ", indent) .. word
-    else
-      line = line == "" and word or (line .. " " .. word)
-    end
-  end
-  lines[#lines + 1] = line
-  return lines
-end
 
 -- help_text(def) -> the usage a flow prints for --help, from its rows
 -- (lib.flows has the shipped flows'). Lines fit 80 columns.

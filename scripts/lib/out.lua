@@ -20,6 +20,25 @@ local pause_after = tonumber(ll.getenv("LEASELUA_PAUSE_AFTER") or "")
 local STOP = setmetatable({}, { __tostring = function() return "stopped by --stop-after" end })
 M.STOP = STOP
 
+-- step_line(label, status, code, class, width) -> the printed step: label,
+-- status, error code and class in columns; when the error code does not
+-- fit the width (80 columns and less), it goes on a line of its own below.
+-- Nothing is cut: the code is printed as observed.
+function M.step_line(label, status, code, class, width)
+  local head = string.format("%-32s %-11s", label, status)
+  local one = head .. " " .. code .. " " .. class
+  if #one <= width then return one end
+  local two = head .. " " .. class
+  local code_line = code ~= "-" and ("error code: " .. code) or nil
+  if #two <= width and (not code_line or 33 + #code_line <= width) then
+    return two .. (code_line and ("\n" .. string.rep(" ", 33) .. code_line) or "")
+  end
+  -- narrow: the label alone, then the rest indented
+  local t = { label, "    " .. status .. " " .. class }
+  if code_line then t[#t + 1] = "    " .. code_line end
+  return table.concat(t, "\n")
+end
+
 -- stepper(run, stop_after) -> step(label, method, obj, ...): labels the
 -- rows with the seed's step, calls obj:method(...), prints one line and
 -- returns the row. A transport failure prints and raises its error so the
@@ -34,7 +53,7 @@ function M.stepper(run, stop_after)
     local status = r.http_status or r.result or (err and "no-response") or "-"
     local code = r.azure_error_code or "-"
     local class = r.result_classification or r.record or "-"
-    print(string.format("%-34s %-8s %-36s %s", label, tostring(status), code, class))
+    print(M.step_line(label, tostring(status), code, class, ll.columns()))
     if err then
       -- the stop line names what the transport saw (a timeout, a reset...)
       if type(err) == "table" and r.transport_error and type(err.message) == "string" then
@@ -57,14 +76,59 @@ function M.stepper(run, stop_after)
   end
 end
 
--- decision(row, dir): prints the decision block and returns nothing.
-function M.decision(row, dir)
+-- wrap(text, width, indent) -> lines of at most width columns (a word
+-- longer than that stands alone); continuation lines start with indent
+-- spaces. "[...]" groups stay on one line.
+function M.wrap(text, width, indent)
+  local lines, line = {}, ""
+  text = text:gsub("%b[]", function(b) return (b:gsub(" ", "\0")) end)
+  for word in text:gmatch("%S+") do
+    word = word:gsub("%z", " ")
+    if line ~= "" and #line + 1 + #word > width then
+      lines[#lines + 1] = line
+      line = string.rep(" ", indent) .. word
+    else
+      line = line == "" and word or (line .. " " .. word)
+    end
+  end
+  lines[#lines + 1] = line
+  return lines
+end
+
+local function say(text, indent, first)
+  local width = math.max(40, math.min(ll.columns(), 100) - 1)
+  for _, l in ipairs(M.wrap((first or "") .. text, width, indent)) do
+    print(l)
+  end
+end
+
+-- The playbook's finding, in words, from the breaking-window result.
+local FINDING = {
+  REPRODUCED = "stale A's write of revision %s was accepted while the lease was " ..
+    "breaking (documented behaviour): the break's 202 did not stop writer A, " ..
+    "so a break alone is not a handoff.",
+  INCONCLUSIVE_WINDOW = "the probe did not land inside the breaking window, " ..
+    "so this run says nothing about writes while breaking.",
+  NOT_ATTEMPTED = "no write was probed while the lease was breaking.",
+}
+
+-- decision(row, dir[, probe_revision]): prints the decision block and the
+-- window finding in plain words, wrapped to the terminal (80 columns
+-- without one).
+function M.decision(row, dir, probe_revision)
   print("")
   print("DECISION: " .. c(paint[row.decision], row.decision) ..
         " (endpoint kind: " .. tostring(row.endpoint_kind) .. ")")
-  print(row.statement)
-  for _, why in ipairs(row.reasons or {}) do print("  - " .. why) end
+  -- on a terminal, wrapped to it; in a log or a pipe, one line each, as
+  -- recorded, so that a ticket quotes them whole
+  local tty = ll.isatty()
+  if tty then say(tostring(row.statement), 0) else print(row.statement) end
+  for _, why in ipairs(row.reasons or {}) do
+    if tty then say(why, 4, "  - ") else print("  - " .. why) end
+  end
   print("breaking-window finding: " .. tostring(row.window_finding))
+  local f = FINDING[row.window_finding]
+  if f then say(f:format(tostring(probe_revision or "?")), 2, "finding: ") end
   print("evidence: " .. dir)
 end
 
@@ -72,7 +136,9 @@ end
 -- line; the caller then records the decision.
 function M.guarded(fn)
   local ok, e = pcall(fn)
-  if not ok then print("stopped: " .. tostring(e)) end
+  if not ok then
+    if ll.isatty() then say(tostring(e), 2, "stopped: ") else print("stopped: " .. tostring(e)) end
+  end
   return ok
 end
 
