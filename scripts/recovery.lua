@@ -43,4 +43,4 @@ out.guarded(function()
   end
 end)
 
-out.decision(run:finish(), run:state().evidence)
+out.decision(run:finish(), run:state().evidence, 3) -- the main handoff probes revision 3

@@ -104,7 +104,7 @@ end
 
 -- The playbook's finding, in words, from the breaking-window result.
 local FINDING = {
-  REPRODUCED = "stale A's write of revision %s was accepted while the lease was " ..
+  REPRODUCED = "stale A's write%s was accepted while the lease was " ..
     "breaking (documented behaviour): the break's 202 did not stop writer A, " ..
     "so a break alone is not a handoff.",
   INCONCLUSIVE_WINDOW = "the probe did not land inside the breaking window, " ..
@@ -128,7 +128,8 @@ function M.decision(row, dir, probe_revision)
   end
   print("breaking-window finding: " .. tostring(row.window_finding))
   local f = FINDING[row.window_finding]
-  if f then say(f:format(tostring(probe_revision or "?")), 2, "finding: ") end
+  local rev = probe_revision and (" of revision " .. tostring(probe_revision)) or ""
+  if f then say((f:gsub("%%s", rev, 1)), 2, "finding: ") end
   print("evidence: " .. dir)
 end
 
