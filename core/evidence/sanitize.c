@@ -377,7 +377,10 @@ static ll_status redact_item(cJSON *item, const char *path,
     int i = 0;
     for (cJSON *c = item->child; c; c = c->next, i++) {
       char sub[256];
-      /* the path is named only for what may need it */
+      /* the path is named only for what may need it: numbers, booleans
+       * and nulls hold no text, and a string only if it holds a secret */
+      if (!cJSON_IsObject(c) && !cJSON_IsArray(c) && !cJSON_IsString(c))
+        continue;
       if (cJSON_IsString(c) && c->valuestring &&
           !ll_sanitize_needs_replace(c->valuestring, strlen(c->valuestring),
                                      secrets, n))
