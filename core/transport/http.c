@@ -45,6 +45,9 @@ typedef struct {
    * TLS backend is not OpenSSL or the bytes are not plainly certificates:
    * then the bytes go to libcurl as CURLOPT_CAINFO_BLOB, errors and all. */
   STACK_OF(X509) * ca_certs;
+  /* The last URL that passed ll_http_check_url, which depends on the text
+   * alone: the same URL again (a poller's reads) is not parsed again. */
+  char *checked_url;
   long connect_ms, total_ms, max_idle_s;
   size_t body_cap, header_cap;
 
@@ -324,17 +327,20 @@ static ll_status build_headers(const ll_headers *hs, int is_put,
     }
     if (strcasecmp(name, "Expect") == 0)
       has_expect = 1;
-    size_t ln = strlen(name) + strlen(val) + 3;
-    char *line = malloc(ln);
+    size_t nn = strlen(name), vn = strlen(val);
+    char *line = malloc(nn + vn + 3);
     if (!line) {
       st = ll_fail(err, LL_E_NOMEM, "out of memory building headers");
       goto cleanup;
     }
     /* "Name;" is curl's spelling of a header sent with an empty value. */
-    if (*val)
-      snprintf(line, ln, "%s: %s", name, val);
-    else
-      snprintf(line, ln, "%s;", name);
+    memcpy(line, name, nn);
+    if (vn) {
+      memcpy(line + nn, ": ", 2);
+      memcpy(line + nn + 2, val, vn + 1);
+    } else {
+      memcpy(line + nn, ";", 2);
+    }
     struct curl_slist *nl = curl_slist_append(list, line);
     free(line);
     if (!nl) {
@@ -397,9 +403,13 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
     st = ll_fail(err, LL_E_USAGE, "http request without method or url");
     goto cleanup;
   }
-  st = ll_http_check_url(req->url, err);
-  if (st != LL_OK)
-    goto cleanup;
+  if (!h->checked_url || strcmp(h->checked_url, req->url) != 0) {
+    st = ll_http_check_url(req->url, err);
+    if (st != LL_OK)
+      goto cleanup;
+    free(h->checked_url);
+    h->checked_url = strdup(req->url); /* NULL: checked again next time */
+  }
   const char *m = req->method;
   int is_get = strcmp(m, "GET") == 0, is_head = strcmp(m, "HEAD") == 0;
   int is_put = strcmp(m, "PUT") == 0, is_del = strcmp(m, "DELETE") == 0;
@@ -527,6 +537,7 @@ static void http_free(ll_transport *t) {
   http_transport *h = t->impl;
   curl_easy_cleanup(h->curl);
   sk_X509_pop_free(h->ca_certs, X509_free);
+  free(h->checked_url);
   free(h->ca.p);
   free(h);
 }
