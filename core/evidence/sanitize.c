@@ -303,8 +303,16 @@ cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
  * len: secret *k (with *k < n), or a sig= value not REDACTED (*k == n). */
 static size_t replace_next(const char *s, size_t len, size_t i,
                            const char *const *secrets, size_t n, size_t *k) {
+  /* the bytes where a match can start: a secret's first byte, s or S */
+  unsigned char first[256] = {0};
+  first['s'] = first['S'] = 1;
+  for (size_t j = 0; j < n; j++)
+    if (secrets[j] && secrets[j][0])
+      first[(unsigned char)secrets[j][0]] = 1;
   for (; i < len; i++) {
     unsigned char c = (unsigned char)s[i];
+    if (!first[c])
+      continue;
     for (*k = 0; *k < n; (*k)++) {
       const char *sec = secrets[*k];
       if (!sec || !sec[0] || (unsigned char)sec[0] != c)
