@@ -56,12 +56,11 @@ static inline unsigned char id_first(const char *id) {
   return fold(*id);
 }
 
+/* Stops at the first byte that differs: at most offsets that is the
+ * second (the callers look at s[i] only where the first byte matched). */
 static int ci_prefix(const char *s, size_t len, size_t i, const char *word) {
-  size_t n = strlen(word);
-  if (len - i < n)
-    return 0;
-  for (size_t k = 0; k < n; k++)
-    if (!lower_eq(s[i + k], word[k]))
+  for (size_t k = 0; word[k]; k++)
+    if (i + k >= len || !lower_eq(s[i + k], word[k]))
       return 0;
   return 1;
 }
