@@ -18,8 +18,19 @@ struct ll_sha256 {
 static pthread_once_t md_once = PTHREAD_ONCE_INIT;
 static EVP_MD *md_fetched;
 
+/* Our reference is dropped at exit, before OpenSSL's own clean-up (which
+ * registered its handler earlier, so runs later). */
+static void md_free(void) {
+  EVP_MD_free(md_fetched);
+  md_fetched = NULL;
+}
+
 static void md_fetch(void) {
   md_fetched = EVP_MD_fetch(NULL, "SHA256", NULL);
+  if (md_fetched && atexit(md_free) != 0) {
+    EVP_MD_free(md_fetched); /* no way to drop it later: do without */
+    md_fetched = NULL;
+  }
 }
 
 static const EVP_MD *sha256_md(void) {
