@@ -56,12 +56,11 @@ static inline unsigned char id_first(const char *id) {
   return fold(*id);
 }
 
+/* Stops at the first byte that differs: at most offsets that is the
+ * second (the callers look at s[i] only where the first byte matched). */
 static int ci_prefix(const char *s, size_t len, size_t i, const char *word) {
-  size_t n = strlen(word);
-  if (len - i < n)
-    return 0;
-  for (size_t k = 0; k < n; k++)
-    if (!lower_eq(s[i + k], word[k]))
+  for (size_t k = 0; word[k]; k++)
+    if (i + k >= len || !lower_eq(s[i + k], word[k]))
       return 0;
   return 1;
 }
@@ -303,8 +302,16 @@ cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
  * len: secret *k (with *k < n), or a sig= value not REDACTED (*k == n). */
 static size_t replace_next(const char *s, size_t len, size_t i,
                            const char *const *secrets, size_t n, size_t *k) {
+  /* the bytes where a match can start: a secret's first byte, s or S */
+  unsigned char first[256] = {0};
+  first['s'] = first['S'] = 1;
+  for (size_t j = 0; j < n; j++)
+    if (secrets[j] && secrets[j][0])
+      first[(unsigned char)secrets[j][0]] = 1;
   for (; i < len; i++) {
     unsigned char c = (unsigned char)s[i];
+    if (!first[c])
+      continue;
     for (*k = 0; *k < n; (*k)++) {
       const char *sec = secrets[*k];
       if (!sec || !sec[0] || (unsigned char)sec[0] != c)
@@ -377,7 +384,10 @@ static ll_status redact_item(cJSON *item, const char *path,
     int i = 0;
     for (cJSON *c = item->child; c; c = c->next, i++) {
       char sub[256];
-      /* the path is named only for what may need it */
+      /* the path is named only for what may need it: numbers, booleans
+       * and nulls hold no text, and a string only if it holds a secret */
+      if (!cJSON_IsObject(c) && !cJSON_IsArray(c) && !cJSON_IsString(c))
+        continue;
       if (cJSON_IsString(c) && c->valuestring &&
           !ll_sanitize_needs_replace(c->valuestring, strlen(c->valuestring),
                                      secrets, n))

@@ -95,8 +95,14 @@ static ll_status settle(cJSON *row, cJSON *derived, int fill, ll_error *err) {
       if (!copy)
         return ll_fail(err, LL_E_NOMEM, "out of memory");
       /* A replace whose key copy fails keeps the item under no key: the
-       * allocation count (ll_model_apply) catches that one. */
-      if (!ll_json_set(row, it->string, copy))
+       * allocation count (ll_model_apply) catches that one. A key already
+       * there is replaced in place: the copy carries its own copy of the
+       * key (cJSON_Duplicate), so it is not looked up twice more. */
+      if (have && !cJSON_ReplaceItemViaPointer(row, have, copy)) {
+        cJSON_Delete(copy);
+        return ll_fail(err, LL_E_NOMEM, "out of memory");
+      }
+      if (!have && !ll_json_set(row, it->string, copy))
         return ll_fail(err, LL_E_NOMEM, "out of memory");
     } else if (!have || !cJSON_Compare(have, it, 1)) {
       return ll_fail(err, LL_E_TAMPER,

@@ -4,7 +4,12 @@
 #include "http.h"
 
 #include <curl/curl.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +39,15 @@ typedef struct {
    * libcurl as a blob: what was checked is what is trusted, and a file
    * swapped during the run changes nothing. NULL: the system's CAs. */
   ll_buf ca;
+  /* The same bytes parsed once, as libcurl would parse them for every new
+   * connection (PEM_X509_INFO_read_bio): the certificates are added to
+   * each new connection's store by on_ssl_ctx instead. NULL when libcurl's
+   * TLS backend is not OpenSSL or the bytes are not plainly certificates:
+   * then the bytes go to libcurl as CURLOPT_CAINFO_BLOB, errors and all. */
+  STACK_OF(X509) * ca_certs;
+  /* The last URL that passed ll_http_check_url, which depends on the text
+   * alone: the same URL again (a poller's reads) is not parsed again. */
+  char *checked_url;
   long connect_ms, total_ms, max_idle_s;
   size_t body_cap, header_cap;
 
@@ -245,6 +259,56 @@ static size_t on_read(char *buf, size_t size, size_t nitems, void *ud) {
   return n;
 }
 
+/* ---- the CA file, parsed once ------------------------------------------ */
+
+static int ssl_is_openssl(void) {
+  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+  return v && v->ssl_version && strncmp(v->ssl_version, "OpenSSL/", 8) == 0;
+}
+
+/* NULL unless every entry of the bytes is a certificate (no CRL, no key)
+ * and there is at least one: anything else keeps libcurl's own path. */
+static STACK_OF(X509) * parse_ca(const ll_buf *ca) {
+  if (!ca->p || ca->n == 0 || ca->n > INT32_MAX || !ssl_is_openssl())
+    return NULL;
+  BIO *bio = BIO_new_mem_buf(ca->p, (int)ca->n);
+  if (!bio)
+    return NULL;
+  STACK_OF(X509_INFO) *inf = PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL);
+  BIO_free(bio);
+  ERR_clear_error();
+  STACK_OF(X509) *certs = inf ? sk_X509_new_null() : NULL;
+  int n = inf ? sk_X509_INFO_num(inf) : 0, ok = certs && n > 0;
+  for (int i = 0; ok && i < n; i++) {
+    X509_INFO *it = sk_X509_INFO_value(inf, i);
+    if (!it->x509 || it->crl || it->x_pkey || !sk_X509_push(certs, it->x509))
+      ok = 0;
+    else
+      it->x509 = NULL; /* owned by certs now */
+  }
+  sk_X509_INFO_pop_free(inf, X509_INFO_free);
+  if (!ok) {
+    sk_X509_pop_free(certs, X509_free);
+    return NULL;
+  }
+  return certs;
+}
+
+/* Runs after libcurl set up the new connection's store (flags, the CA
+ * path) and before the handshake: adds the CA file's certificates, as
+ * CURLOPT_CAINFO_BLOB would have. */
+static CURLcode on_ssl_ctx(CURL *c, void *ssl_ctx, void *ud) {
+  (void)c;
+  http_transport *h = ud;
+  X509_STORE *store = SSL_CTX_get_cert_store(ssl_ctx);
+  if (!store)
+    return CURLE_SSL_CACERT_BADFILE;
+  for (int i = 0; i < sk_X509_num(h->ca_certs); i++)
+    if (!X509_STORE_add_cert(store, sk_X509_value(h->ca_certs, i)))
+      return CURLE_SSL_CACERT_BADFILE;
+  return CURLE_OK;
+}
+
 /* ---- one exchange ----------------------------------------------------- */
 
 static ll_status build_headers(const ll_headers *hs, int is_put,
@@ -263,17 +327,20 @@ static ll_status build_headers(const ll_headers *hs, int is_put,
     }
     if (strcasecmp(name, "Expect") == 0)
       has_expect = 1;
-    size_t ln = strlen(name) + strlen(val) + 3;
-    char *line = malloc(ln);
+    size_t nn = strlen(name), vn = strlen(val);
+    char *line = malloc(nn + vn + 3);
     if (!line) {
       st = ll_fail(err, LL_E_NOMEM, "out of memory building headers");
       goto cleanup;
     }
     /* "Name;" is curl's spelling of a header sent with an empty value. */
-    if (*val)
-      snprintf(line, ln, "%s: %s", name, val);
-    else
-      snprintf(line, ln, "%s;", name);
+    memcpy(line, name, nn);
+    if (vn) {
+      memcpy(line + nn, ": ", 2);
+      memcpy(line + nn + 2, val, vn + 1);
+    } else {
+      memcpy(line + nn, ";", 2);
+    }
     struct curl_slist *nl = curl_slist_append(list, line);
     free(line);
     if (!nl) {
@@ -336,9 +403,13 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
     st = ll_fail(err, LL_E_USAGE, "http request without method or url");
     goto cleanup;
   }
-  st = ll_http_check_url(req->url, err);
-  if (st != LL_OK)
-    goto cleanup;
+  if (!h->checked_url || strcmp(h->checked_url, req->url) != 0) {
+    st = ll_http_check_url(req->url, err);
+    if (st != LL_OK)
+      goto cleanup;
+    free(h->checked_url);
+    h->checked_url = strdup(req->url); /* NULL: checked again next time */
+  }
   const char *m = req->method;
   int is_get = strcmp(m, "GET") == 0, is_head = strcmp(m, "HEAD") == 0;
   int is_put = strcmp(m, "PUT") == 0, is_del = strcmp(m, "DELETE") == 0;
@@ -384,7 +455,12 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
   SETOPT(CURLOPT_HTTP09_ALLOWED, 0L);
   SETOPT(CURLOPT_SSL_VERIFYPEER, 1L);
   SETOPT(CURLOPT_SSL_VERIFYHOST, 2L);
-  if (h->ca.p) {
+  if (h->ca_certs) {
+    /* what the blob overrides: the default CA bundle file */
+    SETOPT(CURLOPT_CAINFO, (char *)NULL);
+    SETOPT(CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx);
+    SETOPT(CURLOPT_SSL_CTX_DATA, h);
+  } else if (h->ca.p) {
     struct curl_blob blob = {h->ca.p, h->ca.n, CURL_BLOB_NOCOPY};
     SETOPT(CURLOPT_CAINFO_BLOB, &blob); /* h->ca outlives the handle */
   }
@@ -460,6 +536,8 @@ cleanup:
 static void http_free(ll_transport *t) {
   http_transport *h = t->impl;
   curl_easy_cleanup(h->curl);
+  sk_X509_pop_free(h->ca_certs, X509_free);
+  free(h->checked_url);
   free(h->ca.p);
   free(h);
 }
@@ -505,8 +583,10 @@ ll_transport *ll_http_new(const ll_http_options *opts, ll_clock *clock,
       return NULL;
     }
   }
+  h->ca_certs = parse_ca(&h->ca);
   h->curl = curl_easy_init();
   if (!h->curl) {
+    sk_X509_pop_free(h->ca_certs, X509_free);
     free(h->ca.p);
     free(h);
     ll_fail(err, LL_E_INTERNAL, "curl_easy_init failed");
