@@ -40,51 +40,6 @@ static void add_reconcile(ll_model *m, const char *fmt, ...) {
   va_end(ap);
 }
 
-static void epoch_reset(ll_epoch_state *ep, long epoch, int destructive) {
-  memset(ep, 0, sizeof *ep);
-  ep->epoch = epoch;
-  ep->destructive = destructive;
-  ep->break_period = LL_BREAK_NONE;
-  ep->last_accepted = LL_REV_NONE;
-  ep->unreconciled = LL_REV_NONE;
-  ep->content_revision = LL_REV_UNKNOWN;
-  ep->new_write_rev = LL_REV_NONE;
-  ep->gap_write_rev = LL_REV_NONE;
-}
-
-ll_model *ll_model_new(void) {
-  ll_alloc_init();
-  ll_model *m = calloc(1, sizeof *m);
-  if (!m)
-    return NULL;
-  epoch_reset(&m->ep, 0, 0);
-  m->doubts = cJSON_CreateArray();
-  m->open_intents = cJSON_CreateObject();
-  m->events = cJSON_CreateObject();
-  m->hold_reasons = cJSON_CreateArray();
-  m->reconcile_reasons = cJSON_CreateArray();
-  m->last_read_revision = LL_REV_UNKNOWN;
-  cpy(m->api_version, sizeof m->api_version, LL_API_VERSION);
-  if (!m->doubts || !m->open_intents || !m->events || !m->hold_reasons ||
-      !m->reconcile_reasons) {
-    ll_model_free(m);
-    return NULL;
-  }
-  return m;
-}
-
-void ll_model_free(ll_model *m) {
-  if (!m)
-    return;
-  cJSON_Delete(m->actors);
-  cJSON_Delete(m->doubts);
-  cJSON_Delete(m->open_intents);
-  cJSON_Delete(m->events);
-  cJSON_Delete(m->hold_reasons);
-  cJSON_Delete(m->reconcile_reasons);
-  free(m);
-}
-
 /* Derived fields are filled (run) or compared (verify). */
 static ll_status settle(cJSON *row, cJSON *derived, int fill, ll_error *err) {
   cJSON *it;
@@ -546,8 +501,9 @@ static ll_status apply_row(ll_model *m, cJSON *row, int fill, ll_error *err) {
      * blob's bytes, not the lifecycle: they carry over (invariant 14). */
     long unreconciled = m->ep.unreconciled;
     int uncertain = m->ep.content_uncertain;
-    epoch_reset(&m->ep, ll_json_long(row, "fixture_epoch", m->ep.epoch + 1),
-                cJSON_IsTrue(x));
+    ll_model_epoch_reset(&m->ep,
+                         ll_json_long(row, "fixture_epoch", m->ep.epoch + 1),
+                         cJSON_IsTrue(x));
     m->ep.unreconciled = unreconciled;
     m->ep.content_uncertain = uncertain;
     m->last_props_ok = m->last_read_ok = 0;

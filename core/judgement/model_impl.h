@@ -176,4 +176,7 @@ void ll_harm_decide_reasons(const ll_model *m, cJSON *hold);
 long ll_model_revision_of(const ll_model *m, const char *sha);
 int ll_model_was_rejected(const ll_model *m, long revision);
 
+/* model_life.c: the state at the start of a lifecycle (epoch). */
+void ll_model_epoch_reset(ll_epoch_state *ep, long epoch, int destructive);
+
 #endif

@@ -1,0 +1,53 @@
+/* The fold's life: a new model, its state at the start of a lifecycle,
+ * and its end. model.c folds rows into it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "model_impl.h"
+
+/* A lifecycle starts with nothing known of its blob. */
+void ll_model_epoch_reset(ll_epoch_state *ep, long epoch, int destructive) {
+  memset(ep, 0, sizeof *ep);
+  ep->epoch = epoch;
+  ep->destructive = destructive;
+  ep->break_period = LL_BREAK_NONE;
+  ep->last_accepted = LL_REV_NONE;
+  ep->unreconciled = LL_REV_NONE;
+  ep->content_revision = LL_REV_UNKNOWN;
+  ep->new_write_rev = LL_REV_NONE;
+  ep->gap_write_rev = LL_REV_NONE;
+}
+
+ll_model *ll_model_new(void) {
+  ll_alloc_init();
+  ll_model *m = calloc(1, sizeof *m);
+  if (!m)
+    return NULL;
+  ll_model_epoch_reset(&m->ep, 0, 0);
+  m->doubts = cJSON_CreateArray();
+  m->open_intents = cJSON_CreateObject();
+  m->events = cJSON_CreateObject();
+  m->hold_reasons = cJSON_CreateArray();
+  m->reconcile_reasons = cJSON_CreateArray();
+  m->last_read_revision = LL_REV_UNKNOWN;
+  ll_strlcpy(m->api_version, LL_API_VERSION, sizeof m->api_version);
+  if (!m->doubts || !m->open_intents || !m->events || !m->hold_reasons ||
+      !m->reconcile_reasons) {
+    ll_model_free(m);
+    return NULL;
+  }
+  return m;
+}
+
+void ll_model_free(ll_model *m) {
+  if (!m)
+    return;
+  cJSON_Delete(m->actors);
+  cJSON_Delete(m->doubts);
+  cJSON_Delete(m->open_intents);
+  cJSON_Delete(m->events);
+  cJSON_Delete(m->hold_reasons);
+  cJSON_Delete(m->reconcile_reasons);
+  free(m);
+}
