@@ -5,11 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int writer_char_ok(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-         (c >= '0' && c <= '9') || c == '_' || c == '-';
-}
-
 ll_status ll_payload_build(long revision, const char *writer, ll_payload *out,
                            ll_error *err) {
   if (!out)
@@ -30,7 +25,7 @@ ll_status ll_payload_build(long revision, const char *writer, ll_payload *out,
                    "[A-Za-z0-9_-]",
                    n, LL_ALIAS_MAX - 1);
   for (size_t i = 0; i < n; i++)
-    if (!writer_char_ok(writer[i]))
+    if (!ll_alias_char(writer[i]))
       return ll_fail(err, LL_E_USAGE,
                      "payload writer has a character outside [A-Za-z0-9_-] "
                      "at position %zu: use only letters, digits, '_' and '-'",

@@ -38,7 +38,7 @@ int fx_placeholder(const char *s, char name[FX_NAME_MAX]) {
     return 0;
   for (size_t i = 0; i < len; i++) {
     char c = s[p + i];
-    if (!isalnum((unsigned char)c) && c != '_' && c != '-')
+    if (!ll_alias_char(c))
       return 0;
   }
   memcpy(name, s + p, len);

@@ -138,8 +138,7 @@ static int alias_ok(const char *a) {
   if (n == 0 || n >= LL_ALIAS_MAX)
     return 0;
   for (size_t i = 0; i < n; i++)
-    if (!((a[i] >= 'A' && a[i] <= 'Z') || (a[i] >= 'a' && a[i] <= 'z') ||
-          (a[i] >= '0' && a[i] <= '9') || a[i] == '_' || a[i] == '-'))
+    if (!ll_alias_char(a[i]))
       return 0;
   return 1;
 }

@@ -12,6 +12,11 @@
 /* A writer alias (A, B, a fixture placeholder's name): 1 to
  * LL_ALIAS_MAX - 1 bytes, and its NUL. */
 #define LL_ALIAS_MAX 16
+/* The one character rule of an alias: [A-Za-z0-9_-]. */
+static inline int ll_alias_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
 
 #if defined(__GNUC__)
 #define LL_WARN_UNUSED __attribute__((warn_unused_result))
