@@ -98,6 +98,26 @@ describe("machine output", function()
     assert.matches("decision ACCEPT, window REPRODUCED", out, 1, true)
   end)
 
+  it("verify --json on a HOLD bundle carries the decision row's reasons in order", function()
+    local d = helper.tmpdir() .. "/hold"
+    local rc = helper.run({ "scripts/main_handoff.lua", "--replay", root .. "/fixtures/documented/target-exists.json",
+      "--manifest", manifest, "--evidence", d }, no_target)
+    assert.are.equal(64, rc) -- the target exists: refused before any mutation
+    local want
+    for _, r in ipairs(helper.rows(d)) do
+      if r.record == "decision" then want = r.reasons end
+    end
+    assert.is_true(want and #want >= 2)
+    local vrc, out, err = helper.run({ "verify", "--json", d })
+    assert.are.equal(0, vrc, err)
+    local v = verdict(out)
+    assert.is_true(v.consistent)
+    assert.are.equal("HOLD", v.decision)
+    assert.are.equal("NOT_ATTEMPTED", v.window)
+    assert.are.same(want, v.reasons)
+    assert.are.equal(0, v.reasons_omitted)
+  end)
+
   it("verify --json --export-only says the protected ledger was not checked", function()
     local rc, out, err = helper.run({ "verify", "--json", "--export-only", the_bundle() })
     assert.are.equal(0, rc, err)
