@@ -32,12 +32,17 @@ static const char usage[] =
     "                                   recover (leaselua FLOW --help)\n"
     "       leaselua SCRIPT.lua [operator options] [script options]\n"
     "                                   run your own script in the sandbox\n"
-    "       leaselua verify [--export-only] DIR   check an evidence "
-    "directory\n"
+    "       leaselua verify [--export-only] [--json] DIR\n"
+    "                                   check an evidence directory (--json: "
+    "one\n"
+    "                                   JSON object on stdout)\n"
     "                                   (exit 0 consistent, 2 inconsistent: "
     "not the decision)\n"
-    "       leaselua report DIR         write report.html and summary.md "
+    "       leaselua report DIR [--out OUTDIR]\n"
+    "                                   write report.html and summary.md "
     "into DIR\n"
+    "                                   (or OUTDIR, made 0700; DIR is then "
+    "only read)\n"
     "       leaselua dev-token [SECS]   an unsigned JWT for Azurite's --oauth "
     "basic\n"
     "       leaselua --version | --help\n"
@@ -278,12 +283,22 @@ int main(int argc, char **argv) {
     free(tok);
     return 0;
   }
-  if (strcmp(argv[1], "report") == 0) {
-    if (argc != 3) {
+  if (strcmp(argv[1], "report") == 0) { /* DIR [--out OUTDIR], any order */
+    const char *dir = NULL, *outdir = NULL;
+    int ok = argc == 3 || argc == 5;
+    for (int i = 2; ok && i < argc; i++) {
+      if (strcmp(argv[i], "--out") == 0 && !outdir && i + 1 < argc)
+        outdir = argv[++i];
+      else if (argv[i][0] != '-' && !dir)
+        dir = argv[i];
+      else
+        ok = 0;
+    }
+    if (!ok || !dir) {
       fputs(usage, stderr);
       return 64;
     }
-    return ll_report_main(argv[2], stdout, stderr);
+    return ll_report_main(dir, outdir, stdout, stderr);
   }
   if (strcmp(argv[1], "verify") == 0) /* its own arguments and exit codes */
     return ll_verify_main(argc - 2, argv + 2, stdout, stderr);

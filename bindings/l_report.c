@@ -1,6 +1,7 @@
-/* `leaselua report DIR`: the export rows go into the sandbox, two strings
- * come back, and only C writes them, under two fixed names. The protected
- * ledger is never opened, so the report cannot see a lease ID. */
+/* `leaselua report DIR [--out OUTDIR]`: the export rows go into the
+ * sandbox, two strings come back, and only C writes them, under two fixed
+ * names, into DIR or OUTDIR (then DIR is only read). The protected ledger
+ * is never opened, so the report cannot see a lease ID. */
 #include "l_report.h"
 
 #include <errno.h>
@@ -19,7 +20,7 @@
 
 extern const char ll_known_deviations_json[];
 
-/* The only files `report` may write, relative to DIR. */
+/* The only files `report` may write, relative to DIR or OUTDIR. */
 static const char *const report_names[2] = {"report.html", "summary.md"};
 
 typedef struct {
@@ -125,13 +126,59 @@ static void remove_stale(const char *dir, FILE *errs) {
   }
 }
 
-int ll_report_main(const char *dir, FILE *out, FILE *errs) {
+/* OUTDIR must be a directory other than DIR, or not exist yet (it is
+ * made later, when there is a report to write). 0 when usable, else 64. */
+static int check_outdir(const char *outdir, const struct stat *dir_sb,
+                        FILE *errs) {
+  struct stat sb;
+  if (!*outdir) {
+    fprintf(errs, "leaselua: report: --out needs a directory\n");
+    return 64;
+  }
+  if (stat(outdir, &sb) != 0) {
+    if (errno == ENOENT)
+      return 0;
+    fprintf(errs, "leaselua: report: cannot stat --out %s: %s\n", outdir,
+            strerror(errno));
+    return 64;
+  }
+  if (!S_ISDIR(sb.st_mode)) {
+    fprintf(errs, "leaselua: report: --out %s exists and is not a directory\n",
+            outdir);
+    return 64;
+  }
+  if (sb.st_dev == dir_sb->st_dev && sb.st_ino == dir_sb->st_ino) {
+    fprintf(errs,
+            "leaselua: report: --out %s is the evidence directory itself\n",
+            outdir);
+    return 64;
+  }
+  return 0;
+}
+
+/* Makes OUTDIR (0700) when it is missing (made meanwhile: checked
+ * again): 0, or 64. */
+static int make_outdir(const char *outdir, const struct stat *dir_sb,
+                       FILE *errs) {
+  if (mkdir(outdir, 0700) == 0)
+    return 0;
+  if (errno == EEXIST)
+    return check_outdir(outdir, dir_sb, errs);
+  fprintf(errs, "leaselua: report: cannot create --out %s: %s\n", outdir,
+          strerror(errno));
+  return 64;
+}
+
+int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
   struct stat sb;
   if (!dir || !*dir || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
     fprintf(errs, "leaselua: report: %s is not a directory\n",
             dir ? dir : "(null)");
     return 64;
   }
+  if (outdir && check_outdir(outdir, &sb, errs) != 0)
+    return 64;
+  const char *target = outdir ? outdir : dir;
   char ledger[PATH_MAX];
   int n = snprintf(ledger, sizeof ledger, "%s/export/ledger.jsonl", dir);
   if (n < 0 || (size_t)n >= sizeof ledger) {
@@ -162,7 +209,7 @@ int ll_report_main(const char *dir, FILE *out, FILE *errs) {
             ledger, err.message, dir);
     rc = st == LL_E_TAMPER ? 2 : 64;
     if (st == LL_E_TAMPER)
-      remove_stale(dir, errs);
+      remove_stale(target, errs);
     goto cleanup;
   }
   deviations = cJSON_Parse(ll_known_deviations_json);
@@ -195,12 +242,14 @@ int ll_report_main(const char *dir, FILE *out, FILE *errs) {
       goto cleanup;
     }
   }
+  if (outdir && (rc = make_outdir(outdir, &sb, errs)) != 0)
+    goto cleanup;
   for (int i = 0; i < 2; i++) {
     size_t len;
     const char *text = lua_tolstring(L, -2 + i, &len);
-    if ((rc = write_atomic(dir, report_names[i], text, len, errs)) != 0)
+    if ((rc = write_atomic(target, report_names[i], text, len, errs)) != 0)
       goto cleanup;
-    fprintf(out, "report: %s/%s\n", dir, report_names[i]);
+    fprintf(out, "report: %s/%s\n", target, report_names[i]);
   }
   rc = 0;
 cleanup:

@@ -7,9 +7,11 @@
 
 /* Reads DIR/export/ledger.jsonl (chain checked; a torn last line is
  * reported; any other break refuses and removes an earlier report),
- * renders, and writes exactly DIR/report.html and DIR/summary.md, each
- * atomically. Prints the two paths on out. Returns 0, 2 (chain
- * broken), 64 (not an evidence directory) or 70 (internal). */
-int ll_report_main(const char *dir, FILE *out, FILE *errs);
+ * renders, and writes exactly report.html and summary.md, each
+ * atomically, into DIR, or into outdir when it is not NULL (made 0700
+ * when missing; DIR is then never written). Prints the two paths on out.
+ * Returns 0, 2 (chain broken), 64 (not an evidence directory; outdir not
+ * a directory, or DIR itself) or 70 (internal). */
+int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs);
 
 #endif

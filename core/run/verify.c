@@ -300,6 +300,22 @@ static ll_status check_rows(const cJSON *exp, ll_verify_report *rep,
   return st;
 }
 
+/* The reasons of a decision row (re-derived equal by the model), in the
+ * report: the string items, the first LL_VERIFY_REASONS_MAX of them. */
+static void keep_reasons(ll_verify_report *rep, const cJSON *reasons) {
+  const cJSON *r;
+  rep->n_reasons = 0;
+  rep->reasons_total = 0;
+  cJSON_ArrayForEach(r, reasons) {
+    if (!cJSON_IsString(r))
+      continue;
+    if (rep->n_reasons < LL_VERIFY_REASONS_MAX)
+      ll_strlcpy(rep->reasons[rep->n_reasons++], r->valuestring,
+                 LL_VERIFY_REASON_LEN);
+    rep->reasons_total++;
+  }
+}
+
 /* Re-derives every derived field from the export alone. */
 static ll_status rederive(const cJSON *exp, ll_verify_report *rep,
                           ll_error *err) {
@@ -321,6 +337,7 @@ static ll_status rederive(const cJSON *exp, ll_verify_report *rep,
     if (is(ll_json_str(row, "record"), "decision")) {
       copy_field(rep->decision, sizeof rep->decision, row, "decision");
       copy_field(rep->window, sizeof rep->window, row, "window_finding");
+      keep_reasons(rep, cJSON_GetObjectItemCaseSensitive(row, "reasons"));
     }
   }
   rep->cleanup_confirmed = ll_model_cleanup_confirmed(m);

@@ -12,6 +12,11 @@ typedef enum {
   LL_VERIFY_EXPORT_ONLY /* asked for explicitly: it is not checked */
 } ll_verify_mode;
 
+/* The reasons of the last decision row kept in a report, and the longest
+ * one (decide.c writes them in 512 bytes). */
+#define LL_VERIFY_REASONS_MAX 24
+#define LL_VERIFY_REASON_LEN 512
+
 typedef struct {
   int protected_read; /* protected ledger read and compared */
   int export_only;    /* LL_VERIFY_EXPORT_ONLY: the protected ledger was not
@@ -21,6 +26,11 @@ typedef struct {
   char problem[1100]; /* first problem, empty when consistent */
   char decision[16];  /* recomputed decision of the last decision row */
   char window[32];
+  /* the reasons of that decision row, in order: the first n_reasons of
+     reasons_total (more are counted, not kept) */
+  char reasons[LL_VERIFY_REASONS_MAX][LL_VERIFY_REASON_LEN];
+  int n_reasons;
+  long reasons_total;
   /* from the manifest row, checked against each other */
   char endpoint_kind[16];
   char fixture_label[16];
