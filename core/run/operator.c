@@ -67,7 +67,7 @@ static const opt opts[] = {
     STR("proxy", "proxy", proxy_opt, LL_AUTH_NONE,
         "URL   proxy for the requests (else https_proxy...)"),
     STR("no-proxy", "no_proxy", no_proxy_opt, LL_AUTH_NONE,
-        "HOSTS hosts reached directly (else no_proxy, NO_PROXY)"),
+        "TEXT  hosts not proxied (else no_proxy, NO_PROXY)"),
     STR("api-version", "api_version", api_version, LL_AUTH_NONE,
         "DATE  the x-ms-version to send (default the manifest's)"),
     FLAG("allow-api-version", "allow_api_version", allow_api_version,
