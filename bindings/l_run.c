@@ -298,6 +298,8 @@ static int l_open(lua_State *L) {
   cfg.max_single_put = op->max_single_put;
   cfg.api_version = op->api_version[0] ? op->api_version : NULL;
   cfg.allow_unlisted_api_version = op->allow_api_version;
+  cfg.proxy = op->proxy.shown[0] ? op->proxy.shown : NULL;
+  cfg.proxy_source = op->proxy.source;
   h->run = ll_run_open(&cfg, &err);
   cJSON_Delete(manifest);
   if (!h->run)

@@ -173,6 +173,8 @@ ll_status ll_transport_make(const ll_operator *op, ll_run_config *cfg,
   ho.ca_file = op->ca_file[0] ? op->ca_file : NULL;
   ho.connect_timeout_ms = op->connect_timeout_ms;
   ho.total_timeout_ms = op->total_timeout_ms;
+  ho.proxy = op->proxy.url;
+  ho.noproxy = op->proxy.noproxy[0] ? op->proxy.noproxy : NULL;
   ll_transport *t = ll_http_new(&ho, clock, err);
   if (t && op->record[0])
     t = ll_fixture_record_new(

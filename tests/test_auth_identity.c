@@ -188,6 +188,42 @@ static void test_identity(ll_clock *c) {
   expect_fail(&o, c, 0, LL_E_INSECURE);
 }
 
+/* The identity endpoint never goes through a proxy: with every proxy
+ * variable naming a dead port (nothing listens on 127.0.0.1:9), the token
+ * still comes from the loopback server. */
+static void test_identity_no_proxy(ll_clock *c) {
+  static const char *const vars[] = {"http_proxy",  "HTTP_PROXY", "https_proxy",
+                                     "HTTPS_PROXY", "all_proxy",  "ALL_PROXY"};
+  unsetenv("IDENTITY_ENDPOINT");
+  unsetenv("IDENTITY_HEADER");
+  unsetenv("no_proxy");
+  unsetenv("NO_PROXY");
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+    setenv(vars[i], "http://127.0.0.1:9", 1);
+  char *tok = keep(ll_auth_dev_token(now_s(), 3600));
+  char body[4200], ep[200], req[8192];
+  snprintf(body, sizeof body,
+           "{\"access_token\":\"%s\",\"expires_on\":\"%" PRId64
+           "\",\"token_type\":\"Bearer\"}",
+           tok, now_s() + 1800);
+  server s;
+  ll_error err = {0};
+  CHECK_INT(server_start(&s, 200, body), 0);
+  snprintf(ep, sizeof ep, "http://127.0.0.1:%d/metadata/identity/oauth2/token",
+           s.port);
+  ll_auth_options o = {.kind = LL_AUTH_MANAGED_IDENTITY, .imds_endpoint = ep};
+  ll_auth *a = ll_auth_new(&o, c, 0, &err);
+  server_finish(&s, req, sizeof req);
+  CHECK(a != NULL);
+  if (a)
+    CHECK_STR(ll_auth_secret(a, 0), tok);
+  ll_auth_free(a);
+  /* a request through a proxy names the absolute URL */
+  CHECK(strncmp(req, "GET /metadata/", 14) == 0);
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+    unsetenv(vars[i]);
+}
+
 static void test_identity_url_table(void) {
   static const struct {
     const char *url;
@@ -220,6 +256,7 @@ int main(void) {
   clear_credential_env();
   ll_clock *c = ll_clock_new_real();
   test_identity(c);
+  test_identity_no_proxy(c);
   test_identity_url_table();
   fprintf(stderr, "secrets scanned for: %d\n", secret_count());
   CHECK(secret_count() >= 4); /* the scan had secrets to look for */

@@ -29,7 +29,8 @@ typedef struct {
 static fixture *fx_open(const step *script, int nscript, size_t body_cap,
                         size_t header_cap, long total_ms) {
   fixture *f = calloc(1, sizeof *f);
-  ll_http_options o = {NULL, 2000, total_ms, body_cap, header_cap, 0};
+  ll_http_options o = {NULL,       2000, total_ms, body_cap,
+                       header_cap, 0,    NULL,     NULL};
   ll_error err = {0};
   if (!f || !(f->t = ll_http_new(&o, clk, &err))) {
     fprintf(stderr, "ll_http_new: %s\n", err.message);

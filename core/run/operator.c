@@ -64,6 +64,10 @@ static const opt opts[] = {
          "      allow a destructive lifecycle (the gap control)"),
     STR("after", "after", after, LL_AUTH_NONE,
         "DIR   the accepted, cleaned-up run that authorises it"),
+    STR("proxy", "proxy", proxy_opt, LL_AUTH_NONE,
+        "URL   proxy for the requests (else https_proxy...)"),
+    STR("no-proxy", "no_proxy", no_proxy_opt, LL_AUTH_NONE,
+        "TEXT  hosts not proxied (else no_proxy, NO_PROXY)"),
     STR("api-version", "api_version", api_version, LL_AUTH_NONE,
         "DATE  the x-ms-version to send (default the manifest's)"),
     FLAG("allow-api-version", "allow_api_version", allow_api_version,
@@ -119,6 +123,7 @@ ll_status ll_operator_from_env(ll_operator *o, const char *(*get)(const char *),
   o->sas_env = sas && *sas;
   o->token_env = token && *token;
   o->env_read = 1;
+  o->env_get = get;
   if (st == LL_OK && o->sas_env)
     o->auth_kind = LL_AUTH_SAS;
   return st;
@@ -221,6 +226,10 @@ ll_status ll_operator_finish(ll_operator *o, ll_error *err) {
                      "--replay FILE");
     ll_strlcpy(o->account_url, LL_REPLAY_ACCOUNT_URL, sizeof o->account_url);
   }
+  ll_status pst = ll_proxy_resolve(o->proxy_opt, o->no_proxy_opt,
+                                   o->account_url, o->env_get, &o->proxy, err);
+  if (pst != LL_OK)
+    return pst;
   if (o->env_read && !o->replay[0]) {
     ll_auth_sources src = {0};
     src.token_env = o->token_env;

@@ -41,7 +41,7 @@ ll_status ll_run_write_expected(ll_run *r, ll_error *err) {
 }
 
 static ll_status write_environment(ll_run *r, const cJSON *manifest,
-                                   ll_error *err) {
+                                   const ll_run_config *cfg, ll_error *err) {
   cJSON *env = cJSON_CreateObject();
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(manifest, "versions");
   cJSON *vv = cJSON_Duplicate(v, 1);
@@ -61,6 +61,14 @@ static ll_status write_environment(ll_run *r, const cJSON *manifest,
       (double)(r->max_single_put ? r->max_single_put : LL_MAX_SINGLE_PUT));
   cJSON_AddStringToObject(env, "endpoint_kind",
                           ll_model_endpoint_kind(r->model));
+  /* what CURLOPT_PROXY was set to, without userinfo (proxy.h) */
+  cJSON *px = cJSON_AddObjectToObject(env, "proxy");
+  if (cfg->proxy)
+    cJSON_AddStringToObject(px, "url", cfg->proxy);
+  else
+    cJSON_AddNullToObject(px, "url");
+  cJSON_AddStringToObject(px, "source",
+                          cfg->proxy_source ? cfg->proxy_source : "none");
   ll_status st = ll_run_check_alloc(r, err);
   if (st == LL_OK)
     st = ll_ledger_write_json(r->ledger, "environment.json", env, err);
@@ -81,6 +89,12 @@ static ll_status open_fresh(ll_run *r, ll_run_config *cfg, ll_error *err) {
     return st;
   }
   ll_strlcpy(r->run_id, ll_json_str(row, "run_id"), sizeof r->run_id);
+  if (cfg->proxy) { /* only when set: replayed manifests stay as they were */
+    cJSON *px = cJSON_AddObjectToObject(row, "proxy");
+    cJSON_AddStringToObject(px, "url", cfg->proxy);
+    cJSON_AddStringToObject(px, "source",
+                            cfg->proxy_source ? cfg->proxy_source : "none");
+  }
   r->ledger = ll_ledger_open(cfg->evidence_dir, LL_LEDGER_CREATE, err);
   if (!r->ledger) {
     cJSON_Delete(row);
@@ -96,7 +110,7 @@ static ll_status open_fresh(ll_run *r, ll_run_config *cfg, ll_error *err) {
     cJSON_Delete(m);
   }
   if (st == LL_OK)
-    st = write_environment(r, row, err);
+    st = write_environment(r, row, cfg, err);
   cJSON_Delete(row);
   return st;
 }

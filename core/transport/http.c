@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "input.h"
+#include "secret.h"
 #include "url.h"
 
 #define HEADER_CAP_DEFAULT (64u * 1024u)
@@ -48,6 +49,7 @@ typedef struct {
   /* The last URL that passed ll_http_check_url, which depends on the text
    * alone: the same URL again (a poller's reads) is not parsed again. */
   char *checked_url;
+  char *proxy, *noproxy; /* CURLOPT_PROXY, CURLOPT_NOPROXY; "": none */
   long connect_ms, total_ms, max_idle_s;
   size_t body_cap, header_cap;
 
@@ -464,6 +466,10 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
     struct curl_blob blob = {h->ca.p, h->ca.n, CURL_BLOB_NOCOPY};
     SETOPT(CURLOPT_CAINFO_BLOB, &blob); /* h->ca outlives the handle */
   }
+  /* resolved once by the operator (proxy.h); "" keeps libcurl from reading
+   * the proxy variables itself, so what is recorded is what is used */
+  SETOPT(CURLOPT_PROXY, h->proxy);
+  SETOPT(CURLOPT_NOPROXY, h->noproxy[0] ? h->noproxy : (char *)NULL);
   SETOPT(CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
   SETOPT(CURLOPT_TIMEOUT_MS, h->total_ms);
   SETOPT(CURLOPT_FRESH_CONNECT, fresh);
@@ -538,6 +544,8 @@ static void http_free(ll_transport *t) {
   curl_easy_cleanup(h->curl);
   sk_X509_pop_free(h->ca_certs, X509_free);
   free(h->checked_url);
+  ll_secret_free(h->proxy);
+  free(h->noproxy);
   free(h->ca.p);
   free(h);
 }
@@ -583,10 +591,22 @@ ll_transport *ll_http_new(const ll_http_options *opts, ll_clock *clock,
       return NULL;
     }
   }
+  h->proxy = strdup(opts && opts->proxy ? opts->proxy : "");
+  h->noproxy = strdup(opts && opts->noproxy ? opts->noproxy : "");
+  if (!h->proxy || !h->noproxy) {
+    ll_secret_free(h->proxy);
+    free(h->noproxy);
+    free(h->ca.p);
+    free(h);
+    ll_fail(err, LL_E_NOMEM, "out of memory for the http transport");
+    return NULL;
+  }
   h->ca_certs = parse_ca(&h->ca);
   h->curl = curl_easy_init();
   if (!h->curl) {
     sk_X509_pop_free(h->ca_certs, X509_free);
+    ll_secret_free(h->proxy);
+    free(h->noproxy);
     free(h->ca.p);
     free(h);
     ll_fail(err, LL_E_INTERNAL, "curl_easy_init failed");

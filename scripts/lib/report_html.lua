@@ -431,6 +431,11 @@ local function environment(m)
   for _, k in ipairs { "leaselua", "lua", "libcurl", "openssl" } do
     if v[k] then comps[#comps + 1] = esc(k) .. " <code>" .. esc(v[k]) .. "</code>" end
   end
+  local proxy = ""
+  if type(mf.proxy) == "table" then
+    proxy = table.concat { "<tr><th>proxy</th><td><code>", esc(mf.proxy.url), "</code> (from ",
+      esc(mf.proxy.source), ")</td></tr>" }
+  end
   return table.concat {
     '<section id="environment"><h2>Environment</h2><table><tbody>',
     "<tr><th>endpoint kind</th><td>", esc(m.endpoint_kind), " · ", esc(R.qualification(m)), "</td></tr>",
@@ -440,7 +445,7 @@ local function environment(m)
     "<tr><th>API version returned</th><td>", counted(m, "returned_api_version"), "</td></tr>",
     "<tr><th>server (as returned)</th><td>", counted(m, "server"), "</td></tr>",
     "<tr><th>components (manifest)</th><td>", table.concat(comps, " · "), "</td></tr>",
-    "<tr><th>storage retries</th><td>", esc(mf.retries), "</td></tr>",
+    "<tr><th>storage retries</th><td>", esc(mf.retries), "</td></tr>", proxy,
     "<tr><th>permitted actors</th><td>", esc(table.concat(mf.permitted_actors or {}, ", ")), "</td></tr>",
     "<tr><th>cleanup authority</th><td>", esc(mf.cleanup_authority), "</td></tr>",
     "</tbody></table></section>",

@@ -132,6 +132,9 @@ function D.summary(m)
   end)()))
   add(string.format("- leaselua %s, %s, %s, %s; retries %s", md(v.leaselua), md(v.lua), md(v.libcurl),
     md(v.openssl), md(mf.retries)))
+  if type(mf.proxy) == "table" then
+    add(string.format("- proxy %s (from %s)", md(mf.proxy.url), md(mf.proxy.source)))
+  end
   add("")
   add("Full report with the timeline: `report.html` in the same evidence directory.")
   return table.concat(out, "\n") .. "\n"

@@ -11,6 +11,7 @@
 
 #include "auth.h"
 #include "ll.h"
+#include "proxy.h"
 
 /* A replay needs no endpoint: fixture paths are relative to the account,
  * and the .invalid name (RFC 2606) can never resolve, so nothing leaves. */
@@ -54,6 +55,13 @@ typedef struct {
   long total_timeout_ms;   /* --timeout-ms: one request's whole budget */
   long deadline_s;         /* --deadline-s: the credential must outlive it */
   size_t max_single_put;   /* embedding API only; 0: LL_MAX_SINGLE_PUT */
+  /* proxy: --proxy, --no-proxy, else the variables libcurl would read
+   * (read through env_get, kept by ll_operator_from_env); resolved by
+   * ll_operator_finish into proxy, the only value the transport uses */
+  char proxy_opt[1024];
+  char no_proxy_opt[1024];
+  const char *(*env_get)(const char *);
+  ll_proxy proxy;
 } ll_operator;
 
 /* Defaults: the lab's container and blob, timeouts, deadline 900 s. */

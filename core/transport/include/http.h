@@ -82,6 +82,9 @@ typedef struct {
   size_t header_cap;       /* total response header bytes, default 64 KiB */
   long max_idle_reuse_s;   /* reads reuse a connection idle for fewer whole
                               seconds than this plus one; default 2 */
+  const char *proxy;       /* CURLOPT_PROXY (proxy.h); NULL: none, never the
+                              environment's */
+  const char *noproxy;     /* CURLOPT_NOPROXY; NULL: none */
 } ll_http_options;
 
 /* libcurl transport. The clock is borrowed and must outlive it. */

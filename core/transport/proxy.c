@@ -1,0 +1,109 @@
+/* Which proxy carries the requests (proxy.h): resolved once, recorded
+ * without its credentials. */
+#include "proxy.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const schemes[] = {"http",    "https",  "socks4",
+                                      "socks4a", "socks5", "socks5h"};
+
+static const char *env(const char *(*get)(const char *), const char *name) {
+  const char *v = get ? get(name) : NULL;
+  return v && *v ? v : NULL;
+}
+
+/* scheme://host:port of text into shown; LL_E_USAGE naming source. */
+static ll_status show(const char *text, const char *source, char *shown,
+                      size_t cap, ll_error *err) {
+  CURLU *u = curl_url();
+  char *scheme = NULL, *host = NULL, *port = NULL;
+  ll_status st = LL_OK;
+  if (!u) {
+    st = ll_fail(err, LL_E_NOMEM, "out of memory");
+    goto cleanup;
+  }
+  int known = 0;
+  if (!strstr(text, "://") ||
+      curl_url_set(u, CURLUPART_URL, text, CURLU_NON_SUPPORT_SCHEME) !=
+          CURLUE_OK ||
+      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+      curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !*host) {
+    st = ll_fail(err, LL_E_USAGE,
+                 "the proxy from %s is not a URL: give scheme://host:port",
+                 source);
+    goto cleanup;
+  }
+  for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
+    known |= strcasecmp(scheme, schemes[i]) == 0;
+  if (!known) {
+    st = ll_fail(err, LL_E_USAGE,
+                 "the proxy from %s has scheme '%.16s': give http, https, "
+                 "socks4, socks4a, socks5 or socks5h",
+                 source, scheme);
+    goto cleanup;
+  }
+  if (curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK)
+    port = NULL; /* socks: libcurl's default, 1080 */
+  int n =
+      snprintf(shown, cap, "%s://%s:%s", scheme, host, port ? port : "1080");
+  if (n < 0 || (size_t)n >= cap)
+    st = ll_fail(err, LL_E_USAGE, "the proxy from %s is too long", source);
+cleanup:
+  curl_free(scheme);
+  curl_free(host);
+  curl_free(port);
+  curl_url_cleanup(u);
+  return st;
+}
+
+ll_status ll_proxy_resolve(const char *opt_proxy, const char *opt_noproxy,
+                           const char *account_url,
+                           const char *(*get)(const char *), ll_proxy *out,
+                           ll_error *err) {
+  memset(out, 0, sizeof *out);
+  int http = account_url && strncasecmp(account_url, "http://", 7) == 0;
+  const char *names[] = {http ? "http_proxy" : "https_proxy",
+                         http ? NULL : "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
+  const char *v = NULL, *src = "none";
+  if (opt_proxy && *opt_proxy) {
+    v = opt_proxy;
+    src = "--proxy";
+  } else {
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !v; i++)
+      if (names[i] && (v = env(get, names[i])) != NULL)
+        src = names[i];
+  }
+  ll_strlcpy(out->source, src, sizeof out->source);
+  if (v) {
+    if (!ll_strlcpy(out->url, v, sizeof out->url))
+      return ll_fail(err, LL_E_USAGE, "the proxy from %s is too long", src);
+    ll_status st = show(v, src, out->shown, sizeof out->shown, err);
+    if (st != LL_OK) {
+      ll_proxy_clear(out);
+      return st;
+    }
+  }
+  const char *np = NULL, *nsrc = "none";
+  if (opt_noproxy && *opt_noproxy)
+    np = opt_noproxy, nsrc = "--no-proxy";
+  else if ((np = env(get, "no_proxy")) != NULL)
+    nsrc = "no_proxy";
+  else if ((np = env(get, "NO_PROXY")) != NULL)
+    nsrc = "NO_PROXY";
+  ll_strlcpy(out->noproxy_source, nsrc, sizeof out->noproxy_source);
+  if (np && !ll_strlcpy(out->noproxy, np, sizeof out->noproxy)) {
+    ll_proxy_clear(out);
+    return ll_fail(err, LL_E_USAGE, "the no-proxy list from %s is too long",
+                   nsrc);
+  }
+  return LL_OK;
+}
+
+void ll_proxy_clear(ll_proxy *p) {
+  volatile char *s = p->url;
+  for (size_t i = 0; i < sizeof p->url; i++)
+    s[i] = 0;
+}
