@@ -300,6 +300,8 @@ static int l_open(lua_State *L) {
   cfg.allow_unlisted_api_version = op->allow_api_version;
   cfg.proxy = op->proxy.shown[0] ? op->proxy.shown : NULL;
   cfg.proxy_source = op->proxy.source;
+  cfg.no_proxy = op->proxy.noproxy[0] ? op->proxy.noproxy : NULL;
+  cfg.no_proxy_source = op->proxy.noproxy_source;
   h->run = ll_run_open(&cfg, &err);
   cJSON_Delete(manifest);
   if (!h->run)

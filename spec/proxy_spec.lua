@@ -52,6 +52,16 @@ describe("the proxy", function()
     assert.falsy((out .. err):find("secret", 1, true))
   end)
 
+  it("records the hosts it skips (NO_PROXY) beside it, so a reviewer sees whether the account was one", function()
+    local d = helper.tmpdir() .. "/ev"
+    local rc, out, err = handoff(d, {}, { HTTPS_PROXY = "http://127.0.0.1:9", NO_PROXY = "127.0.0.1,.internal" })
+    assert.are.equal(0, rc, out .. err)
+    local env = cjson.decode((assert(helper.read(d .. "/environment.json"))))
+    assert.are.same({ url = "http://127.0.0.1:9", source = "HTTPS_PROXY",
+      no_proxy = "127.0.0.1,.internal", no_proxy_source = "NO_PROXY" }, env.proxy)
+    assert.are.same(env.proxy, helper.rows(d)[1].proxy)
+  end)
+
   it("when none is set is recorded as none, and the manifest row has no proxy field", function()
     local d = helper.tmpdir() .. "/ev"
     local rc, out, err = handoff(d, {}, {})

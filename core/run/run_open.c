@@ -40,6 +40,25 @@ ll_status ll_run_write_expected(ll_run *r, ll_error *err) {
   return st;
 }
 
+/* The proxy as it was set on the transport, without userinfo, and the
+ * hosts it was set to skip: a reviewer sees whether the account host was
+ * one of them (proxy.h). */
+static void add_proxy(cJSON *o, const ll_run_config *cfg) {
+  cJSON *px = cJSON_AddObjectToObject(o, "proxy");
+  if (cfg->proxy)
+    cJSON_AddStringToObject(px, "url", cfg->proxy);
+  else
+    cJSON_AddNullToObject(px, "url");
+  cJSON_AddStringToObject(px, "source",
+                          cfg->proxy_source ? cfg->proxy_source : "none");
+  if (cfg->no_proxy) {
+    cJSON_AddStringToObject(px, "no_proxy", cfg->no_proxy);
+    cJSON_AddStringToObject(px, "no_proxy_source",
+                            cfg->no_proxy_source ? cfg->no_proxy_source
+                                                 : "none");
+  }
+}
+
 static ll_status write_environment(ll_run *r, const cJSON *manifest,
                                    const ll_run_config *cfg, ll_error *err) {
   cJSON *env = cJSON_CreateObject();
@@ -61,14 +80,7 @@ static ll_status write_environment(ll_run *r, const cJSON *manifest,
       (double)(r->max_single_put ? r->max_single_put : LL_MAX_SINGLE_PUT));
   cJSON_AddStringToObject(env, "endpoint_kind",
                           ll_model_endpoint_kind(r->model));
-  /* what CURLOPT_PROXY was set to, without userinfo (proxy.h) */
-  cJSON *px = cJSON_AddObjectToObject(env, "proxy");
-  if (cfg->proxy)
-    cJSON_AddStringToObject(px, "url", cfg->proxy);
-  else
-    cJSON_AddNullToObject(px, "url");
-  cJSON_AddStringToObject(px, "source",
-                          cfg->proxy_source ? cfg->proxy_source : "none");
+  add_proxy(env, cfg);
   ll_status st = ll_run_check_alloc(r, err);
   if (st == LL_OK)
     st = ll_ledger_write_json(r->ledger, "environment.json", env, err);
@@ -89,12 +101,8 @@ static ll_status open_fresh(ll_run *r, ll_run_config *cfg, ll_error *err) {
     return st;
   }
   ll_strlcpy(r->run_id, ll_json_str(row, "run_id"), sizeof r->run_id);
-  if (cfg->proxy) { /* only when set: replayed manifests stay as they were */
-    cJSON *px = cJSON_AddObjectToObject(row, "proxy");
-    cJSON_AddStringToObject(px, "url", cfg->proxy);
-    cJSON_AddStringToObject(px, "source",
-                            cfg->proxy_source ? cfg->proxy_source : "none");
-  }
+  if (cfg->proxy) /* only when set: replayed manifests stay as they were */
+    add_proxy(row, cfg);
   r->ledger = ll_ledger_open(cfg->evidence_dir, LL_LEDGER_CREATE, err);
   if (!r->ledger) {
     cJSON_Delete(row);

@@ -32,8 +32,10 @@ typedef struct {
   const char *api_version;   /* --api-version; NULL: the manifest's */
   int allow_unlisted_api_version; /* --allow-api-version (manifest.h) */
   const char *lock_dir;           /* NULL: the per-user default (core/lock.h) */
-  const char *proxy;        /* scheme://host:port, no userinfo; NULL: none */
-  const char *proxy_source; /* "--proxy", "https_proxy", ...; NULL: none */
+  const char *proxy;           /* scheme://host:port, no userinfo; NULL: none */
+  const char *proxy_source;    /* "--proxy", "https_proxy", ...; NULL: none */
+  const char *no_proxy;        /* CURLOPT_NOPROXY as set; NULL: none */
+  const char *no_proxy_source; /* "--no-proxy", "no_proxy", ...; NULL */
 } ll_run_config;
 
 ll_run *ll_run_open(ll_run_config *cfg, ll_error *err);
