@@ -103,6 +103,22 @@ ll_status ll_input_open(const char *path, const char *what, const char *flag,
   return LL_OK;
 }
 
+/* One read(2) into dst, retried only on EINTR (a signal, not a failure):
+ * *got is 0 at the end of the file. */
+static ll_status read_some(int fd, char *dst, size_t cap, const char *path,
+                           const char *what, size_t *got, ll_error *err) {
+  for (;;) {
+    ssize_t n = read(fd, dst, cap);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return ll_fail(err, LL_E_IO, "cannot read %s %.300s: %s", what, path,
+                     strerror(errno));
+    *got = (size_t)n;
+    return LL_OK;
+  }
+}
+
 ll_status ll_input_read(const char *path, const char *what, const char *flag,
                         size_t max, ll_buf *b, ll_error *err) {
   int fd;
@@ -113,21 +129,15 @@ ll_status ll_input_read(const char *path, const char *what, const char *flag,
   ll_buf_put(b, "", 0);
   char chunk[1 << 16];
   for (;;) {
-    ssize_t n = read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      st = ll_fail(err, LL_E_IO, "cannot read %s %.300s: %s", what, path,
-                   strerror(errno));
+    size_t n = 0;
+    if ((st = read_some(fd, chunk, sizeof chunk, path, what, &n, err)) ||
+        n == 0)
+      break;
+    if (b->n + n > max) { /* it grew after fstat */
+      st = too_large(path, what, flag, max, b->n + n, err);
       break;
     }
-    if (n == 0)
-      break;
-    if (b->n + (size_t)n > max) { /* it grew after fstat */
-      st = too_large(path, what, flag, max, b->n + (size_t)n, err);
-      break;
-    }
-    ll_buf_put(b, chunk, (size_t)n);
+    ll_buf_put(b, chunk, n);
   }
   close(fd);
   if (st == LL_OK && b->oom)
@@ -147,17 +157,11 @@ ll_status ll_input_read_into(const char *path, const char *what,
   if (st != LL_OK)
     return st;
   for (;;) { /* reads one byte past max, to see a file that grew */
-    ssize_t n = read(fd, buf + len, max + 1 - len);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      st = ll_fail(err, LL_E_IO, "cannot read %s %.300s: %s", what, path,
-                   strerror(errno));
+    size_t n = 0;
+    if ((st = read_some(fd, buf + len, max + 1 - len, path, what, &n, err)) ||
+        n == 0)
       break;
-    }
-    if (n == 0)
-      break;
-    len += (size_t)n;
+    len += n;
     if (len > max) { /* it grew after fstat */
       st = too_large(path, what, flag, max, len, err);
       break;
