@@ -189,9 +189,9 @@ int ll_strlcpy(char *dst, const char *src, size_t cap) {
   return 1;
 }
 
-void ll_buf_put(ll_buf *b, const char *s, size_t n) {
+int ll_buf_reserve(ll_buf *b, size_t n) {
   if (b->oom)
-    return;
+    return 0;
   if (b->n + n + 1 > b->cap) {
     size_t cap = b->cap ? b->cap : 64;
     while (cap < b->n + n + 1)
@@ -199,11 +199,17 @@ void ll_buf_put(ll_buf *b, const char *s, size_t n) {
     char *p = realloc(b->p, cap);
     if (!p) {
       b->oom = 1;
-      return;
+      return 0;
     }
     b->p = p;
     b->cap = cap;
   }
+  return 1;
+}
+
+void ll_buf_put(ll_buf *b, const char *s, size_t n) {
+  if (!ll_buf_reserve(b, n))
+    return;
   memcpy(b->p + b->n, s, n);
   b->n += n;
   b->p[b->n] = '\0';

@@ -14,23 +14,12 @@
 #include "hash.h"
 #include "ledger_impl.h"
 
-/* Room for n more bytes and the NUL; sets oom once and for all. */
+/* Room for n more bytes and the NUL: inline while the reused buffer is big
+ * enough, ll_buf_reserve (oom once and for all) when it must grow. */
 static inline char *room(ll_buf *b, size_t n) {
-  if (b->oom)
-    return NULL;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 1024;
-    while (cap < b->n + n + 1)
-      cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = 1;
-      return NULL;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  return b->p + b->n;
+  if (!b->oom && b->n + n + 1 <= b->cap)
+    return b->p + b->n;
+  return ll_buf_reserve(b, n) ? b->p + b->n : NULL;
 }
 
 static inline void put(ll_buf *b, const char *s, size_t n) {

@@ -113,6 +113,8 @@ typedef struct {
   size_t n, cap;
   int oom;
 } ll_buf;
+/* Room for n more bytes and the NUL: 1, or 0 with oom set once and for all. */
+int ll_buf_reserve(ll_buf *b, size_t n);
 void ll_buf_put(ll_buf *b, const char *s, size_t n);
 /* Appends the whole file at path to b (b->p is then allocated, even for an
  * empty file). LL_E_IO when it cannot be opened or read, LL_E_TOO_LARGE
