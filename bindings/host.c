@@ -24,6 +24,7 @@
 #include "l_sandbox.h"
 #include "l_verify.h"
 #include "operator.h"
+#include "sign.h"
 
 static const char usage[] =
     "usage: leaselua FLOW [operator options] [flow options]\n"
@@ -125,6 +126,45 @@ static int asks_help(int n, char **args) {
   return 0;
 }
 
+/* --sign-key, before the first request: the key is one ssh-keygen reads
+ * without a passphrase; a recovery of a signed bundle must re-sign it,
+ * or its signature would no longer match what the recovery appended. */
+static ll_status signing_preflight(const ll_operator *op, char *fp, size_t cap,
+                                   ll_error *err) {
+  if (op->recover && op->evidence[0] && !op->sign_key[0] &&
+      ll_bundle_is_signed(op->evidence))
+    return ll_fail(err, LL_E_USAGE,
+                   "%s is a signed bundle: pass --sign-key FILE so that the "
+                   "recovery re-signs it (its earlier signature is kept "
+                   "under " LL_SIGN_HISTORY "/)",
+                   op->evidence);
+  if (!op->sign_key[0])
+    return LL_OK;
+  ll_sign_key key;
+  ll_status st = ll_sign_key_check(op->sign_key, &key, err);
+  if (st == LL_OK)
+    snprintf(fp, cap, "%s key %s", key.type[0] ? key.type : "an SSH",
+             key.fingerprint);
+  return st;
+}
+
+/* The host's last act, after the run is closed and whatever its ending:
+ * SHA256SUMS and its signature. Returns 0, or 70 when the operator asked
+ * for a signed bundle and did not get one. */
+static int sign_bundle(const ll_operator *op, const ll_host *host) {
+  if (!op->sign_key[0] || !host->evidence_dir[0])
+    return 0;
+  ll_error err = {0};
+  if (ll_bundle_sign(host->evidence_dir, op->sign_key, &err) != LL_OK) {
+    fprintf(stderr, "leaselua: the bundle %s is not signed: %s (exit 70)\n",
+            host->evidence_dir, err.message);
+    return 70;
+  }
+  fprintf(stderr, "leaselua: signed %s/" LL_SIGN_SUMS " with %s\n",
+          host->evidence_dir, host->sign_key_fp);
+  return 0;
+}
+
 static int run_script(int argc, char **argv) {
   ll_operator op;
   ll_error err = {0};
@@ -142,6 +182,9 @@ static int run_script(int argc, char **argv) {
   if (st == LL_OK && ll_operator_finish(&op, &finish_err) != LL_OK &&
       !asks_help(nrest, rest))
     st = finish_err.code, err = finish_err;
+  char key_fp[128] = "";
+  if (st == LL_OK && !asks_help(nrest, rest))
+    st = signing_preflight(&op, key_fp, sizeof key_fp, &err);
   if (st != LL_OK) {
     fprintf(stderr, "leaselua: %s: %s\n", ll_code_name(st), err.message);
     free(rest);
@@ -154,6 +197,7 @@ static int run_script(int argc, char **argv) {
     return 70;
   }
   ll_host host = {.op = &op, .decision = -1, .config_error = finish_err};
+  ll_strlcpy(host.sign_key_fp, key_fp, sizeof host.sign_key_fp);
   ll_sandbox_open(L);
   ll_lua_host_install(L, &host);
   lua_createtable(L, nrest, 1);
@@ -180,6 +224,7 @@ static int run_script(int argc, char **argv) {
   /* The exit code is the recorded decision, whatever the script returned:
    * a run left open or without a decision is ended here, HOLD. */
   ll_lua_host_close_run(&host, failed ? "it raised an error" : "it returned");
+  int sign_rc = sign_bundle(&op, &host);
   if (host.replay_failed)
     rc = 64;
   else if (host.decision >= 0 && host.decision <= 3)
@@ -197,6 +242,8 @@ static int run_script(int argc, char **argv) {
   } else if (rc < 0) {
     rc = 0; /* only its usage was printed */
   }
+  if (sign_rc)
+    rc = sign_rc;
   lua_close(L);
   free(rest);
   return rc;

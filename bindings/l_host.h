@@ -20,6 +20,8 @@ typedef struct {
   int replay_failed;     /* a strict replay diverged (exit 64) */
   int help;              /* the script printed its usage (leaselua.help) */
   char label[16];        /* replay: the fixture's endpoint kind */
+  char evidence_dir[512]; /* the opened run's bundle: signed at the end */
+  char sign_key_fp[128];  /* --sign-key's "TYPE key SHA256:...", or "" */
   ll_error config_error; /* the operator's configuration is incomplete:
                             the script may still print --help, but
                             leaselua.open raises this */

@@ -316,6 +316,17 @@ static int l_open(lua_State *L) {
     host->opened = 1;
     host->handle = h;
     h->host = host;
+    ll_strlcpy(host->evidence_dir, evidence, sizeof host->evidence_dir);
+    /* the ledger says the bundle is to be signed, and by which key, so a
+     * signature removed later is missed (leaselua verify) */
+    if (host->sign_key_fp[0]) {
+      char text[256];
+      snprintf(text, sizeof text,
+               "the host signs the bundle when the run ends, with %s",
+               host->sign_key_fp);
+      if (ll_run_note(h->run, "signing", text, &err) != LL_OK)
+        return ll_lua_raise(L, err.code, err.message);
+    }
   }
   return 1;
 }
