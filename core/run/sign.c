@@ -241,15 +241,24 @@ cleanup:
   return st;
 }
 
-void ll_sign_first_line(const ll_proc_result *r, char *buf, size_t cap) {
-  size_t n = 0;
-  const char *p = r->out;
+void ll_sign_last_line(const ll_proc_result *r, char *buf, size_t cap) {
+  const char *p = r->out, *best = NULL;
   if (r->timed_out)
     p = "ssh-keygen took longer than 30 s";
-  while (p && *p == '\n')
-    p++;
-  for (; p && *p && *p != '\n' && n + 1 < cap && n < 200; p++)
-    buf[n++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
+  /* the last line that says something: ssh-keygen puts its reason last,
+   * after banners of '@' */
+  for (const char *q = p; q && *q;) {
+    size_t n = strcspn(q, "\r\n");
+    if (n && strspn(q, "@ ") < n)
+      best = q;
+    q += n;
+    q += strspn(q, "\r\n");
+  }
+  size_t n = 0;
+  for (const char *q = best; q && *q && *q != '\n' && *q != '\r' &&
+                             n + 1 < cap && n < 200;
+       q++)
+    buf[n++] = (*q >= 0x20 && *q < 0x7f) ? *q : '?';
   buf[n] = '\0';
   if (!n)
     ll_strlcpy(buf, "(no output)", cap);
@@ -305,7 +314,7 @@ ll_status ll_sign_key_check(const char *key_path, ll_sign_key *out,
                          : st;
   if (!r.exited || r.exit_code != 0) {
     char why[256];
-    ll_sign_first_line(&r, why, sizeof why);
+    ll_sign_last_line(&r, why, sizeof why);
     ll_proc_result_cleanup(&r);
     return ll_fail(err, LL_E_USAGE,
                    "--sign-key %s: ssh-keygen does not read it as a private "
@@ -323,7 +332,7 @@ ll_status ll_sign_key_check(const char *key_path, ll_sign_key *out,
   ll_sign_key key;
   int ok = r.exited && r.exit_code == 0 && ll_sign_parse_key(r.out, &key);
   char why[256];
-  ll_sign_first_line(&r, why, sizeof why);
+  ll_sign_last_line(&r, why, sizeof why);
   ll_proc_result_cleanup(&r);
   if (!ok)
     return ll_fail(err, LL_E_USAGE,
@@ -453,7 +462,7 @@ ll_status ll_bundle_sign(const char *dir, const char *key_path,
     goto cleanup;
   if (!r.exited || r.exit_code != 0 || !exists_at(dir, LL_SIGN_SIG)) {
     char why[256];
-    ll_sign_first_line(&r, why, sizeof why);
+    ll_sign_last_line(&r, why, sizeof why);
     st = ll_fail(err, LL_E_IO, "ssh-keygen -Y sign failed: %s", why);
     goto cleanup;
   }

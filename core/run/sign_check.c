@@ -199,7 +199,7 @@ static ll_status check_sig(const char *sums, const char *sig,
     if (st != LL_OK)
       return st;
     int ok = r.exited && r.exit_code == 0 && ll_sign_parse_key(r.out, key);
-    ll_sign_first_line(&r, why, whycap);
+    ll_sign_last_line(&r, why, whycap);
     ll_proc_result_cleanup(&r);
     if (!ok)
       return ll_fail(err, LL_E_TAMPER, "%s", why);
@@ -214,7 +214,7 @@ static ll_status check_sig(const char *sums, const char *sig,
   if (!r.exited || r.exit_code != 0 || !r.out || !r.out[0] ||
       r.out[0] == '\n') {
     char line[200];
-    ll_sign_first_line(&r, line, sizeof line);
+    ll_sign_last_line(&r, line, sizeof line);
     snprintf(why, whycap,
              "its key is not in the allowed-signers file (ssh-keygen -Y "
              "find-principals: %.150s)",
@@ -235,7 +235,7 @@ static ll_status check_sig(const char *sums, const char *sig,
     return st;
   int ok = r.exited && r.exit_code == 0 && r.out &&
            strncmp(r.out, "Good ", 5) == 0 && ll_sign_parse_key(r.out, key);
-  ll_sign_first_line(&r, why, whycap);
+  ll_sign_last_line(&r, why, whycap);
   ll_proc_result_cleanup(&r);
   if (!ok)
     return ll_fail(err, LL_E_TAMPER, "%s", why);

@@ -44,9 +44,10 @@ ll_status ll_sign_keygen(const char *const *args, const char *stdin_path,
  * holds an empty string, never a cut path). */
 int ll_sign_path(char *buf, size_t cap, const char *fmt, ...) LL_PRINTF(3, 4);
 
-/* The first line of ssh-keygen's output, printable ASCII only, for a
- * message; "(no output)" when there is none. */
-void ll_sign_first_line(const ll_proc_result *r, char *buf, size_t cap);
+/* The last line of ssh-keygen's output that says something (its reason
+ * comes last), printable ASCII only, for a message; "(no output)" when
+ * there is none. */
+void ll_sign_last_line(const ll_proc_result *r, char *buf, size_t cap);
 
 /* From a line holding "<TYPE> key SHA256:..." (-Y verify,
  * check-novalidate) or "<bits> SHA256:... comment (TYPE)" (-l): the
