@@ -340,6 +340,33 @@ describe("signed bundles", function()
     end
   end)
 
+  it("the report shows the signing key, or unsigned, and is never written into a signed bundle", function()
+    local _, fp = sh("ssh-keygen -l -f " .. q(alice))
+    fp = fp:match("(SHA256:%S+)")
+    local d = copy(bundle)
+    local before = helper.read(d .. "/SHA256SUMS")
+    local rc, _, err = helper.run({ "report", d })
+    assert.are.equal(64, rc)
+    assert.matches("is a signed bundle: .* pass %-%-out OUTDIR", err)
+    assert.is_nil(io.open(d .. "/report.html"))
+    assert.are.equal(0, (helper.run({ "verify", d, "--allowed-signers", allowed })))
+    assert.are.equal(before, helper.read(d .. "/SHA256SUMS"))
+    local out = helper.tmpdir() .. "/rep"
+    assert.are.equal(0, (helper.run({ "report", d, "--out", out })))
+    local md = assert(helper.read(out .. "/summary.md"))
+    assert.matches("- Signature: signed with ED25519 key " .. fp, md, 1, true)
+    assert.matches("data-signer>signed with ED25519 key " .. fp, assert(helper.read(out .. "/report.html")), 1, true)
+    -- a changed file: the report says so instead of naming a signer
+    helper.write(d .. "/decision.json", helper.read(d .. "/decision.json") .. " ")
+    local out2 = helper.tmpdir() .. "/rep2"
+    assert.are.equal(0, (helper.run({ "report", d, "--out", out2 })))
+    assert.matches("- Signature: BAD SIGNATURE: 1 of", assert(helper.read(out2 .. "/summary.md")), 1, true)
+    local u = helper.tmpdir() .. "/unsigned"
+    assert.are.equal(2, (rp.replay("main_handoff", "documented/rev5-lost", u)))
+    assert.are.equal(0, (helper.run({ "report", u })))
+    assert.matches("- Signature: unsigned\n", assert(helper.read(u .. "/summary.md")), 1, true)
+  end)
+
   it("a script cannot choose the key", function()
     local s = helper.write(helper.tmpdir() .. "/s.lua", [[
 local ll = require "leaselua"
