@@ -12,19 +12,19 @@
 struct l_run;
 
 typedef struct {
-  const ll_operator *op; /* borrowed; outlives the lua_State */
-  int opened;            /* leaselua.open was called (once at most) */
-  struct l_run *handle;  /* the open run, NULL once closed */
-  int decision;          /* the recorded ll_decision, -1 none */
-  int stop_exit;         /* invariant 15's target_stop: 64 or 2, else 0 */
-  int replay_failed;     /* a strict replay diverged (exit 64) */
-  int help;              /* the script printed its usage (leaselua.help) */
-  char label[16];        /* replay: the fixture's endpoint kind */
+  const ll_operator *op;  /* borrowed; outlives the lua_State */
+  int opened;             /* leaselua.open was called (once at most) */
+  struct l_run *handle;   /* the open run, NULL once closed */
+  int decision;           /* the recorded ll_decision, -1 none */
+  int stop_exit;          /* invariant 15's target_stop: 64 or 2, else 0 */
+  int replay_failed;      /* a strict replay diverged (exit 64) */
+  int help;               /* the script printed its usage (leaselua.help) */
+  char label[16];         /* replay: the fixture's endpoint kind */
   char evidence_dir[512]; /* the opened run's bundle: signed at the end */
   char sign_key_fp[128];  /* --sign-key's "TYPE key SHA256:...", or "" */
-  ll_error config_error; /* the operator's configuration is incomplete:
-                            the script may still print --help, but
-                            leaselua.open raises this */
+  ll_error config_error;  /* the operator's configuration is incomplete:
+                             the script may still print --help, but
+                             leaselua.open raises this */
 } ll_host;
 
 /* Installs h for the sandbox's leaselua.open; the stock module has none. */

@@ -51,10 +51,10 @@ static cJSON *str_or_null(const char *s) {
  * file lists and the earlier signatures. NULL when memory ran out. */
 static cJSON *signature_json(const ll_sign_report *sr) {
   cJSON *o = cJSON_CreateObject();
-  int ok = o && cJSON_AddStringToObject(o, "state", ll_sig_state_name(sr->state));
+  int ok =
+      o && cJSON_AddStringToObject(o, "state", ll_sig_state_name(sr->state));
   ok = ok && cJSON_AddItemToObject(o, "principal", str_or_null(sr->principal));
-  ok = ok &&
-       cJSON_AddItemToObject(o, "key", str_or_null(sr->key.fingerprint));
+  ok = ok && cJSON_AddItemToObject(o, "key", str_or_null(sr->key.fingerprint));
   ok = ok && cJSON_AddItemToObject(o, "key_type", str_or_null(sr->key.type));
   ok = ok && cJSON_AddNumberToObject(o, "files_listed", (double)sr->listed);
   ok = ok && cJSON_AddNumberToObject(o, "files_matched", (double)sr->matched);
@@ -196,8 +196,8 @@ static void print_signature(const ll_sign_report *sr, FILE *out) {
   }
 }
 
-static void print_files(const char *what, char list[][LL_SIGN_NAME_MAX],
-                        long n, FILE *errs) {
+static void print_files(const char *what, char list[][LL_SIGN_NAME_MAX], long n,
+                        FILE *errs) {
   for (long i = 0; i < n && i < LL_SIGN_LIST_MAX; i++)
     fprintf(errs, "leaselua: verify:   %s: %s\n", what, list[i]);
   if (n > LL_SIGN_LIST_MAX)

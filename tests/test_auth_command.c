@@ -67,7 +67,9 @@ static void test_proc_table(void) {
       {{"yes", NULL}, 5000, OVERFLOW, 0, NULL},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    ll_proc_options o = {.argv = rows[i].argv, .out_cap = 64 * 1024, .timeout_ms = rows[i].timeout_ms};
+    ll_proc_options o = {.argv = rows[i].argv,
+                         .out_cap = 64 * 1024,
+                         .timeout_ms = rows[i].timeout_ms};
     ll_proc_result r;
     ll_error err = {0};
     int64_t t0 = mono_ms();
@@ -115,7 +117,8 @@ static void test_proc_refusals(void) {
       {missing, LL_E_IO, "cannot start leaselua-no-such-program-4711"},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    ll_proc_options o = {.argv = rows[i].argv, .out_cap = 1024, .timeout_ms = 1000};
+    ll_proc_options o = {
+        .argv = rows[i].argv, .out_cap = 1024, .timeout_ms = 1000};
     ll_proc_result r;
     ll_error err = {0};
     CHECK_STR(ll_code_name(ll_proc_capture(&o, &r, &err)),

@@ -181,8 +181,8 @@ static ll_status check_stdin(const char *path, const char *name,
     return ll_fail(err, LL_E_IO, "cannot give %s its input: %s", name,
                    strerror(errno));
   if (!S_ISREG(sb.st_mode))
-    return ll_fail(err, LL_E_IO,
-                   "cannot give %s its input: not a regular file", name);
+    return ll_fail(err, LL_E_IO, "cannot give %s its input: not a regular file",
+                   name);
   return LL_OK;
 }
 
@@ -226,9 +226,8 @@ ll_status ll_proc_capture(const ll_proc_options *o, ll_proc_result *r,
   pid_t pid;
   /* posix_spawnp's prototype predates const: nothing is written through
    * these pointers. */
-  int rc =
-      posix_spawnp(&pid, o->argv[0], &fa, &at, (char *const *)o->argv,
-                   o->envp ? (char *const *)o->envp : environ);
+  int rc = posix_spawnp(&pid, o->argv[0], &fa, &at, (char *const *)o->argv,
+                        o->envp ? (char *const *)o->envp : environ);
   close(p[1]);
   p[1] = -1;
   if (rc != 0) {

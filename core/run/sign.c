@@ -76,8 +76,7 @@ static ll_status walk_dir(int dfd, const char *prefix, int depth,
     if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0)
       continue;
     char rel[4096];
-    int k = snprintf(rel, sizeof rel, "%s%s%s", prefix, *prefix ? "/" : "",
-                     nm);
+    int k = snprintf(rel, sizeof rel, "%s%s%s", prefix, *prefix ? "/" : "", nm);
     if (k < 0 || (size_t)k >= sizeof rel) {
       st = ll_fail(err, LL_E_IO, "a bundle path is too long under %s", prefix);
       break;
@@ -103,8 +102,8 @@ static ll_status walk_dir(int dfd, const char *prefix, int depth,
       else if (!files_add(out, rel))
         st = ll_fail(err, LL_E_NOMEM, "out of memory listing the bundle");
     } else if (S_ISDIR(sb.st_mode)) {
-      int sub = openat(dirfd(d), nm,
-                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      int sub =
+          openat(dirfd(d), nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (depth + 1 >= LL_SIGN_DEPTH_MAX)
         st = ll_fail(err, LL_E_IO, "the bundle is nested deeper than %d at %s",
                      LL_SIGN_DEPTH_MAX, rel);
@@ -194,8 +193,8 @@ cleanup:
 /* Variables that could make ssh-keygen ask somebody, or sign with an
  * agent's key instead of the file named. */
 static int dropped(const char *kv) {
-  static const char *const names[] = {"SSH_ASKPASS=", "SSH_ASKPASS_REQUIRE=",
-                                      "DISPLAY=", "SSH_AUTH_SOCK="};
+  static const char *const names[] = {
+      "SSH_ASKPASS=", "SSH_ASKPASS_REQUIRE=", "DISPLAY=", "SSH_AUTH_SOCK="};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strncmp(kv, names[i], strlen(names[i])) == 0)
       return 1;
@@ -255,9 +254,8 @@ void ll_sign_last_line(const ll_proc_result *r, char *buf, size_t cap) {
     q += strspn(q, "\r\n");
   }
   size_t n = 0;
-  for (const char *q = best; q && *q && *q != '\n' && *q != '\r' &&
-                             n + 1 < cap && n < 200;
-       q++)
+  for (const char *q = best;
+       q && *q && *q != '\n' && *q != '\r' && n + 1 < cap && n < 200; q++)
     buf[n++] = (*q >= 0x20 && *q < 0x7f) ? *q : '?';
   buf[n] = '\0';
   if (!n)
@@ -371,8 +369,7 @@ static ll_status keep_history(const char *dir, ll_error *err) {
     if (mkdir(slot, 0700) == 0)
       break;
     if (errno != EEXIST)
-      return ll_fail(err, LL_E_IO, "cannot make %s: %s", slot,
-                     strerror(errno));
+      return ll_fail(err, LL_E_IO, "cannot make %s: %s", slot, strerror(errno));
   }
   if (n > LL_SIGN_HISTORY_MAX)
     return ll_fail(err, LL_E_IO,
@@ -397,8 +394,8 @@ static ll_status write_sums(const char *dir, const ll_buf *text,
   char tmp[4608], path[4608];
   ll_sign_path(tmp, sizeof tmp, "%s/." LL_SIGN_SUMS ".tmp", dir);
   ll_sign_path(path, sizeof path, "%s/" LL_SIGN_SUMS, dir);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                0644);
+  int fd =
+      open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0)
     return ll_fail(err, LL_E_IO, "cannot create %s: %s", tmp, strerror(errno));
   int ok = 1;
@@ -421,8 +418,7 @@ static ll_status write_sums(const char *dir, const ll_buf *text,
   return LL_OK;
 }
 
-ll_status ll_bundle_sign(const char *dir, const char *key_path,
-                         ll_error *err) {
+ll_status ll_bundle_sign(const char *dir, const char *key_path, ll_error *err) {
   ll_sign_files files = {0};
   ll_buf text = {0};
   ll_proc_result r = {0};
@@ -455,8 +451,9 @@ ll_status ll_bundle_sign(const char *dir, const char *key_path,
   if (st != LL_OK)
     goto cleanup;
   ll_sign_path(sums, sizeof sums, "%s/" LL_SIGN_SUMS, dir);
-  const char *const args[] = {"-Y", "sign", "-P",     "",   "-f",
-                              key_path, "-n", LL_SIGN_NAMESPACE, sums, NULL};
+  const char *const args[] = {"-Y", "sign",   "-P", "",
+                              "-f", key_path, "-n", LL_SIGN_NAMESPACE,
+                              sums, NULL};
   st = ll_sign_keygen(args, NULL, &r, err);
   if (st != LL_OK)
     goto cleanup;

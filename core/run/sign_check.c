@@ -35,8 +35,7 @@ static ll_status bad(ll_sign_report *rep, ll_error *err, const char *fmt, ...)
     LL_PRINTF(3, 4);
 
 /* The first problem is kept; the state becomes BAD. */
-static ll_status bad(ll_sign_report *rep, ll_error *err, const char *fmt,
-                     ...) {
+static ll_status bad(ll_sign_report *rep, ll_error *err, const char *fmt, ...) {
   rep->state = LL_SIG_BAD;
   if (!rep->problem[0]) {
     va_list ap;
@@ -98,8 +97,8 @@ static ll_status check_sums(const char *dir, ll_sign_report *rep,
   char **names = NULL;
   size_t nn = 0;
   ll_sign_files files = {0};
-  ll_status st = ll_input_read(path, LL_SIGN_SUMS, "DIR", SUMS_FILE_MAX, &b,
-                               &sub);
+  ll_status st =
+      ll_input_read(path, LL_SIGN_SUMS, "DIR", SUMS_FILE_MAX, &b, &sub);
   if (st != LL_OK) {
     st = st == LL_E_NOMEM ? ll_fail(err, LL_E_NOMEM, "out of memory")
                           : bad(rep, err, "%s", sub.message);
@@ -193,8 +192,8 @@ static ll_status check_sig(const char *sums, const char *sig,
   principal[0] = '\0';
   memset(key, 0, sizeof *key);
   if (!allowed) {
-    const char *const a[] = {"-Y", "check-novalidate", "-n", LL_SIGN_NAMESPACE,
-                             "-s", sig, NULL};
+    const char *const a[] = {
+        "-Y", "check-novalidate", "-n", LL_SIGN_NAMESPACE, "-s", sig, NULL};
     st = ll_sign_keygen(a, sums, &r, err);
     if (st != LL_OK)
       return st;
@@ -206,8 +205,8 @@ static ll_status check_sig(const char *sums, const char *sig,
     *state = LL_SIG_UNCHECKED;
     return LL_OK;
   }
-  const char *const f[] = {"-Y", "find-principals", "-s", sig, "-f", allowed,
-                           NULL};
+  const char *const f[] = {"-Y", "find-principals", "-s", sig,
+                           "-f", allowed,           NULL};
   st = ll_sign_keygen(f, NULL, &r, err);
   if (st != LL_OK)
     return st;
@@ -228,8 +227,9 @@ static ll_status check_sig(const char *sums, const char *sig,
   memcpy(principal, r.out, pn);
   principal[pn] = '\0';
   ll_proc_result_cleanup(&r);
-  const char *const v[] = {"-Y", "verify", "-f", allowed, "-I", principal,
-                           "-n", LL_SIGN_NAMESPACE, "-s", sig, NULL};
+  const char *const v[] = {"-Y", "verify",  "-f", allowed,
+                           "-I", principal, "-n", LL_SIGN_NAMESPACE,
+                           "-s", sig,       NULL};
   st = ll_sign_keygen(v, sums, &r, err);
   if (st != LL_OK)
     return st;
@@ -288,9 +288,9 @@ ll_status ll_bundle_check(const char *dir, const char *allowed,
   if (allowed) {
     int fd;
     size_t size;
-    ll_status st = ll_input_open(allowed, "allowed-signers file",
-                                 "--allowed-signers", SUMS_FILE_MAX, &fd,
-                                 &size, err);
+    ll_status st =
+        ll_input_open(allowed, "allowed-signers file", "--allowed-signers",
+                      SUMS_FILE_MAX, &fd, &size, err);
     if (st != LL_OK)
       return st;
     close(fd);

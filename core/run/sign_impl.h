@@ -29,8 +29,8 @@ void ll_sign_files_free(ll_sign_files *f);
 
 /* SHA-256 of the regular file dir/rel, read without following a link at
  * its last component, as lowercase hex. */
-ll_status ll_sign_file_sha256(const char *dir, const char *rel,
-                              char hex[65], ll_error *err) LL_WARN_UNUSED;
+ll_status ll_sign_file_sha256(const char *dir, const char *rel, char hex[65],
+                              ll_error *err) LL_WARN_UNUSED;
 
 /* Runs ssh-keygen with args (NULL-terminated, without argv[0]): stdin
  * stdin_path or /dev/null, stderr into the captured output, the
