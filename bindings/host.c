@@ -126,6 +126,19 @@ static int asks_help(int n, char **args) {
   return 0;
 }
 
+/* The export holds the host's "signing" note (rows are written compact,
+ * keys in a fixed order, so the note's head is always these bytes). */
+static int declares_signing(const char *dir) {
+  char path[PATH_MAX];
+  ll_buf b = {0};
+  int n = snprintf(path, sizeof path, "%s/export/ledger.jsonl", dir);
+  int found = n > 0 && (size_t)n < sizeof path &&
+              ll_buf_read_file(&b, path, 256u * 1024u * 1024u) == LL_OK &&
+              b.p && strstr(b.p, "\"record\":\"note\",\"step\":\"signing\"");
+  free(b.p);
+  return found;
+}
+
 /* --sign-key, before the first request: the key is one ssh-keygen reads
  * without a passphrase; a recovery of a signed bundle must re-sign it,
  * or its signature would no longer match what the recovery appended. */
@@ -137,6 +150,13 @@ static ll_status signing_preflight(const ll_operator *op, char *fp, size_t cap,
                    "%s is a signed bundle: pass --sign-key FILE so that the "
                    "recovery re-signs it (its earlier signature is kept "
                    "under " LL_SIGN_HISTORY "/)",
+                   op->evidence);
+  if (op->recover && op->evidence[0] && !op->sign_key[0] &&
+      declares_signing(op->evidence))
+    return ll_fail(err, LL_E_USAGE,
+                   "%s was to be signed (its ledger's signing note) and the "
+                   "run did not end: pass --sign-key FILE so that the "
+                   "recovery signs it",
                    op->evidence);
   if (!op->sign_key[0])
     return LL_OK;

@@ -84,6 +84,7 @@ static cJSON *signature_json(const ll_sign_report *sr) {
     ok = ok && cJSON_AddItemToObject(h, "key", str_or_null(p->key.fingerprint));
   }
   ok = ok && cJSON_AddItemToObject(o, "problem", str_or_null(sr->problem));
+  ok = ok && cJSON_AddItemToObject(o, "note", str_or_null(sr->note));
   if (!ok) {
     cJSON_Delete(o);
     return NULL;
@@ -156,11 +157,20 @@ static int print_json(const ll_verify_report *rep, const char *what,
 static void check_declared(const ll_verify_report *rep, ll_sign_report *sr) {
   if (!rep->sign_declared[0] || sr->problem[0])
     return;
-  if (sr->state == LL_SIG_UNSIGNED) {
+  if (sr->state == LL_SIG_UNSIGNED && !rep->decision[0]) {
+    /* no decision: the run was killed before it ended, and so before
+     * the host could sign it; recovery signs it */
+    snprintf(sr->note, sizeof sr->note,
+             "the ledger says the host signs it with key %s when the run "
+             "ends; the run has not ended (no decision): recover it with "
+             "--sign-key",
+             rep->sign_declared);
+  } else if (sr->state == LL_SIG_UNSIGNED) {
     sr->state = LL_SIG_BAD;
     snprintf(sr->problem, sizeof sr->problem,
              "the ledger says the host signed this bundle with key %s, but "
-             "it is unsigned: its signature was removed",
+             "it is unsigned: its signature was removed (or the host was "
+             "killed between the decision and the signing)",
              rep->sign_declared);
   } else if (strcmp(sr->key.fingerprint, rep->sign_declared) != 0) {
     sr->state = LL_SIG_BAD;
@@ -174,7 +184,8 @@ static void check_declared(const ll_verify_report *rep, ll_sign_report *sr) {
 /* One line for the signature, and one per earlier signature. */
 static void print_signature(const ll_sign_report *sr, FILE *out) {
   if (sr->state == LL_SIG_UNSIGNED) {
-    fputs("verify: signature: unsigned\n", out);
+    fprintf(out, "verify: signature: unsigned%s%s%s\n", sr->note[0] ? " (" : "",
+            sr->note, sr->note[0] ? ")" : "");
     return;
   }
   if (sr->state == LL_SIG_GOOD)

@@ -378,3 +378,87 @@ ll.open { sign_key = "/tmp/k" }
     assert.matches("'sign_key' is the operator's to set, not the script's", err, 1, true)
   end)
 end)
+
+-- The same on the live Azurite (tools/run-specs.sh): a main handoff and
+-- the gap control it authorises, each signed; a killed run is signed by
+-- its recovery.
+describe("signed bundles on Azurite #live", function()
+  local keys, key, allowed, home, manifest
+
+  local function env(blob)
+    local e = helper.live_env(blob)
+    e.LEASELUA_CA_FILE = os.getenv("LEASELUA_CA_FILE")
+    return e
+  end
+
+  local function signed_ok(dir)
+    local rc, out, err = helper.run({ "verify", dir, "--allowed-signers", allowed })
+    assert.are.equal(0, rc, out .. err)
+    assert.matches("signature: good: signed by operator@example.org", out, 1, true)
+    local prc, pout = plain_check(dir, home)
+    assert.are.equal(0, prc, pout)
+    return out
+  end
+
+  setup(function()
+    keys = helper.tmpdir()
+    local line
+    key, line = keypair(keys, "operator", "operator@example.org")
+    allowed = helper.write(keys .. "/allowed_signers", line)
+    home = home_with(keys, line)
+    manifest = helper.manifest_file(helper.tmpdir())
+  end)
+  teardown(helper.cleanup)
+
+  it("signs a live main handoff and the gap control it authorises", function()
+    local blob = helper.unique_blob("signed")
+    local main = helper.tmpdir() .. "/main"
+    local rc, out, err = helper.run({ "scripts/main_handoff.lua", "--break-period", "2", "--manifest", manifest,
+      "--evidence", main, "--sign-key", key }, env(blob))
+    assert.are.equal(0, rc, out .. err)
+    assert.matches("DECISION: ACCEPT", out)
+    signed_ok(main)
+    local gap = helper.tmpdir() .. "/gap"
+    rc, out, err = helper.run({ "scripts/gap_control.lua", "--manifest", manifest, "--destructive",
+      "--after", main, "--evidence", gap, "--sign-key", key }, env(blob))
+    assert.are.equal(0, rc, out .. err)
+    signed_ok(gap)
+    signed_ok(main) -- reading it as --after changed nothing
+  end)
+
+  it("a killed run is not signed; its recovery needs the key and signs it", function()
+    local b = helper.unique_blob("signkill")
+    local ev = helper.tmpdir() .. "/k"
+    assert(os.execute("mkdir -p " .. q(ev)))
+    local e = env(b)
+    local parts = { "LEASELUA_PAUSE_AFTER=9" }
+    for k, v in pairs(e) do parts[#parts + 1] = k .. "=" .. q(v) end
+    local log = ev .. "/log"
+    local dir = ev .. "/ev"
+    local p = io.popen("env " .. table.concat(parts, " ") .. " " .. q(helper.host) ..
+      " scripts/main_handoff.lua --break-period 3 --manifest " .. q(manifest) .. " --evidence " .. q(dir) ..
+      " --sign-key " .. q(key) .. " >" .. q(log) .. " 2>&1 & echo $!")
+    local pid = p:read("l")
+    p:close()
+    for _ = 1, 300 do
+      if (helper.read(log) or ""):find("pausing 60 s after step 9", 1, true) then break end
+      os.execute("sleep 0.1")
+    end
+    assert((helper.read(log) or ""):find("pausing", 1, true), helper.read(log))
+    os.execute("kill -9 " .. pid)
+    os.execute("sleep 0.2")
+    assert.is_nil(io.open(dir .. "/SHA256SUMS"))
+    -- unsigned and unfinished: consistent, and verify says why
+    local vrc, vout = helper.run({ "verify", dir })
+    assert.are.equal(0, vrc, vout)
+    assert.matches("signature: unsigned (the ledger says the host signs it", vout, 1, true)
+    local rrc, _, rerr = helper.run({ "scripts/recovery.lua", "--recover", "--evidence", dir }, e)
+    assert.are.equal(64, rrc)
+    assert.matches("pass %-%-sign%-key FILE so that the recovery signs it", rerr)
+    os.execute("sleep 3")
+    local rc, out, err = helper.run({ "scripts/recovery.lua", "--recover", "--evidence", dir, "--sign-key", key }, e)
+    assert.are.equal(0, rc, out .. err)
+    local vout2 = signed_ok(dir)
+    assert.is_nil(vout2:find("earlier signature", 1, true))
+  end)
+end)

@@ -77,6 +77,7 @@ typedef struct {
   ll_sign_past history[LL_SIGN_HISTORY_MAX]; /* oldest first */
   int n_history;
   char problem[768]; /* the first problem, empty when none */
+  char note[384];    /* set by the caller: a remark beside the state */
 } ll_sign_report;
 
 /* Checks dir's signature. allowed_signers NULL: the sums and the
