@@ -318,6 +318,27 @@ describe("signed bundles", function()
     assert.are.equal(2, (helper.run({ "verify", c, "--allowed-signers", allowed })))
   end)
 
+  it("signs a replayed gap control, whose signed --after run must still match its signature", function()
+    local main = helper.tmpdir() .. "/main"
+    local rc, out, err = replay_signed("main_handoff", "emulator/main-handoff-accept", main, alice)
+    assert.are.equal(0, rc, out .. err)
+    local gap_args = { "--destructive", "--after", main, "--break-period", "10" }
+    local gap = helper.tmpdir() .. "/gap"
+    rc, out, err = replay_signed("gap_control", "emulator/gap-control", gap, bob, gap_args)
+    assert.are.equal(0, rc, out .. err)
+    local vrc, vout = helper.run({ "verify", gap, "--allowed-signers", allowed })
+    assert.are.equal(0, vrc, vout)
+    assert.matches("signed by bob@example.org", vout, 1, true)
+    -- a file slipped into the authorising bundle: its ledgers still
+    -- verify, its signature does not, and nothing is sent
+    helper.write(main .. "/planted.json", "{}\n")
+    local gap2 = helper.tmpdir() .. "/gap2"
+    rc, out, err = replay_signed("gap_control", "emulator/gap-control", gap2, bob, gap_args)
+    assert.are.equal(64, rc, out .. err)
+    assert.matches("is signed, but its signature does not hold", err, 1, true)
+    assert.matches("planted.json", err, 1, true)
+  end)
+
   it("refuses a bad key before the first request, in one line, exit 64", function()
     local enc = keys .. "/withpass"
     assert.are.equal(0, (sh(("ssh-keygen -q -t ed25519 -N secret -f %s </dev/null"):format(q(enc)))))
