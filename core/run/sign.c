@@ -190,11 +190,14 @@ cleanup:
   return st;
 }
 
-/* Variables that could make ssh-keygen ask somebody, or sign with an
- * agent's key instead of the file named. */
+/* Variables that could make ssh-keygen ask somebody, sign with an
+ * agent's key instead of the file named, or load a library of the
+ * caller's choosing beside the private key (LD_PRELOAD; under the ASan
+ * specs it would also make ssh-keygen's own leaks fail the signing). */
 static int dropped(const char *kv) {
   static const char *const names[] = {
-      "SSH_ASKPASS=", "SSH_ASKPASS_REQUIRE=", "DISPLAY=", "SSH_AUTH_SOCK="};
+      "SSH_ASKPASS=", "SSH_ASKPASS_REQUIRE=", "DISPLAY=", "SSH_AUTH_SOCK=",
+      "LD_PRELOAD="};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strncmp(kv, names[i], strlen(names[i])) == 0)
       return 1;
