@@ -74,7 +74,8 @@ local function copy(dir)
 end
 
 local function files_of(dir)
-  local p = assert(io.popen((NOPRELOAD .. "sh -c %s"):format(q(("cd %s && find . -type f | sed 's|^./||' | LC_ALL=C sort"):format(q(dir))))))
+  local list_cmd = ("cd %s && find . -type f | sed 's|^./||' | LC_ALL=C sort"):format(q(dir))
+  local p = assert(io.popen(NOPRELOAD .. "sh -c " .. q(list_cmd)))
   local list = {}
   for l in p:lines() do list[#list + 1] = l end
   p:close()
