@@ -306,6 +306,9 @@ static int l_open(lua_State *L) {
   cJSON_Delete(manifest);
   if (!h->run)
     return ll_lua_raise(L, err.code, err.message);
+  /* the bundle exists now: whatever happens next, the host signs it */
+  if (host)
+    ll_strlcpy(host->evidence_dir, evidence, sizeof host->evidence_dir);
   if (ll_run_plan(h->run, &plan, op->after[0] ? op->after : NULL, &err) !=
       LL_OK) {
     ll_run_close(h->run);
@@ -316,7 +319,6 @@ static int l_open(lua_State *L) {
     host->opened = 1;
     host->handle = h;
     h->host = host;
-    ll_strlcpy(host->evidence_dir, evidence, sizeof host->evidence_dir);
     /* the ledger says the bundle is to be signed, and by which key, so a
      * signature removed later is missed (leaselua verify) */
     if (host->sign_key_fp[0]) {

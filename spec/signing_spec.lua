@@ -330,6 +330,10 @@ describe("signed bundles", function()
     assert.are.equal(64, rc, out .. err)
     assert.matches("is signed, but its signature does not hold", err, 1, true)
     assert.matches("planted.json", err, 1, true)
+    -- the refused run's bundle (its manifest row) exists: it is signed too
+    local grc, gout, gerr = helper.run({ "verify", gap2, "--allowed-signers", allowed })
+    assert.are.equal(0, grc, gout .. gerr)
+    assert.matches("signed by bob@example.org", gout, 1, true)
   end)
 
   it("refuses a bad key before the first request, in one line, exit 64", function()
