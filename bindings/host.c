@@ -19,6 +19,7 @@
 #include "http.h"
 #include "l_common.h"
 #include "l_host.h"
+#include "l_replay_args.h"
 #include "l_report.h"
 #include "l_run.h"
 #include "l_sandbox.h"
@@ -138,6 +139,11 @@ static int run_script(int argc, char **argv) {
   ll_status st = ll_operator_from_env(&op, getenv_ro, &err);
   if (st == LL_OK)
     st = ll_operator_from_args(&op, argc - 2, argv + 2, rest, &nrest, &err);
+  /* what a recording names, and what a replay takes from its fixture */
+  static ll_fixture_context flow_ctx, recorded;
+  ll_host_flow_context(argv[1], nrest, rest, &flow_ctx);
+  if (st == LL_OK && op.replay[0])
+    st = ll_host_replay_context(&op, argv[1], getenv_ro, &recorded, &err);
   ll_error finish_err = {0};
   if (st == LL_OK && ll_operator_finish(&op, &finish_err) != LL_OK &&
       !asks_help(nrest, rest))
@@ -153,7 +159,11 @@ static int run_script(int argc, char **argv) {
     free(rest);
     return 70;
   }
-  ll_host host = {.op = &op, .decision = -1, .config_error = finish_err};
+  ll_host host = {.op = &op,
+                  .decision = -1,
+                  .config_error = finish_err,
+                  .flow = &flow_ctx,
+                  .recorded = &recorded};
   ll_sandbox_open(L);
   ll_lua_host_install(L, &host);
   lua_createtable(L, nrest, 1);
