@@ -23,6 +23,7 @@
 #include "l_report.h"
 #include "l_run.h"
 #include "l_sandbox.h"
+#include "l_spec.h"
 #include "l_verify.h"
 #include "operator.h"
 
@@ -44,6 +45,11 @@ static const char usage[] =
     "into DIR\n"
     "                                   (or OUTDIR, made 0700; DIR is then "
     "only read)\n"
+    "       leaselua spec [busted options] SPEC...\n"
+    "                                   run your busted specs with lua5.4 "
+    "and\n"
+    "                                   leaselua's paths (installed or build "
+    "tree)\n"
     "       leaselua dev-token [SECS]   an unsigned JWT for Azurite's --oauth "
     "basic\n"
     "       leaselua --version | --help\n"
@@ -310,6 +316,8 @@ int main(int argc, char **argv) {
     }
     return ll_report_main(dir, outdir, stdout, stderr);
   }
+  if (strcmp(argv[1], "spec") == 0) /* a user's busted specs */
+    return ll_spec_main(argc - 2, argv + 2, stderr);
   if (strcmp(argv[1], "verify") == 0) /* its own arguments and exit codes */
     return ll_verify_main(argc - 2, argv + 2, stdout, stderr);
   if (argv[1][0] == '-') {
