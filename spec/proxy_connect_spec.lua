@@ -87,7 +87,7 @@ describe("an http proxy's CONNECT #live", function()
     assert.matches("DECISION: HOLD", out, 1, true)
   end)
 
-  it("refused for a mutation (Create Container): NOT_SENT, 0 heads, the run ends HOLD and sends nothing more", function()
+  it("refused for a mutation (Create Container): NOT_SENT, 0 heads, HOLD, nothing sent after it", function()
     if not helper.have_live() then return pending("needs the live Azurite of tools/run-specs.sh") end
     local px = proxy("2")
     local rc, out, ev = handoff(px)
