@@ -75,6 +75,10 @@ void ll_operator_from_lua(lua_State *L, int idx, ll_operator *op) {
            sizeof op->record_description);
   copy_str(L, idx, "after", op->after, sizeof op->after);
   copy_str(L, idx, "api_version", op->api_version, sizeof op->api_version);
+  /* resolved by ll_operator_finish like --proxy / --no-proxy; the
+   * embedding API reads no proxy variable, so none is none */
+  copy_str(L, idx, "proxy", op->proxy_opt, sizeof op->proxy_opt);
+  copy_str(L, idx, "no_proxy", op->no_proxy_opt, sizeof op->no_proxy_opt);
   op->allow_api_version = copy_bool(L, idx, "allow_api_version");
   if (rawfield(L, idx, "manifest") == LUA_TSTRING)
     copy_str(L, idx, "manifest", op->manifest, sizeof op->manifest);
