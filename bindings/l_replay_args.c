@@ -55,7 +55,7 @@ ll_status ll_host_replay_context(ll_operator *op, const char *script,
   if (st != LL_OK) {
     memset(out, 0, sizeof *out);
     /* a file that cannot be read is named by the strict loader at open */
-    return st == LL_E_PARSE ? st : LL_OK;
+    return st == LL_E_PARSE || st == LL_E_NOMEM ? st : LL_OK;
   }
   if (out->has_target) {
     st = take(op->container, sizeof op->container, out->container,
