@@ -7,6 +7,7 @@
 
 #include <lua.h>
 
+#include "fixture.h"
 #include "operator.h"
 
 struct l_run;
@@ -22,9 +23,13 @@ typedef struct {
   char label[16];         /* replay: the fixture's endpoint kind */
   char evidence_dir[512]; /* the opened run's bundle: signed at the end */
   char sign_key_fp[128];  /* --sign-key's "TYPE key SHA256:...", or "" */
-  ll_error config_error;  /* the operator's configuration is incomplete:
-                             the script may still print --help, but
-                             leaselua.open raises this */
+  /* the flow's script file name and own arguments, as given: a recording
+   * writes them into its header; in a replay, recorded: the fixture's
+   * (has_flow 0 when it has none for this script), for lib.cli */
+  const ll_fixture_context *flow, *recorded;
+  ll_error config_error; /* the operator's configuration is incomplete:
+                            the script may still print --help, but
+                            leaselua.open raises this */
 } ll_host;
 
 /* Installs h for the sandbox's leaselua.open; the stock module has none. */
