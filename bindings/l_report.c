@@ -4,6 +4,8 @@
  * is never opened, so the report cannot see a lease ID. */
 #include "l_report.h"
 
+#include "identity.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
@@ -28,6 +30,7 @@ typedef struct {
   const cJSON *deviations;
   const char *dir;
   long torn_row;
+  const char *identity; /* identity.h's statement about the principals */
 } render_args;
 
 /* The message handler: a string gets its traceback; a table's raw string
@@ -63,6 +66,8 @@ static int render(lua_State *L) {
   }
   ll_lua_push_json(L, a->deviations);
   lua_setfield(L, -2, "known_deviations");
+  lua_pushstring(L, a->identity);
+  lua_setfield(L, -2, "identity");
   lua_call(L, 2, 2);
   if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
     return ll_lua_raise(L, LL_E_INTERNAL,
@@ -218,7 +223,10 @@ int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
     goto cleanup;
   }
   ll_sandbox_open(L);
-  render_args args = {rows, deviations, dir, torn};
+  /* the same sentence verify prints (identity.h), from the manifest row */
+  char identity[400];
+  ll_identity_statement(rows ? rows->child : NULL, identity, sizeof identity);
+  render_args args = {rows, deviations, dir, torn, identity};
   lua_pushcfunction(L, traceback);
   lua_pushcfunction(L, render);
   lua_pushlightuserdata(L, &args);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "jsonx.h"
+#include "sanitize.h"
 
 static void add_nonempty(cJSON *o, const char *k, const char *v) {
   if (v && *v)
@@ -45,6 +46,25 @@ cJSON *ll_identity_entry(const ll_auth *a, const char *source) {
 static const char *entry_str(const cJSON *e, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, k);
   return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+size_t ll_identity_ids(const cJSON *ids, const char **out, size_t cap) {
+  static const char *const keys[] = {"tid", "oid",   "appid",
+                                     "azp", "skoid", "sktid"};
+  char norm[LL_SANITIZE_ID_MAX];
+  size_t n = 0;
+  for (const cJSON *e = cJSON_IsObject(ids) ? ids->child : NULL; e;
+       e = e->next) {
+    const cJSON *sas = cJSON_GetObjectItemCaseSensitive(e, "sas");
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+      const char *v = entry_str(e, keys[k]);
+      if (!v && sas)
+        v = entry_str(sas, keys[k]);
+      if (v && ll_sanitize_norm_id(v, norm) && n < cap)
+        out[n++] = v;
+    }
+  }
+  return n;
 }
 
 static int is_observer(const cJSON *e) {

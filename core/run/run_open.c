@@ -131,27 +131,20 @@ static cJSON *identities(ll_run *r, const ll_run_config *cfg) {
   return ids;
 }
 
-/* The identifiers of an identity record a reader must never see in the
- * export: bound like lease IDs, so that the export scan refuses (and the
- * sanitizer replaces) any stray copy of them (invariant 9). */
+/* The identifiers an identity record keeps for the protected ledger
+ * only; bound like lease IDs (identity.h), so that the export scan finds
+ * any stray copy of them (invariant 9). */
 static const char *const private_ids[] = {"tid",   "oid",   "appid",
                                           "azp",   "skoid", "sktid"};
 
 static ll_status bind_identity_ids(ll_run *r, const cJSON *ids,
                                    ll_error *err) {
-  char norm[LL_SANITIZE_ID_MAX];
-  for (const cJSON *e = ids ? ids->child : NULL; e; e = e->next) {
-    const cJSON *sas = cJSON_GetObjectItemCaseSensitive(e, "sas");
-    for (size_t k = 0; k < sizeof private_ids / sizeof private_ids[0]; k++) {
-      const char *v = ll_json_str(e, private_ids[k]);
-      if (!v && sas)
-        v = ll_json_str(sas, private_ids[k]);
-      if (!v || !ll_sanitize_norm_id(v, norm))
-        continue;
-      ll_status st = ll_ledger_bind_alias(r->ledger, "{{identity}}", v, err);
-      if (st != LL_OK)
-        return st;
-    }
+  const char *v[6 * 8];
+  size_t n = ll_identity_ids(ids, v, sizeof v / sizeof v[0]);
+  for (size_t i = 0; i < n; i++) {
+    ll_status st = ll_ledger_bind_alias(r->ledger, LL_IDENTITY_ALIAS, v[i], err);
+    if (st != LL_OK)
+      return st;
   }
   return LL_OK;
 }

@@ -18,6 +18,14 @@
  * export projection drops them (sanitize.c). NULL when out of memory. */
 cJSON *ll_identity_entry(const ll_auth *a, const char *source);
 
+/* The identifiers of an identities object that only the protected ledger
+ * may hold and that are GUIDs (tid, oid, appid, azp, sas.skoid,
+ * sas.sktid): up to cap of them into out (pointers into ids), bound like
+ * lease IDs by the run and by verify so that the export scan finds any
+ * copy of them (invariant 9). Returns how many. */
+#define LL_IDENTITY_ALIAS "{{identity}}"
+size_t ll_identity_ids(const cJSON *ids, const char **out, size_t cap);
+
 /* shared_identity of an identities object: false only when at least two
  * actors other than the observer are recorded, each with a fingerprint,
  * and no two of them share one or a credential source. */
