@@ -203,17 +203,16 @@ ll_status ll_transport_make(const ll_operator *op, ll_run_config *cfg,
 ll_status ll_transport_actors(const ll_operator *op, const cJSON *manifest,
                               const ll_flow_plan *plan, ll_cred_config *creds,
                               ll_run_config *cfg, ll_error *err) {
-  const char *const spec[LL_ACTOR__COUNT] = {op->cred_a, op->cred_b,
-                                             op->cred_operator,
-                                             op->cred_observer};
+  const char *const spec[LL_ACTOR__COUNT] = {
+      op->cred_a, op->cred_b, op->cred_operator, op->cred_observer};
   ll_status st = ll_cred_config_read(creds, spec, manifest, err);
   int live = !cfg->fixture_label;
   ll_cred_default_source(op->auth_kind, op->token_file, op->client_id,
                          creds->default_source, sizeof creds->default_source);
   cfg->auth_source = cfg->auth ? creds->default_source : NULL;
   if (st == LL_OK && live && !cfg->auth && !creds->any) /* nothing at all */
-    st = ll_fail(err, op->no_default_err.code ? op->no_default_err.code
-                                              : LL_E_AUTH,
+    st = ll_fail(err,
+                 op->no_default_err.code ? op->no_default_err.code : LL_E_AUTH,
                  "%s", op->no_default_err.message);
   if (st == LL_OK && live)
     st = ll_cred_config_check(creds, (const char(*)[16])plan->actors,

@@ -63,10 +63,11 @@ static int print_json(const ll_verify_report *rep, int consistent,
                                    str_or_null(rep->fixture_label));
   ok = ok && cJSON_AddBoolToObject(o, "host_declared", rep->host_declared);
   ok = ok && cJSON_AddItemToObject(o, "identity", str_or_null(rep->identity));
-  ok = ok && cJSON_AddItemToObject(o, "shared_identity",
-                                   rep->shared_identity < 0
-                                       ? cJSON_CreateNull()
-                                       : cJSON_CreateBool(rep->shared_identity));
+  ok =
+      ok && cJSON_AddItemToObject(o, "shared_identity",
+                                  rep->shared_identity < 0
+                                      ? cJSON_CreateNull()
+                                      : cJSON_CreateBool(rep->shared_identity));
   cJSON *problems = ok ? cJSON_AddArrayToObject(o, "problems") : NULL;
   ok = problems != NULL;
   if (ok && !consistent) {

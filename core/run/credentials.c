@@ -161,14 +161,17 @@ ll_status ll_cred_config_check(const ll_cred_config *c,
   for (int i = 0; i <= nactors; i++) {
     const char *a = i < nactors ? actors[i] : "observer";
     int s = ll_actor_slot_of(a);
-    int ok = s >= 0 && (c->actor[s].given ||
-                        (s == LL_ACTOR_OBSERVER &&
-                         c->actor[LL_ACTOR_OPERATOR].given));
+    int ok = s >= 0 &&
+             (c->actor[s].given ||
+              (s == LL_ACTOR_OBSERVER && c->actor[LL_ACTOR_OPERATOR].given));
     if (!ok)
       return ll_fail(err, LL_E_AUTH,
                      "actor %s has no credential: pass --credential-%s SPEC "
                      "(or give one credential for every actor)",
-                     a, s == LL_ACTOR_A ? "a" : s == LL_ACTOR_B ? "b" : a);
+                     a,
+                     s == LL_ACTOR_A   ? "a"
+                     : s == LL_ACTOR_B ? "b"
+                                       : a);
   }
   return LL_OK;
 }

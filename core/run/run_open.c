@@ -134,15 +134,15 @@ static cJSON *identities(ll_run *r, const ll_run_config *cfg) {
 /* The identifiers an identity record keeps for the protected ledger
  * only; bound like lease IDs (identity.h), so that the export scan finds
  * any stray copy of them (invariant 9). */
-static const char *const private_ids[] = {"tid",   "oid",   "appid",
-                                          "azp",   "skoid", "sktid"};
+static const char *const private_ids[] = {"tid", "oid",   "appid",
+                                          "azp", "skoid", "sktid"};
 
-static ll_status bind_identity_ids(ll_run *r, const cJSON *ids,
-                                   ll_error *err) {
+static ll_status bind_identity_ids(ll_run *r, const cJSON *ids, ll_error *err) {
   const char *v[6 * 8];
   size_t n = ll_identity_ids(ids, v, sizeof v / sizeof v[0]);
   for (size_t i = 0; i < n; i++) {
-    ll_status st = ll_ledger_bind_alias(r->ledger, LL_IDENTITY_ALIAS, v[i], err);
+    ll_status st =
+        ll_ledger_bind_alias(r->ledger, LL_IDENTITY_ALIAS, v[i], err);
     if (st != LL_OK)
       return st;
   }
@@ -164,8 +164,8 @@ static void strip_private(cJSON *ids) {
 
 /* Adds identities and shared_identity to a manifest or recovery row, and
  * binds the identifiers they hold. Nothing for a replay. */
-static ll_status add_identities(ll_run *r, const ll_run_config *cfg,
-                                cJSON *row, ll_error *err) {
+static ll_status add_identities(ll_run *r, const ll_run_config *cfg, cJSON *row,
+                                ll_error *err) {
   cJSON *ids = identities(r, cfg);
   if (!ids)
     return ll_run_check_alloc(r, err);

@@ -55,19 +55,19 @@ static ll_status token_from_env(const char *name, char **out, ll_error *err) {
  * no link followed, regular and under the limit) into one buffer that is
  * wiped. Group or world readability is accepted: the library has nowhere
  * to warn. */
-static ll_status token_from_file(const char *path, const char *what,
-                                 char **out, ll_error *err) {
+static ll_status token_from_file(const char *path, const char *what, char **out,
+                                 ll_error *err) {
   if (!path || !*path)
     return ll_fail(err, LL_E_USAGE, "no %s given", what);
   char *buf = malloc(SECRET_CAP + 1);
   if (!buf)
     return ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
   size_t len = 0;
-  ll_status st =
-      ll_input_read_into(path, what, strcmp(what, "token file") == 0
-                                         ? "--token-file"
-                                         : "the actor's credential",
-                         buf, SECRET_CAP, &len, err);
+  ll_status st = ll_input_read_into(path, what,
+                                    strcmp(what, "token file") == 0
+                                        ? "--token-file"
+                                        : "the actor's credential",
+                                    buf, SECRET_CAP, &len, err);
   if (st != LL_OK) {
     if (err)
       err->code = LL_E_AUTH; /* a credential that cannot be read */
@@ -241,8 +241,8 @@ static ll_status read_identity(ll_auth *a, ll_error *err) {
     tid = id->ids.tid;
     oid = id->ids.oid;
   }
-  if (*tid && *oid && ll_principal_fingerprint(tid, oid, id->fingerprint) ==
-                          LL_E_NOMEM)
+  if (*tid && *oid &&
+      ll_principal_fingerprint(tid, oid, id->fingerprint) == LL_E_NOMEM)
     return ll_fail(err, LL_E_NOMEM, "out of memory hashing the principal");
   return LL_OK;
 }

@@ -145,8 +145,8 @@ typedef struct {
 
 /* A time parameter as UTC ms, or a refusal that shows the (public) raw
  * value, printable characters only. */
-static ll_status param_time(const sas_param *ps, int which,
-                            const char *label, int64_t *out, ll_error *err) {
+static ll_status param_time(const sas_param *ps, int which, const char *label,
+                            int64_t *out, ll_error *err) {
   char buf[64], shown[48];
   size_t n = 0;
   if (pct_decode(ps[which].v, ps[which].len, buf, sizeof buf, &n) &&
@@ -246,15 +246,15 @@ ll_status ll_auth_sas_parse(const char *v, const char *label, ll_clock *clock,
       if ((size_t)(eq - p) != nl || memcmp(p, param_names[k], nl) != 0)
         continue;
       if (ps[k].seen)
-        return ll_fail(err, LL_E_AUTH,
-                       "%s has two %s= parameters", label, param_names[k]);
+        return ll_fail(err, LL_E_AUTH, "%s has two %s= parameters", label,
+                       param_names[k]);
       ps[k] = (sas_param){eq + 1, len - nl - 1, 1};
     }
     p = end ? end + 1 : p + len;
   }
   if (!ps[P_SIG].seen || ps[P_SIG].len == 0)
-    return ll_fail(err, LL_E_AUTH,
-                   "%s has no sig= value: it is not a SAS", label);
+    return ll_fail(err, LL_E_AUTH, "%s has no sig= value: it is not a SAS",
+                   label);
   if (!(*out_sig = malloc(ps[P_SIG].len + 1)))
     return ll_fail(err, LL_E_NOMEM, "out of memory copying the SAS");
   memcpy(*out_sig, ps[P_SIG].v, ps[P_SIG].len);
@@ -275,9 +275,9 @@ ll_status ll_auth_sas_parse(const char *v, const char *label, ll_clock *clock,
 }
 
 void ll_sas_fields_read(const char *sas, ll_sas_fields *out) {
-  static const char *const names[] = {"sv", "sr", "sp", "st",
+  static const char *const names[] = {"sv", "sr",    "sp",   "st",
                                       "se", "skoid", "sktid"};
-  char *dst[] = {out->sv, out->sr, out->sp, out->st,
+  char *dst[] = {out->sv, out->sr,    out->sp,   out->st,
                  out->se, out->skoid, out->sktid};
   memset(out, 0, sizeof *out);
   for (const char *p = sas ? sas : ""; *p;) {

@@ -121,8 +121,7 @@ static ll_status jwt_payload(const char *jwt, cJSON **payload, ll_error *err) {
       segment_object(jwt, (size_t)(d1 - jwt), "header", &header, err);
   cJSON_Delete(header);
   if (st == LL_OK)
-    st = segment_object(d1 + 1, (size_t)(d2 - d1 - 1), "payload", payload,
-                        err);
+    st = segment_object(d1 + 1, (size_t)(d2 - d1 - 1), "payload", payload, err);
   return st;
 }
 
@@ -216,7 +215,7 @@ int ll_auth_dev_oid(const char *actor, char out[37]) {
   int n = snprintf(text, sizeof text, "leaselua-dev-oid:%s", actor);
   if (ll_sha256_hex(text, (size_t)n, hex) != LL_OK)
     return 0;
-  hex[12] = '4';                          /* version 4 */
+  hex[12] = '4';                         /* version 4 */
   hex[16] = "89ab"[(hex[16] - '0') & 3]; /* the RFC 4122 variant */
   snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12,
            hex + 16, hex + 20);
@@ -244,13 +243,13 @@ static char *dev_token(int64_t now_s, int64_t lifetime_s, const char *oid) {
   static const char header[] = "{\"alg\":\"RS256\",\"typ\":\"JWT\"}";
   static const char signature[] = "leaselua-dev-unsigned";
   char payload[512];
-  int n = snprintf(
-      payload, sizeof payload,
-      "{\"aud\":\"https://storage.azure.com\","
-      "\"iss\":\"https://sts.windows.net/%s/\",\"nbf\":%" PRId64
-      ",\"iat\":%" PRId64 ",\"exp\":%" PRId64 ","
-      "\"oid\":\"%s\",\"tid\":\"%s\"}",
-      tenant, now_s - 300, now_s - 300, now_s + lifetime_s, oid, tenant);
+  int n = snprintf(payload, sizeof payload,
+                   "{\"aud\":\"https://storage.azure.com\","
+                   "\"iss\":\"https://sts.windows.net/%s/\",\"nbf\":%" PRId64
+                   ",\"iat\":%" PRId64 ",\"exp\":%" PRId64 ","
+                   "\"oid\":\"%s\",\"tid\":\"%s\"}",
+                   tenant, now_s - 300, now_s - 300, now_s + lifetime_s, oid,
+                   tenant);
   if (n < 0 || (size_t)n >= sizeof payload)
     return NULL;
   char *h = ll_b64url_encode((const unsigned char *)header, strlen(header));

@@ -34,15 +34,15 @@ typedef enum {
 typedef struct {
   int given;
   ll_auth_kind kind;
-  int sas_file;                   /* SAS: value is a file */
-  char value[1024];               /* VAR, PATH, CMD or CLIENT_ID */
+  int sas_file;                    /* SAS: value is a file */
+  char value[1024];                /* VAR, PATH, CMD or CLIENT_ID */
   char source[LL_CRED_SOURCE_MAX]; /* as recorded: "token-file:PATH" ... */
-  char from[32];                  /* "--credential-b", "the manifest" */
+  char from[32];                   /* "--credential-b", "the manifest" */
 } ll_cred_spec;
 
 typedef struct {
   ll_cred_spec actor[LL_ACTOR__COUNT];
-  int any; /* some actor has its own */
+  int any;                                 /* some actor has its own */
   char default_source[LL_CRED_SOURCE_MAX]; /* ll_cred_default_source */
 } ll_cred_config;
 

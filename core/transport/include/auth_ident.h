@@ -22,8 +22,8 @@ typedef struct {
   /* "jwt" (a bearer token whose claims were read), "managed_identity"
    * (the same, obtained from an identity endpoint), "sas", or "opaque" */
   const char *kind;
-  ll_jwt_ids ids;     /* bearer kinds */
-  int is_sas;         /* sas holds the SAS's fields */
+  ll_jwt_ids ids; /* bearer kinds */
+  int is_sas;     /* sas holds the SAS's fields */
   ll_sas_fields sas;
   /* jwt.h's fingerprint of tid and oid (a user delegation SAS: of sktid
    * and skoid); "" when they are not both known */
