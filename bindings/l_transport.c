@@ -207,6 +207,7 @@ ll_status ll_transport_actors(const ll_operator *op, const cJSON *manifest,
       op->cred_a, op->cred_b, op->cred_operator, op->cred_observer};
   ll_status st = ll_cred_config_read(creds, spec, manifest, err);
   int live = !cfg->fixture_label;
+  creds->imds_endpoint = op->imds_endpoint[0] ? op->imds_endpoint : NULL;
   ll_cred_default_source(op->auth_kind, op->token_file, op->client_id,
                          creds->default_source, sizeof creds->default_source);
   cfg->auth_source = cfg->auth ? creds->default_source : NULL;

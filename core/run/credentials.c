@@ -202,6 +202,8 @@ ll_status ll_cred_config_build(const ll_cred_config *c, ll_clock *clock,
       ao.token_command = p->value;
     if (p->kind == LL_AUTH_MANAGED_IDENTITY && p->value[0])
       ao.client_id = p->value;
+    if (p->kind == LL_AUTH_MANAGED_IDENTITY)
+      ao.imds_endpoint = c->imds_endpoint;
     if (p->kind != LL_AUTH_TOKEN_ENV)
       ao.label = label;
     ll_error e = {0};

@@ -44,6 +44,7 @@ typedef struct {
   ll_cred_spec actor[LL_ACTOR__COUNT];
   int any;                                 /* some actor has its own */
   char default_source[LL_CRED_SOURCE_MAX]; /* ll_cred_default_source */
+  const char *imds_endpoint; /* --imds-endpoint, for managed identity */
 } ll_cred_config;
 
 /* The command line's specs (o's cred_a ... cred_observer, each "" when not
