@@ -109,24 +109,32 @@ int ll_run_has_credentials(const ll_run *r) {
   return r->auth != NULL;
 }
 
-/* The identity record (identity.h): one entry per declared actor and the
- * observer, from the credential each one's requests will carry. NULL for
- * a run without credentials (a replay). */
-static cJSON *identities(ll_run *r, const ll_run_config *cfg) {
+/* The identity record (identity.h): one entry per actor the flow declares
+ * (a flow that declares none: per actor the manifest permits) and one for
+ * the observer, whose reads C adds, from the credential each one's
+ * requests will carry. NULL for a run without credentials (a replay). */
+static cJSON *identities(ll_run *r, const ll_run_config *cfg,
+                         const cJSON *permitted) {
   if (!ll_run_has_credentials(r))
     return NULL;
+  const char *names[LL_PLAN_MAX_ACTORS + 32];
+  size_t n = 0;
+  for (int i = 0; i < cfg->nactors; i++)
+    names[n++] = cfg->actors[i];
+  const cJSON *p;
+  if (cfg->nactors == 0)
+    cJSON_ArrayForEach(p, permitted) {
+      if (cJSON_IsString(p) && n < sizeof names / sizeof names[0] - 1)
+        names[n++] = p->valuestring;
+    }
+  names[n++] = "observer";
   cJSON *ids = cJSON_CreateObject();
-  int observer = 0;
-  for (int i = 0; ids && i <= cfg->nactors; i++) {
-    const char *a = i < cfg->nactors ? cfg->actors[i] : "observer";
-    if (i == cfg->nactors && observer)
-      break;
-    observer |= strcmp(a, "observer") == 0;
-    if (cJSON_GetObjectItemCaseSensitive(ids, a))
+  for (size_t i = 0; ids && i < n; i++) {
+    if (cJSON_GetObjectItemCaseSensitive(ids, names[i]))
       continue;
     const char *source = NULL;
-    ll_auth *auth = ll_run_auth_for(r, a, &source);
-    ll_json_add(ids, a, ll_identity_entry(auth, source));
+    ll_auth *auth = ll_run_auth_for(r, names[i], &source);
+    ll_json_add(ids, names[i], ll_identity_entry(auth, source));
   }
   return ids;
 }
@@ -165,8 +173,8 @@ static void strip_private(cJSON *ids) {
 /* Adds identities and shared_identity to a manifest or recovery row, and
  * binds the identifiers they hold. Nothing for a replay. */
 static ll_status add_identities(ll_run *r, const ll_run_config *cfg, cJSON *row,
-                                ll_error *err) {
-  cJSON *ids = identities(r, cfg);
+                                const cJSON *permitted, ll_error *err) {
+  cJSON *ids = identities(r, cfg, permitted);
   if (!ids)
     return ll_run_check_alloc(r, err);
   int shared = ll_identity_shared(ids);
@@ -197,7 +205,9 @@ static ll_status open_fresh(ll_run *r, ll_run_config *cfg, ll_error *err) {
     cJSON_Delete(row);
     return err ? err->code : LL_E_IO;
   }
-  st = add_identities(r, cfg, row, err);
+  st = add_identities(r, cfg, row,
+                      cJSON_GetObjectItemCaseSensitive(row, "permitted_actors"),
+                      err);
   if (st == LL_OK)
     st = ll_run_append(r, row, err);
   if (st == LL_OK) {
@@ -221,7 +231,7 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
   r->ledger = ll_ledger_open(cfg->evidence_dir, LL_LEDGER_RECOVER, err);
   if (!r->ledger)
     return err ? err->code : LL_E_IO;
-  const cJSON *row;
+  const cJSON *row, *permitted = NULL;
   cJSON_ArrayForEach(row, ll_ledger_rows(r->ledger)) {
     cJSON *copy = cJSON_Duplicate(row, 1);
     ll_status st = copy ? ll_model_apply(r->model, copy, 0, err)
@@ -235,6 +245,7 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
     if (st != LL_OK)
       return st;
     if (rec && strcmp(rec, "manifest") == 0) {
+      permitted = cJSON_GetObjectItemCaseSensitive(row, "permitted_actors");
       char path[512];
       ll_target_blob_path(&r->target, path, sizeof path);
       char host[256];
@@ -288,7 +299,7 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
   cJSON_AddNumberToObject(note, "open_intents",
                           cJSON_GetArraySize(ll_model_open_intents(r->model)));
   /* the credentials of the reopened run, which its requests carry */
-  ll_status st = add_identities(r, cfg, note, err);
+  ll_status st = add_identities(r, cfg, note, permitted, err);
   if (st == LL_OK)
     st = ll_run_append(r, note, err);
   cJSON_Delete(note);
