@@ -6,9 +6,11 @@
  * refused in one line, and the export's projection and scan never let a
  * raw oid or tid through (the scan proven to find them first). */
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "credentials.h"
@@ -262,6 +264,48 @@ static void test_export_projection_and_scan(void) {
   cJSON_Delete(row);
 }
 
+/* An actor's SAS from a file: its public fields, the signer's
+ * fingerprint from sktid and skoid, and never its signature. */
+static void test_actor_sas(void) {
+  char path[] = "/tmp/ll-test-identity-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  const char *sas = "sv=2023-11-03&sr=b&sp=rw&se=2099-01-01T00:00:00Z"
+                    "&skoid=" OID_A "&sktid=" TID "&sig=SECRETSIG%2B1";
+  CHECK(write(fd, sas, strlen(sas)) == (ssize_t)strlen(sas));
+  close(fd);
+  ll_clock *clock = ll_clock_new_real();
+  ll_auth_options ao = {.kind = LL_AUTH_SAS,
+                        .explicit_source = 1,
+                        .sas_file = path,
+                        .label = "actor B's SAS file"};
+  ll_error err = {0};
+  ll_auth *a = ll_auth_new(&ao, clock, 0, &err);
+  CHECK(a != NULL);
+  const ll_auth_ident *id = ll_auth_identity(a);
+  CHECK(id && id->is_sas);
+  CHECK_STR(id->kind, "sas");
+  CHECK_STR(id->sas.sp, "rw");
+  CHECK_STR(id->fingerprint, FP_A);
+  cJSON *e = ll_identity_entry(a, "sas-file:/x");
+  char *text = cJSON_PrintUnformatted(e);
+  CHECK(text && strstr(text, "\"sv\":\"2023-11-03\"") != NULL);
+  CHECK(text && strstr(text, "SECRETSIG") == NULL &&
+        strstr(text, "sig") == NULL);
+  free(text);
+  cJSON_Delete(e);
+  ll_auth_free(a);
+  /* the label names the source in the preflight's refusal */
+  fd = open(path, O_WRONLY | O_TRUNC);
+  const char *old = "se=2001-01-01&sig=x";
+  CHECK(write(fd, old, strlen(old)) == (ssize_t)strlen(old));
+  close(fd);
+  CHECK(ll_auth_new(&ao, clock, 0, &err) == NULL);
+  CHECK(strstr(err.message, "actor B's SAS file expired") != NULL);
+  unlink(path);
+  ll_clock_free(clock);
+}
+
 int main(void) {
   test_fingerprint();
   test_dev_tokens();
@@ -269,5 +313,6 @@ int main(void) {
   test_check_rows();
   test_specs();
   test_export_projection_and_scan();
+  test_actor_sas();
   return ll_test_report("test_identity");
 }
