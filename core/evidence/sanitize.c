@@ -225,9 +225,11 @@ static int dropped(const char *key, int top) {
   case 'a':
   case 'c':
   case 's':
-  case 't':
-  case 'o':
     break;
+  case 't': /* transport_error, ...: one short compare, not the list */
+    return strcasecmp(key, "tid") == 0;
+  case 'o':
+    return strcasecmp(key, "oid") == 0;
   case 'p':
   case 'r':
     return top &&

@@ -172,14 +172,14 @@ static int recorded(const cJSON *const *seen, int nseen, const char *actor,
 
 ll_status ll_identity_check_rows(const cJSON *rows, long *bad_row,
                                  char *problem, size_t cap) {
-  const cJSON *seen[16];
+  const cJSON *seen[64];
   int nseen = 0;
   long seq = 0;
   *bad_row = 0;
   for (const cJSON *r = rows ? rows->child : NULL; r; r = r->next) {
     seq++;
     const cJSON *ids = cJSON_GetObjectItemCaseSensitive(r, "identities");
-    if (cJSON_IsObject(ids) && nseen < 16)
+    if (cJSON_IsObject(ids) && nseen < 64)
       seen[nseen++] = ids;
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(r, "principal");
     if (!p)
