@@ -19,9 +19,11 @@
 #include "http.h"
 #include "l_common.h"
 #include "l_host.h"
+#include "l_replay_args.h"
 #include "l_report.h"
 #include "l_run.h"
 #include "l_sandbox.h"
+#include "l_spec.h"
 #include "l_verify.h"
 #include "operator.h"
 
@@ -36,13 +38,19 @@ static const char usage[] =
     "                                   check an evidence directory (--json: "
     "one\n"
     "                                   JSON object on stdout)\n"
-    "                                   (exit 0 consistent, 2 inconsistent: "
-    "not the decision)\n"
+    "                                   (exit 0 consistent, 2 inconsistent; "
+    "not\n"
+    "                                   the decision)\n"
     "       leaselua report DIR [--out OUTDIR]\n"
     "                                   write report.html and summary.md "
     "into DIR\n"
     "                                   (or OUTDIR, made 0700; DIR is then "
     "only read)\n"
+    "       leaselua spec [busted options] SPEC...\n"
+    "                                   run your busted specs with lua5.4 "
+    "and\n"
+    "                                   leaselua's paths (installed or build "
+    "tree)\n"
     "       leaselua dev-token [SECS] [--actor NAME]\n"
     "                                   an unsigned JWT for Azurite's --oauth "
     "basic;\n"
@@ -142,6 +150,11 @@ static int run_script(int argc, char **argv) {
   ll_status st = ll_operator_from_env(&op, getenv_ro, &err);
   if (st == LL_OK)
     st = ll_operator_from_args(&op, argc - 2, argv + 2, rest, &nrest, &err);
+  /* what a recording names, and what a replay takes from its fixture */
+  static ll_fixture_context flow_ctx, recorded;
+  ll_host_flow_context(argv[1], nrest, rest, &flow_ctx);
+  if (st == LL_OK && op.replay[0])
+    st = ll_host_replay_context(&op, argv[1], getenv_ro, &recorded, &err);
   ll_error finish_err = {0};
   if (st == LL_OK && ll_operator_finish(&op, &finish_err) != LL_OK &&
       !asks_help(nrest, rest))
@@ -157,7 +170,11 @@ static int run_script(int argc, char **argv) {
     free(rest);
     return 70;
   }
-  ll_host host = {.op = &op, .decision = -1, .config_error = finish_err};
+  ll_host host = {.op = &op,
+                  .decision = -1,
+                  .config_error = finish_err,
+                  .flow = &flow_ctx,
+                  .recorded = &recorded};
   ll_sandbox_open(L);
   ll_lua_host_install(L, &host);
   lua_createtable(L, nrest, 1);
@@ -319,6 +336,8 @@ int main(int argc, char **argv) {
     }
     return ll_report_main(dir, outdir, stdout, stderr);
   }
+  if (strcmp(argv[1], "spec") == 0) /* a user's busted specs */
+    return ll_spec_main(argc - 2, argv + 2, stderr);
   if (strcmp(argv[1], "verify") == 0) /* its own arguments and exit codes */
     return ll_verify_main(argc - 2, argv + 2, stdout, stderr);
   if (argv[1][0] == '-') {

@@ -7,6 +7,7 @@
 
 #include <lua.h>
 
+#include "fixture.h"
 #include "operator.h"
 
 struct l_run;
@@ -20,6 +21,10 @@ typedef struct {
   int replay_failed;     /* a strict replay diverged (exit 64) */
   int help;              /* the script printed its usage (leaselua.help) */
   char label[16];        /* replay: the fixture's endpoint kind */
+  /* the flow's script file name and own arguments, as given: a recording
+   * writes them into its header; in a replay, recorded: the fixture's
+   * (has_flow 0 when it has none for this script), for lib.cli */
+  const ll_fixture_context *flow, *recorded;
   ll_error config_error; /* the operator's configuration is incomplete:
                             the script may still print --help, but
                             leaselua.open raises this */

@@ -284,7 +284,8 @@ static int l_open(lua_State *L) {
   ll_run_config cfg = {0};
   char label_local[16] = "";
   char *label = host ? host->label : label_local;
-  if (ll_transport_make(op, &cfg, label, sizeof label_local, &err) != LL_OK) {
+  if (ll_transport_make(op, &cfg, host ? host->flow : NULL, label,
+                        sizeof label_local, &err) != LL_OK) {
     cJSON_Delete(manifest);
     return ll_lua_raise(L, err.code, err.message);
   }
