@@ -4,6 +4,8 @@
  * is never opened, so the report cannot see a lease ID. */
 #include "l_report.h"
 
+#include "identity.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
@@ -29,7 +31,8 @@ typedef struct {
   const cJSON *deviations;
   const char *dir;
   long torn_row;
-  const char *signer; /* the signature line (signer_line) */
+  const char *signer;   /* the signature line (signer_line) */
+  const char *identity; /* identity.h's statement about the principals */
 } render_args;
 
 /* The message handler: a string gets its traceback; a table's raw string
@@ -67,6 +70,8 @@ static int render(lua_State *L) {
   lua_setfield(L, -2, "known_deviations");
   lua_pushstring(L, a->signer);
   lua_setfield(L, -2, "signer");
+  lua_pushstring(L, a->identity);
+  lua_setfield(L, -2, "identity");
   lua_call(L, 2, 2);
   if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
     return ll_lua_raise(L, LL_E_INTERNAL,
@@ -262,7 +267,15 @@ int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
   ll_sandbox_open(L);
   char signer[1024];
   signer_line(dir, signer, sizeof signer);
-  render_args args = {rows, deviations, dir, torn, signer};
+  /* the same sentence verify prints (identity.h), from the manifest row */
+  char identity[400];
+  ll_identity_statement(rows ? rows->child : NULL, identity, sizeof identity);
+  render_args args = {.rows = rows,
+                      .deviations = deviations,
+                      .dir = dir,
+                      .torn_row = torn,
+                      .signer = signer,
+                      .identity = identity};
   lua_pushcfunction(L, traceback);
   lua_pushcfunction(L, render);
   lua_pushlightuserdata(L, &args);
