@@ -315,13 +315,15 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
       (st = ll_ledger_bind_from_row(l, row, err)))
     goto cleanup;
   long seq = l->count + 1;
-  if ((st = ll_ledger_seal(row, seq, l->prev_prot, &l->line_prot, hp, err)))
+  if ((st = ll_ledger_seal(row, seq, l->prev_prot, &l->line_prot, l->hasher, hp,
+                           err)))
     goto cleanup;
   if (!(san = ll_ledger_sanitize(l, row))) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory sanitizing a row");
     goto cleanup;
   }
-  if ((st = ll_ledger_seal(san, seq, l->prev_exp, &l->line_exp, he, err)))
+  if ((st = ll_ledger_seal(san, seq, l->prev_exp, &l->line_exp, l->hasher, he,
+                           err)))
     goto cleanup;
   const ll_buf *p = &l->line_prot, *e = &l->line_exp;
   /* Protected rows may hold lease IDs but never tokens or SAS signatures

@@ -36,6 +36,7 @@ struct ll_ledger {
   size_t n_secrets, cap_secrets, cap_secret_ph;
   int broken; /* a durability failure: every later append fails */
   ll_buf line_prot, line_exp; /* the lines being appended, reused */
+  ll_sha256 *hasher; /* the chain hash's context, reused; NULL: one per row */
 };
 
 /* Helpers shared by the ledger's files. ll_ledger_seal (ledger_line.c)
@@ -44,7 +45,8 @@ struct ll_ledger {
  * first, "prev_hash" and "row_hash" last, numbers as printed. On failure
  * row may be half sealed: the caller deletes it. */
 ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
-                         char hash[LL_SHA256_HEX], ll_error *err);
+                         ll_sha256 *hasher, char hash[LL_SHA256_HEX],
+                         ll_error *err);
 ll_status ll_ledger_write_durable(int fd, const char *buf, size_t len,
                                   ll_error *err);
 ll_status ll_ledger_fsync_dir(const char *path, ll_error *err);
@@ -62,9 +64,10 @@ int ll_ledger_is_lease_bind(const cJSON *row);
 ll_status ll_ledger_bind_from_row(ll_ledger *l, const cJSON *row,
                                   ll_error *err);
 
-/* SHA-256 of prev_hash_hex || a || b, as lowercase hex (ledger_line.c). */
-ll_status ll_ledger_chain_hash(const char *prev, const char *a, size_t alen,
-                               const char *b, size_t blen,
+/* SHA-256 of prev_hash_hex || a || b, as lowercase hex (ledger_line.c),
+ * through h (reset first) or, when h is NULL, a context of its own. */
+ll_status ll_ledger_chain_hash(ll_sha256 *h, const char *prev, const char *a,
+                               size_t alen, const char *b, size_t blen,
                                char out[LL_SHA256_HEX]) LL_WARN_UNUSED;
 
 #endif

@@ -187,20 +187,23 @@ int ll_line_print_json(ll_buf *out, const cJSON *item) {
          deepest <= LL_LINE_MAX_DEPTH;
 }
 
-ll_status ll_ledger_chain_hash(const char *prev, const char *a, size_t alen,
-                               const char *b, size_t blen,
-                               char out[LL_SHA256_HEX]) {
-  ll_sha256 *h = ll_sha256_new();
+ll_status ll_ledger_chain_hash(ll_sha256 *reused, const char *prev,
+                               const char *a, size_t alen, const char *b,
+                               size_t blen, char out[LL_SHA256_HEX]) {
+  ll_sha256 *h = reused ? reused : ll_sha256_new();
   if (!h)
     return LL_E_NOMEM;
-  ll_status st = ll_sha256_update(h, prev, HASH_HEX_LEN);
+  ll_status st = reused ? ll_sha256_reset(h) : LL_OK;
+  if (!st)
+    st = ll_sha256_update(h, prev, HASH_HEX_LEN);
   if (!st)
     st = ll_sha256_update(h, a, alen);
   if (!st)
     st = ll_sha256_update(h, b, blen);
   if (!st)
     st = ll_sha256_final(h, out);
-  ll_sha256_free(h);
+  if (!reused)
+    ll_sha256_free(h);
   return st;
 }
 
@@ -226,7 +229,8 @@ static cJSON *keyed(cJSON *item, const char *key) {
  * ',"row_hash":"<hex>"}' and '\n': byte for byte what cJSON prints once
  * row_hash is added (the key and the lowercase hex need no escaping). */
 ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
-                         char hash[LL_SHA256_HEX], ll_error *err) {
+                         ll_sha256 *hasher, char hash[LL_SHA256_HEX],
+                         ll_error *err) {
   int deepest = 1, stale = 0;
   cJSON num = {.type = cJSON_Number, .valuedouble = (double)seq};
   line->n = 0;
@@ -250,7 +254,8 @@ ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
   put(line, "}", 1);
   if (line->oom)
     return ll_fail(err, LL_E_NOMEM, "out of memory printing an evidence row");
-  ll_status st = ll_ledger_chain_hash(prev, line->p, line->n, "", 0, hash);
+  ll_status st =
+      ll_ledger_chain_hash(hasher, prev, line->p, line->n, "", 0, hash);
   if (st != LL_OK)
     return ll_fail(err, st, "could not hash the evidence row");
   line->n--; /* the final '}' */
