@@ -480,55 +480,80 @@ static void record(ll_scan_result *r, ll_scan_kind kind, size_t index,
   }
 }
 
+/* How common a byte is in a ledger line (lowercase words and keys, digits,
+ * JSON punctuation): the scan looks for a secret by its least common byte,
+ * so that memchr stops rarely. Any byte gives the same matches. */
+static int commonness(unsigned char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '"' ||
+      c == ':' || c == ',' || c == '_' || c == '-' || c == ' ')
+    return 2;
+  return c >= 'A' && c <= 'Z' ? 1 : 0;
+}
+
+static size_t rare_byte(const char *sec, size_t sl) {
+  size_t best = 0;
+  for (size_t j = 0; j < sl && j < 64; j++)
+    if (commonness((unsigned char)sec[j]) <
+        commonness((unsigned char)sec[best]))
+      best = j;
+  return best;
+}
+
 void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
                       size_t n_ids, const char *const *secrets,
                       size_t n_secrets, ll_scan_result *out) {
-  unsigned char firsts[256] = {0};
   memset(out, 0, sizeof *out);
   if (!text)
     return;
-  /* Where a lease ID or "sig=" can start: only there is it looked for. */
-  firsts['s'] = firsts['S'] = 1;
-  for (size_t k = 0; k < n_ids; k++) {
-    if (!ids[k])
+  /* A lease ID can start only at its first byte (either case): each such
+   * byte is found with memchr, once however many IDs start with it. */
+  unsigned char seen[256] = {0};
+  for (size_t q = 0; q < n_ids; q++) {
+    if (!ids[q])
       continue;
-    unsigned char f = id_first(ids[k]);
-    firsts[f] = 1;
-    if (f >= 'a' && f <= 'z')
-      firsts[f - 'a' + 'A'] = 1;
-  }
-  /* Each byte that can start a match is found with memchr, in the order
-   * the checks run at one offset; record keeps the first hit by offset, and
-   * at one offset the first recorded (an ID never starts with s). */
-  for (int b = 0; b < 256; b++) {
-    if (!firsts[b])
-      continue;
-    for (const char *p = text; (size_t)(p - text) < len &&
-                               (p = memchr(p, b, len - (size_t)(p - text)));
-         p++) {
-      size_t i = (size_t)(p - text);
-      unsigned char c = fold(text[i]);
-      for (size_t k = 0; k < n_ids; k++)
-        if (ids[k] && id_first(ids[k]) == c && match_id(text, len, i, ids[k]))
-          record(out, LL_SCAN_ID, k, i);
-      if (c == 's' && ci_prefix(text, len, i, "sig=")) {
-        size_t v = i + 4;
-        int redacted = len - v >= 8 && memcmp(text + v, "REDACTED", 8) == 0 &&
-                       (v + 8 == len || is_scan_sig_end(text[v + 8]));
-        if (!redacted)
-          record(out, LL_SCAN_SIG, 0, i);
+    unsigned char f = id_first(ids[q]);
+    unsigned char both[2] = {f, f >= 'a' && f <= 'z' ? (unsigned char)(f - 32)
+                                                     : f};
+    for (int u = 0; u < (both[1] == both[0] ? 1 : 2); u++) {
+      unsigned char b = both[u];
+      if (seen[b])
+        continue;
+      seen[b] = 1;
+      for (const char *p = text; (size_t)(p - text) < len &&
+                                 (p = memchr(p, b, len - (size_t)(p - text)));
+           p++) {
+        size_t i = (size_t)(p - text);
+        for (size_t k = 0; k < n_ids; k++)
+          if (ids[k] && id_first(ids[k]) == f && match_id(text, len, i, ids[k]))
+            record(out, LL_SCAN_ID, k, i);
       }
     }
   }
+  /* "sig=" (any case) is found by its '=', rarer in a line than 's'. */
+  for (const char *p = text; (size_t)(p - text) < len &&
+                             (p = memchr(p, '=', len - (size_t)(p - text)));
+       p++) {
+    size_t j = (size_t)(p - text);
+    if (j < 3 || !ci_prefix(text, len, j - 3, "sig="))
+      continue;
+    size_t i = j - 3, v = j + 1;
+    int redacted = len - v >= 8 && memcmp(text + v, "REDACTED", 8) == 0 &&
+                   (v + 8 == len || is_scan_sig_end(text[v + 8]));
+    if (!redacted)
+      record(out, LL_SCAN_SIG, 0, i);
+  }
+  /* A secret is found by its least common byte: every match holds it at
+   * the same place. */
   for (size_t k = 0; k < n_secrets; k++) {
     size_t sl = secrets[k] ? strlen(secrets[k]) : 0;
     if (sl == 0 || sl > len)
       continue;
-    const char *p = text, *last = text + (len - sl);
+    size_t r = rare_byte(secrets[k], sl);
+    const char *p = text + r, *last = text + (len - sl) + r;
     while (p <= last &&
-           (p = memchr(p, secrets[k][0], (size_t)(last - p) + 1)) != NULL) {
-      if (memcmp(p, secrets[k], sl) == 0)
-        record(out, LL_SCAN_SECRET, k, (size_t)(p - text));
+           (p = memchr(p, secrets[k][r], (size_t)(last - p) + 1)) != NULL) {
+      if (memcmp(p - r, secrets[k], sl) == 0)
+        record(out, LL_SCAN_SECRET, k, (size_t)(p - r - text));
       p++;
     }
   }
