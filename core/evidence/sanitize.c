@@ -298,6 +298,45 @@ cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
   return sanitize_item(row, 1, firsts, ids, aliases, n);
 }
 
+/* How common a byte is in a ledger line (lowercase words and keys, digits,
+ * JSON punctuation: 2; uppercase: 1; anything else: 0). A secret is looked
+ * for by its least common byte among its first 16, so that memchr stops
+ * rarely; any byte of it gives the same matches. */
+static const unsigned char common[256] = {
+    [' '] = 2, ['"'] = 2, [','] = 2, ['-'] = 2, [':'] = 2, ['_'] = 2, ['0'] = 2,
+    ['1'] = 2, ['2'] = 2, ['3'] = 2, ['4'] = 2, ['5'] = 2, ['6'] = 2, ['7'] = 2,
+    ['8'] = 2, ['9'] = 2, ['a'] = 2, ['b'] = 2, ['c'] = 2, ['d'] = 2, ['e'] = 2,
+    ['f'] = 2, ['g'] = 2, ['h'] = 2, ['i'] = 2, ['j'] = 2, ['k'] = 2, ['l'] = 2,
+    ['m'] = 2, ['n'] = 2, ['o'] = 2, ['p'] = 2, ['q'] = 2, ['r'] = 2, ['s'] = 2,
+    ['t'] = 2, ['u'] = 2, ['v'] = 2, ['w'] = 2, ['x'] = 2, ['y'] = 2, ['z'] = 2,
+    ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1,
+    ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1,
+    ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1,
+    ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1};
+
+static size_t rare_byte(const char *sec, size_t sl) {
+  size_t best = 0;
+  for (size_t j = 1; j < sl && j < 16 && common[(unsigned char)sec[best]]; j++)
+    if (common[(unsigned char)sec[j]] < common[(unsigned char)sec[best]])
+      best = j;
+  return best;
+}
+
+/* The first offset of secret sec (length sl) in s[0..len), or len. */
+static size_t find_secret(const char *s, size_t len, const char *sec,
+                          size_t sl) {
+  if (sl == 0 || sl > len)
+    return len;
+  size_t r = rare_byte(sec, sl);
+  const char *p = s + r, *last = s + (len - sl) + r;
+  while (p <= last && (p = memchr(p, sec[r], (size_t)(last - p) + 1))) {
+    if (memcmp(p - r, sec, sl) == 0)
+      return (size_t)(p - r - s);
+    p++;
+  }
+  return len;
+}
+
 /* The next offset >= i where ll_sanitize_replace replaces something, or
  * len: secret *k (with *k < n), or a sig= value not REDACTED (*k == n). */
 static size_t replace_next(const char *s, size_t len, size_t i,
@@ -328,10 +367,27 @@ static size_t replace_next(const char *s, size_t len, size_t i,
   return len;
 }
 
+/* replace_next(s, len, 0, ...) < len, without its per-call table: a sig=
+ * value is found by its '=', a secret by its least common byte. Most
+ * values hold neither, and every string the service sent is asked. */
 int ll_sanitize_needs_replace(const char *s, size_t len,
                               const char *const *secrets, size_t n) {
-  size_t k;
-  return s && replace_next(s, len, 0, secrets, n, &k) < len;
+  if (!s)
+    return 0;
+  for (const char *p = s;
+       (size_t)(p - s) < len && (p = memchr(p, '=', len - (size_t)(p - s)));
+       p++) {
+    size_t i = (size_t)(p - s);
+    if (i >= 3 && ci_prefix(s, len, i - 3, "sig=") &&
+        !(len - i - 1 >= 8 && memcmp(p + 1, "REDACTED", 8) == 0 &&
+          (i + 9 == len || is_sig_end(s[i + 9]))))
+      return 1;
+  }
+  for (size_t k = 0; k < n; k++)
+    if (secrets[k] && secrets[k][0] &&
+        find_secret(s, len, secrets[k], strlen(secrets[k])) < len)
+      return 1;
+  return 0;
 }
 
 unsigned ll_sanitize_replace(const char *s, size_t len,
@@ -480,25 +536,6 @@ static void record(ll_scan_result *r, ll_scan_kind kind, size_t index,
   }
 }
 
-/* How common a byte is in a ledger line (lowercase words and keys, digits,
- * JSON punctuation): the scan looks for a secret by its least common byte,
- * so that memchr stops rarely. Any byte gives the same matches. */
-static int commonness(unsigned char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '"' ||
-      c == ':' || c == ',' || c == '_' || c == '-' || c == ' ')
-    return 2;
-  return c >= 'A' && c <= 'Z' ? 1 : 0;
-}
-
-static size_t rare_byte(const char *sec, size_t sl) {
-  size_t best = 0;
-  for (size_t j = 0; j < sl && j < 64; j++)
-    if (commonness((unsigned char)sec[j]) <
-        commonness((unsigned char)sec[best]))
-      best = j;
-  return best;
-}
-
 void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
                       size_t n_ids, const char *const *secrets,
                       size_t n_secrets, ll_scan_result *out) {
@@ -546,15 +583,11 @@ void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
    * the same place. */
   for (size_t k = 0; k < n_secrets; k++) {
     size_t sl = secrets[k] ? strlen(secrets[k]) : 0;
-    if (sl == 0 || sl > len)
-      continue;
-    size_t r = rare_byte(secrets[k], sl);
-    const char *p = text + r, *last = text + (len - sl) + r;
-    while (p <= last &&
-           (p = memchr(p, secrets[k][r], (size_t)(last - p) + 1)) != NULL) {
-      if (memcmp(p - r, secrets[k], sl) == 0)
-        record(out, LL_SCAN_SECRET, k, (size_t)(p - r - text));
-      p++;
+    for (size_t i = 0, at; i < len; i = at + 1) {
+      at = i + find_secret(text + i, len - i, secrets[k], sl);
+      if (at >= len)
+        break;
+      record(out, LL_SCAN_SECRET, k, at);
     }
   }
 }
