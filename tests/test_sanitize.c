@@ -138,6 +138,26 @@ static void test_row_projection(void) {
     CHECK(strstr(text, "c=1") == NULL);
   }
   free(text);
+  /* the ledger's form (borrowing unchanged strings and keys from the row)
+   * prints the same bytes, borrows at least one string, and leaves the
+   * row as it was */
+  cJSON *sh = ll_sanitize_row_shared(row, ids, aliases, 2);
+  char *shared = sh ? cJSON_PrintUnformatted(sh) : NULL;
+  char *deep = cJSON_PrintUnformatted(ex);
+  CHECK(shared && deep && strcmp(shared, deep) == 0);
+  int borrowed = 0;
+  for (const cJSON *c = sh ? sh->child : NULL; c; c = c->next)
+    borrowed +=
+        cJSON_IsString(c) && (c->type & cJSON_IsReference) &&
+        c->valuestring == cJSON_GetStringValue(
+                              cJSON_GetObjectItemCaseSensitive(row, c->string));
+  CHECK(borrowed > 0);
+  /* a replaced string is the export's own, never the row's */
+  const cJSON *rs = cJSON_GetObjectItemCaseSensitive(sh, "request_shape");
+  CHECK(rs && !(rs->type & cJSON_IsReference));
+  free(shared);
+  free(deep);
+  cJSON_Delete(sh);
   /* the protected row is untouched: the export is a copy */
   char *after = cJSON_PrintUnformatted(row);
   CHECK(before && after && strcmp(before, after) == 0);
@@ -146,6 +166,7 @@ static void test_row_projection(void) {
   cJSON_Delete(ex);
   cJSON_Delete(row);
   CHECK(ll_sanitize_row(NULL, ids, aliases, 2) == NULL);
+  CHECK(ll_sanitize_row_shared(NULL, ids, aliases, 2) == NULL);
 }
 
 /* Without bound IDs nothing is replaced by an alias, and a GUID that is

@@ -318,7 +318,11 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
   if ((st = ll_ledger_seal(row, seq, l->prev_prot, &l->line_prot, l->hasher, hp,
                            err)))
     goto cleanup;
-  if (!(san = ll_ledger_sanitize(l, row))) {
+  /* The export row borrows the protected row's unchanged strings: the
+   * ledger keeps both until it closes, and neither changes once sealed. */
+  if (!(san = ll_sanitize_row_shared(row, (const char *const *)l->ids,
+                                     (const char *const *)l->aliases,
+                                     l->n_binds))) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory sanitizing a row");
     goto cleanup;
   }

@@ -13,6 +13,7 @@
 /* Keys dropped at any depth, compared case-insensitively. */
 static const char *const dropped_keys[] = {"lease_real_id", "authorization",
                                            "cookie", "set-cookie"};
+static const size_t dropped_len[] = {13, 13, 6, 10};
 
 int ll_sanitize_norm_id(const char *id, char out[LL_SANITIZE_ID_MAX]) {
   size_t n = 0;
@@ -162,29 +163,63 @@ static int scrub_at(const char *s, size_t len, size_t i, const char *const *ids,
   return 0;
 }
 
-/* Bytes where scrub_at can match: the first byte of a bound ID in either
- * case, and s/S, b/B. */
-static void scrub_firsts(unsigned char t[256], const char *const *ids,
-                         size_t n) {
+/* What the copy of one row needs, made once per row. firsts: the bytes
+ * where scrub_at can match (the first byte of a bound ID in either case,
+ * and s/S, b/B). needed: bytes one of which a value must hold for
+ * scrub_at to match anywhere in it (a sig= holds '=', a bearer token a
+ * space or tab after "bearer", an ID its first byte), for strpbrk; ""
+ * when there are too many IDs to list (then every value is walked).
+ * share: unchanged strings and keys are borrowed from the row, not
+ * copied. */
+typedef struct {
+  unsigned char firsts[256];
+  char needed[64];
+  const char *const *ids, *const *aliases;
+  size_t n;
+  int share;
+} scrub_ctx;
+
+static void scrub_init(scrub_ctx *x, const char *const *ids,
+                       const char *const *aliases, size_t n, int share) {
+  unsigned char *t = x->firsts;
+  size_t m = 0;
   memset(t, 0, 256);
   t['s'] = t['S'] = t['b'] = t['B'] = 1;
+  memcpy(x->needed, "= \t", 3);
+  m = 3;
   for (size_t k = 0; k < n; k++) {
     unsigned char f = id_first(ids[k]);
-    t[f] = 1;
-    if (f >= 'a' && f <= 'z')
-      t[f - 'a' + 'A'] = 1;
+    unsigned char u = f >= 'a' && f <= 'z' ? (unsigned char)(f - 'a' + 'A') : f;
+    t[f] = t[u] = 1;
+    if (m + 2 < sizeof x->needed && f) {
+      x->needed[m++] = (char)f;
+      x->needed[m++] = (char)u;
+    } else {
+      m = 0; /* a NUL first byte or too many IDs: no quick test */
+      break;
+    }
   }
+  x->needed[m] = '\0';
+  x->ids = ids;
+  x->aliases = aliases;
+  x->n = n;
+  x->share = share;
 }
 
 /* A new string: s with bound lease IDs replaced by their aliases, sig=
  * values and bearer tokens redacted; *same when nothing was (then NULL is
  * returned and s stands). NULL otherwise only when out of memory. */
-static char *scrub(const char *s, const unsigned char firsts[256],
-                   const char *const *ids, const char *const *aliases, size_t n,
-                   int *same) {
+static char *scrub(const char *s, const scrub_ctx *x, int *same) {
+  const unsigned char *firsts = x->firsts;
+  const char *const *ids = x->ids, *const *aliases = x->aliases;
+  size_t n = x->n;
   sbuf b = {0};
-  size_t len = strlen(s), i = 0, from = 0;
   *same = 0;
+  if (x->needed[0] && !strpbrk(s, x->needed)) {
+    *same = 1;
+    return NULL;
+  }
+  size_t len = strlen(s), i = 0, from = 0;
   while (i < len && !b.oom) {
     const char *alias;
     size_t keep = 0, end = 0;
@@ -229,16 +264,17 @@ static int dropped(const char *key, int top) {
   default:
     return 0;
   }
+  size_t kl = strlen(key);
   for (size_t i = 0; i < sizeof dropped_keys / sizeof dropped_keys[0]; i++)
-    if (strcasecmp(key, dropped_keys[i]) == 0)
+    if (kl == dropped_len[i] && strcasecmp(key, dropped_keys[i]) == 0)
       return 1;
   return top && (strcmp(key, "prev_hash") == 0 || strcmp(key, "row_hash") == 0);
 }
 
 /* Adds copy under c's key: a constant key (a builder's literal) is kept,
- * any other copied. */
-static int add_keyed(cJSON *out, const cJSON *c, cJSON *copy) {
-  if (!(c->type & cJSON_StringIsConst))
+ * any other copied (borrowed when sharing). */
+static int add_keyed(cJSON *out, const cJSON *c, cJSON *copy, int share) {
+  if (!share && !(c->type & cJSON_StringIsConst))
     return ll_json_add(out, c->string, copy);
   if (cJSON_AddItemToObjectCS(out, c->string, copy))
     return 1;
@@ -246,10 +282,7 @@ static int add_keyed(cJSON *out, const cJSON *c, cJSON *copy) {
   return 0;
 }
 
-static cJSON *sanitize_item(const cJSON *item, int top,
-                            const unsigned char firsts[256],
-                            const char *const *ids, const char *const *aliases,
-                            size_t n) {
+static cJSON *sanitize_item(const cJSON *item, int top, const scrub_ctx *x) {
   cJSON *out = NULL;
   if (cJSON_IsObject(item) || cJSON_IsArray(item)) {
     int is_obj = cJSON_IsObject(item);
@@ -259,12 +292,13 @@ static cJSON *sanitize_item(const cJSON *item, int top,
     for (const cJSON *c = item->child; c; c = c->next) {
       if (is_obj && (!c->string || dropped(c->string, top)))
         continue;
-      cJSON *copy = sanitize_item(c, 0, firsts, ids, aliases, n);
+      cJSON *copy = sanitize_item(c, 0, x);
       if (!copy) {
         cJSON_Delete(out);
         return NULL;
       }
-      if (!(is_obj ? add_keyed(out, c, copy) : ll_json_push(out, copy))) {
+      if (!(is_obj ? add_keyed(out, c, copy, x->share)
+                   : ll_json_push(out, copy))) {
         cJSON_Delete(out);
         return NULL;
       }
@@ -273,11 +307,14 @@ static cJSON *sanitize_item(const cJSON *item, int top,
   }
   if ((cJSON_IsString(item) || cJSON_IsRaw(item)) && item->valuestring) {
     int same = 0;
-    char *s = scrub(item->valuestring, firsts, ids, aliases, n, &same);
+    char *s = scrub(item->valuestring, x, &same);
     if (!s && !same)
       return NULL;
     const char *v = same ? item->valuestring : s;
-    out = cJSON_IsString(item) ? cJSON_CreateString(v) : cJSON_CreateRaw(v);
+    if (same && x->share && cJSON_IsString(item))
+      out = cJSON_CreateStringReference(v);
+    else
+      out = cJSON_IsString(item) ? cJSON_CreateString(v) : cJSON_CreateRaw(v);
     free(s);
     return out;
   }
@@ -291,11 +328,20 @@ static cJSON *sanitize_item(const cJSON *item, int top,
 
 cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
                        const char *const *aliases, size_t n) {
-  unsigned char firsts[256];
+  scrub_ctx x;
   if (!row)
     return NULL;
-  scrub_firsts(firsts, ids, n);
-  return sanitize_item(row, 1, firsts, ids, aliases, n);
+  scrub_init(&x, ids, aliases, n, 0);
+  return sanitize_item(row, 1, &x);
+}
+
+cJSON *ll_sanitize_row_shared(const cJSON *row, const char *const *ids,
+                              const char *const *aliases, size_t n) {
+  scrub_ctx x;
+  if (!row)
+    return NULL;
+  scrub_init(&x, ids, aliases, n, 1);
+  return sanitize_item(row, 1, &x);
 }
 
 /* How common a byte is in a ledger line (lowercase words and keys, digits,
