@@ -7,6 +7,7 @@
 #include "ledger_line.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,27 @@ static const unsigned char esc[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, ['\\'] = 1};
 
+/* The length of the run at p[0..len) without a byte to escape: eight bytes
+ * at a time while none of them is '"', '\\' or below 32 (the word tests
+ * have no false negatives, and flag a word only when it holds such a
+ * byte), then byte by byte through the table, which decides. */
+static size_t plain_run(const unsigned char *p, size_t len) {
+  const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  size_t j = 0;
+  for (; j + 8 <= len; j += 8) {
+    uint64_t v, q, b;
+    memcpy(&v, p + j, 8);
+    q = v ^ (ones * '"');
+    b = v ^ (ones * '\\');
+    if ((((q - ones) & ~q) | ((b - ones) & ~b) | ((v - ones * 32) & ~v)) &
+        highs)
+      break;
+  }
+  while (j < len && !esc[p[j]])
+    j++;
+  return j;
+}
+
 /* cJSON's print_string_ptr: every other byte (UTF-8 or not) as is; a NULL
  * string prints as "". Runs without escapes are copied whole. */
 static void put_string(ll_buf *b, const char *s) {
@@ -49,9 +71,7 @@ static void put_string(ll_buf *b, const char *s) {
   char *o = d;
   *o++ = '"';
   for (size_t i = 0; i < len;) {
-    size_t j = i;
-    while (j < len && !esc[p[j]])
-      j++;
+    size_t j = i + plain_run(p + i, len - i);
     memcpy(o, p + i, j - i);
     o += j - i;
     if (j == len)
@@ -207,12 +227,19 @@ ll_status ll_ledger_chain_hash(ll_sha256 *reused, const char *prev,
   return st;
 }
 
+/* seq, prev_hash, row_hash (or no key): told apart by their first two
+ * bytes before any strcmp, since most keys of a row start with s, p or r. */
 static inline int ledger_key(const cJSON *c) {
   const char *k = c->string;
-  if (k && k[0] != 's' && k[0] != 'p' && k[0] != 'r')
-    return 0;
-  return !k || strcmp(k, "seq") == 0 || strcmp(c->string, "prev_hash") == 0 ||
-         strcmp(c->string, "row_hash") == 0;
+  if (!k)
+    return 1;
+  if (k[0] == 's' && k[1] == 'e')
+    return strcmp(k, "seq") == 0;
+  if (k[0] == 'p' && k[1] == 'r')
+    return strcmp(k, "prev_hash") == 0;
+  if (k[0] == 'r' && k[1] == 'o')
+    return strcmp(k, "row_hash") == 0;
+  return 0;
 }
 
 /* A constant key: the sealed row's own keys are never freed. */
