@@ -257,10 +257,10 @@ static int dropped(const char *key, int top) {
   case 'c':
   case 's':
     break;
-  case 'p':
+  case 'p': /* the chain's own keys, at the top only, exactly */
+    return top && key[1] == 'r' && strcmp(key, "prev_hash") == 0;
   case 'r':
-    return top &&
-           (strcmp(key, "prev_hash") == 0 || strcmp(key, "row_hash") == 0);
+    return top && key[1] == 'o' && strcmp(key, "row_hash") == 0;
   default:
     return 0;
   }
@@ -268,7 +268,7 @@ static int dropped(const char *key, int top) {
   for (size_t i = 0; i < sizeof dropped_keys / sizeof dropped_keys[0]; i++)
     if (kl == dropped_len[i] && strcasecmp(key, dropped_keys[i]) == 0)
       return 1;
-  return top && (strcmp(key, "prev_hash") == 0 || strcmp(key, "row_hash") == 0);
+  return 0; /* prev_hash and row_hash start with neither l, a, c nor s */
 }
 
 /* Adds copy under c's key: a constant key (a builder's literal) is kept,
@@ -318,6 +318,11 @@ static cJSON *sanitize_item(const cJSON *item, int top, const scrub_ctx *x) {
     free(s);
     return out;
   }
+  /* null, true and false carry nothing but their type */
+  if (cJSON_IsNull(item) || cJSON_IsBool(item))
+    return cJSON_IsNull(item)   ? cJSON_CreateNull()
+           : cJSON_IsTrue(item) ? cJSON_CreateTrue()
+                                : cJSON_CreateFalse();
   out = cJSON_Duplicate(item, 0);
   if (out && out->string && !(out->type & cJSON_StringIsConst)) {
     cJSON_free(out->string);
