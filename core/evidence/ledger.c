@@ -315,8 +315,8 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
       (st = ll_ledger_bind_from_row(l, row, err)))
     goto cleanup;
   long seq = l->count + 1;
-  if ((st = ll_ledger_seal(row, seq, l->prev_prot, &l->line_prot, l->hasher, hp,
-                           err)))
+  if ((st = ll_ledger_seal_spans(row, seq, l->prev_prot, &l->line_prot,
+                                 l->hasher, &l->spans, NULL, hp, err)))
     goto cleanup;
   /* The export row borrows the protected row's unchanged strings: the
    * ledger keeps both until it closes, and neither changes once sealed. */
@@ -326,8 +326,10 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
     st = ll_fail(err, LL_E_NOMEM, "out of memory sanitizing a row");
     goto cleanup;
   }
-  if ((st = ll_ledger_seal(san, seq, l->prev_exp, &l->line_exp, l->hasher, he,
-                           err)))
+  /* the export line copies the protected line's bytes of every member
+   * the two rows share (the same key and value), and prints the rest */
+  if ((st = ll_ledger_seal_spans(san, seq, l->prev_exp, &l->line_exp, l->hasher,
+                                 NULL, &l->spans, he, err)))
     goto cleanup;
   const ll_buf *p = &l->line_prot, *e = &l->line_exp;
   /* Protected rows may hold lease IDs but never tokens or SAS signatures

@@ -255,13 +255,48 @@ static cJSON *keyed(cJSON *item, const char *key) {
  * "prev_hash":prev} is what is hashed; its final '}' then becomes
  * ',"row_hash":"<hex>"}' and '\n': byte for byte what cJSON prints once
  * row_hash is added (the key and the lowercase hex need no escaping). */
+/* 1 when member e prints byte for byte as member p printed: the same key
+ * (borrowed, so the same pointer) and the same string (borrowed), or the
+ * same null, boolean, or number (its printing reads valuedouble alone). */
+static int same_print(const cJSON *e, const cJSON *p) {
+  int t = e->type & 0xFF;
+  if (e->string != p->string || t != (p->type & 0xFF))
+    return 0;
+  switch (t) {
+  case cJSON_String:
+    return e->valuestring == p->valuestring;
+  case cJSON_NULL:
+  case cJSON_False:
+  case cJSON_True:
+    return 1;
+  case cJSON_Number:
+    return memcmp(&e->valuedouble, &p->valuedouble, sizeof(double)) == 0;
+  default:
+    return 0;
+  }
+}
+
 ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
                          ll_sha256 *hasher, char hash[LL_SHA256_HEX],
                          ll_error *err) {
+  return ll_ledger_seal_spans(row, seq, prev, line, hasher, NULL, NULL, hash,
+                              err);
+}
+
+ll_status ll_ledger_seal_spans(cJSON *row, long seq, const char *prev,
+                               ll_buf *line, ll_sha256 *hasher,
+                               ll_seal_spans *record,
+                               const ll_seal_spans *reuse,
+                               char hash[LL_SHA256_HEX], ll_error *err) {
   int deepest = 1, stale = 0;
   cJSON num = {.type = cJSON_Number, .valuedouble = (double)seq};
+  size_t k = 0; /* where the next shared member is looked for in reuse */
   line->n = 0;
   line->oom = 0;
+  if (record) {
+    record->n = 0;
+    record->line = line;
+  }
   put(line, "{\"seq\":", 7);
   put_number(line, &num, 0);
   for (cJSON *c = row->child; c; c = c->next) {
@@ -269,12 +304,27 @@ ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
       stale = 1;
       continue;
     }
+    size_t from = line->n, j = k;
+    while (reuse && j < reuse->n && reuse->item[j]->string != c->string)
+      j++;
+    if (reuse && j < reuse->n && same_print(c, reuse->item[j])) {
+      put(line, reuse->line->p + reuse->from[j], reuse->to[j] - reuse->from[j]);
+      k = j + 1;
+      continue;
+    }
+    if (reuse && j < reuse->n)
+      k = j + 1;
     put(line, ",", 1);
     put_string(line, c->string);
     put(line, ":", 1);
     if (!put_value(line, c, 1, &deepest, 1))
       return ll_fail(err, LL_E_USAGE,
                      "evidence row holds a raw or invalid item");
+    if (record && record->n < LL_SEAL_SPANS && !line->oom) {
+      record->item[record->n] = c;
+      record->from[record->n] = from;
+      record->to[record->n++] = line->n;
+    }
   }
   put(line, ",\"prev_hash\":", 13);
   put_string(line, prev);
