@@ -331,22 +331,23 @@ static cJSON *sanitize_item(const cJSON *item, int top, const scrub_ctx *x) {
   return out;
 }
 
-cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
-                       const char *const *aliases, size_t n) {
+static cJSON *sanitize_row(const cJSON *row, const char *const *ids,
+                           const char *const *aliases, size_t n, int share) {
   scrub_ctx x;
   if (!row)
     return NULL;
-  scrub_init(&x, ids, aliases, n, 0);
+  scrub_init(&x, ids, aliases, n, share);
   return sanitize_item(row, 1, &x);
+}
+
+cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
+                       const char *const *aliases, size_t n) {
+  return sanitize_row(row, ids, aliases, n, 0);
 }
 
 cJSON *ll_sanitize_row_shared(const cJSON *row, const char *const *ids,
                               const char *const *aliases, size_t n) {
-  scrub_ctx x;
-  if (!row)
-    return NULL;
-  scrub_init(&x, ids, aliases, n, 1);
-  return sanitize_item(row, 1, &x);
+  return sanitize_row(row, ids, aliases, n, 1);
 }
 
 /* How common a byte is in a ledger line (lowercase words and keys, digits,
