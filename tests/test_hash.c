@@ -45,6 +45,15 @@ static void test_vectors(void) {
       CHECK_STR(inc, vectors[i].hex);
       /* Used up: further updates are misuse, not silent garbage. */
       CHECK_INT(ll_sha256_update(h, "x", 1), LL_E_USAGE);
+      /* Reset starts over: the same context gives the vector again, after
+       * a final and after a half-fed digest alike. */
+      CHECK_INT(ll_sha256_reset(h), LL_OK);
+      CHECK_INT(ll_sha256_update(h, "junk", 4), LL_OK);
+      CHECK_INT(ll_sha256_reset(h), LL_OK);
+      CHECK_INT(ll_sha256_update(h, vectors[i].in, strlen(vectors[i].in)),
+                LL_OK);
+      CHECK_INT(ll_sha256_final(h, inc), LL_OK);
+      CHECK_STR(inc, vectors[i].hex);
       ll_sha256_free(h);
     }
   }
@@ -72,6 +81,7 @@ static void test_misuse(void) {
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   CHECK_INT(ll_sha256_update(NULL, "x", 1), LL_E_USAGE);
   CHECK_INT(ll_sha256_final(NULL, out), LL_E_USAGE);
+  CHECK_INT(ll_sha256_reset(NULL), LL_E_USAGE);
   ll_sha256_free(NULL); /* must be harmless */
 }
 

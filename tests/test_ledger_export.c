@@ -1,6 +1,7 @@
 /* The ledger's export: rows carrying a secret are refused before any byte
  * is written, the sanitizer turns lease IDs into aliases, the secret scan
  * names what it found without repeating it, and the cost of an append. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -256,6 +257,77 @@ static void test_redact(const char *root) {
   }
 }
 
+/* The export line is printed from a copy that borrows the protected row's
+ * keys and strings, copying the protected line's bytes for every member
+ * the two share: read back, every export row must be exactly the export
+ * form of its protected row, whatever its members (replaced IDs, a sig=,
+ * dropped keys, fractions, NaN, nested values, escapes). */
+static void test_export_matches_protected(const char *root) {
+  ll_error err = {0};
+  char dir[2048];
+  snprintf(dir, sizeof dir, "%s", path_of(root, "export-match"));
+  ll_ledger *l = ll_ledger_open(dir, LL_LEDGER_CREATE, &err);
+  CHECK(l != NULL);
+  if (!l)
+    return;
+  CHECK_INT(ll_ledger_bind_alias(l, "A", GUID, &err), LL_OK);
+  static const char *const rows[] = {
+      "{\"record\":\"intent\",\"lease_real_id\":\"" GUID "\",\"lease_alias_"
+      "supplied\":\"A\",\"n\":null,\"t\":true,\"f\":false,\"x\":1.5}",
+      "{\"record\":\"outcome\",\"notes\":\"id " GUID
+      "\",\"url\":\"/b?x=Bearer abc"
+      "&x=1\",\"q\":\"quo\\\"te\\\\ \\u0001\",\"d\":[1,{\"k\":\"" GUID "\"}],"
+      "\"e\":0.1,\"big\":1e300,\"neg\":-0.0,\"Cookie\":\"c\",\"k\":\"v\","
+      "\"k2\":\"w\",\"seq\":99,\"prev_hash\":\"p\",\"row_hash\":\"r\"}",
+      "{\"record\":\"finding\",\"h\":{\"authorization\":\"Bearer t\"},\"s\":"
+      "\"plain\",\"u\":\"\\u00e9\"}",
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    cJSON *r = cJSON_Parse(rows[i]);
+    CHECK(r != NULL);
+    CHECK_INT(ll_ledger_append(l, r, NULL, &err), LL_OK);
+    cJSON *nan = cJSON_CreateObject();
+    cJSON_AddStringToObject(nan, "record", "x");
+    cJSON_AddNumberToObject(nan, "nan", 0.0 / 0.0);
+    cJSON_AddNumberToObject(nan, "third", 1.0 / 3.0);
+    CHECK_INT(ll_ledger_append(l, nan, NULL, &err), LL_OK);
+    cJSON_Delete(nan);
+    cJSON_Delete(r);
+  }
+  ll_ledger_close(l);
+  char pp[4096], pe[4096];
+  snprintf(pp, sizeof pp, "%s/protected/ledger.jsonl", dir);
+  snprintf(pe, sizeof pe, "%s/export/ledger.jsonl", dir);
+  cJSON *prot = NULL, *exp = NULL;
+  long bad = 0;
+  CHECK_INT(ll_ledger_read_file(pp, &prot, &bad, &err), LL_OK);
+  if (bad)
+    fprintf(stderr, "  %s\n", err.message);
+  CHECK_INT(ll_ledger_read_file(pe, &exp, &bad, &err), LL_OK);
+  l = ll_ledger_open(path_of(root, "export-match-2"), LL_LEDGER_CREATE, &err);
+  CHECK(l != NULL);
+  if (l)
+    CHECK_INT(ll_ledger_bind_alias(l, "A", GUID, &err), LL_OK);
+  CHECK_INT(cJSON_GetArraySize(prot), 6);
+  CHECK_INT(cJSON_GetArraySize(exp), 6);
+  const cJSON *p = prot ? prot->child : NULL, *e = exp ? exp->child : NULL;
+  for (; p && e && l; p = p->next, e = e->next) {
+    cJSON *want = ll_ledger_sanitize(l, p);
+    cJSON *got = cJSON_Duplicate(e, 1);
+    cJSON_DeleteItemFromObjectCaseSensitive(got, "prev_hash");
+    cJSON_DeleteItemFromObjectCaseSensitive(got, "row_hash");
+    char *a = cJSON_PrintUnformatted(want), *b = cJSON_PrintUnformatted(got);
+    CHECK_STR(b, a);
+    cJSON_free(a);
+    cJSON_free(b);
+    cJSON_Delete(want);
+    cJSON_Delete(got);
+  }
+  ll_ledger_close(l);
+  cJSON_Delete(prot);
+  cJSON_Delete(exp);
+}
+
 int main(void) {
   char *root = ll_test_tmpdir();
   CHECK(root != NULL);
@@ -264,6 +336,7 @@ int main(void) {
   test_secret_refusal(root);
   test_sanitizer(root);
   test_redact(root);
+  test_export_matches_protected(root);
   test_append_cost(root);
   CHECK(remove_tree(root) == 0);
   free(root);

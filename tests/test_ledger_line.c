@@ -153,8 +153,38 @@ static void test_roundtrip(void) {
   cJSON_Delete(row);
 }
 
+/* Strings whose one byte to escape (or none) sits at every offset of an
+ * eight-byte word and past it, among plain, high and low bytes: the
+ * printer's word-at-a-time skip must stop exactly where cJSON escapes. */
+static void test_escape_positions(void) {
+  static const unsigned char probes[] = {'"',  '\\', 1,   0x1f, 0x20, 0x7f,
+                                         0x80, 0xff, 'a', '!',  0x21, 0x5d};
+  char s[40];
+  int bad = 0;
+  for (size_t len = 1; len < sizeof s && !bad; len++)
+    for (size_t at = 0; at < len && !bad; at++)
+      for (size_t k = 0; k < sizeof probes && !bad; k++)
+        for (unsigned fill = 0; fill < 3 && !bad; fill++) {
+          for (size_t i = 0; i < len; i++)
+            s[i] = fill == 0 ? 'x' : fill == 1 ? (char)0xc3 : ' ';
+          s[at] = (char)probes[k];
+          s[len] = '\0';
+          cJSON *v = cJSON_CreateString(s);
+          if (!v) {
+            bad = 1;
+            CHECK(v != NULL);
+            break;
+          }
+          int same = same_as_cjson(v, "escape position");
+          CHECK(same);
+          bad = !same;
+          cJSON_Delete(v);
+        }
+}
+
 int main(void) {
   test_strings();
+  test_escape_positions();
   test_numbers();
   test_nesting();
   test_refusals();

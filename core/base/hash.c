@@ -94,6 +94,16 @@ ll_status ll_sha256_final(ll_sha256 *h, char out[LL_SHA256_HEX]) {
   return LL_OK;
 }
 
+ll_status ll_sha256_reset(ll_sha256 *h) {
+  if (!h)
+    return LL_E_USAGE;
+  h->finished = 1; /* until the init below succeeds */
+  if (!EVP_DigestInit_ex(h->ctx, sha256_md(), NULL))
+    return LL_E_INTERNAL;
+  h->finished = 0;
+  return LL_OK;
+}
+
 void ll_sha256_free(ll_sha256 *h) {
   if (!h)
     return;

@@ -315,13 +315,21 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
       (st = ll_ledger_bind_from_row(l, row, err)))
     goto cleanup;
   long seq = l->count + 1;
-  if ((st = ll_ledger_seal(row, seq, l->prev_prot, &l->line_prot, hp, err)))
+  if ((st = ll_ledger_seal_spans(row, seq, l->prev_prot, &l->line_prot,
+                                 l->hasher, &l->spans, NULL, hp, err)))
     goto cleanup;
-  if (!(san = ll_ledger_sanitize(l, row))) {
+  /* The export row borrows the protected row's unchanged strings: the
+   * ledger keeps both until it closes, and neither changes once sealed. */
+  if (!(san = ll_sanitize_row_shared(row, (const char *const *)l->ids,
+                                     (const char *const *)l->aliases,
+                                     l->n_binds))) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory sanitizing a row");
     goto cleanup;
   }
-  if ((st = ll_ledger_seal(san, seq, l->prev_exp, &l->line_exp, he, err)))
+  /* the export line copies the protected line's bytes of every member
+   * the two rows share (the same key and value), and prints the rest */
+  if ((st = ll_ledger_seal_spans(san, seq, l->prev_exp, &l->line_exp, l->hasher,
+                                 NULL, &l->spans, he, err)))
     goto cleanup;
   const ll_buf *p = &l->line_prot, *e = &l->line_exp;
   /* Protected rows may hold lease IDs but never tokens or SAS signatures

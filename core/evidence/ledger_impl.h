@@ -18,6 +18,19 @@
 #define ROW_HASH_KEY_LEN 13
 #define HASH_HEX_LEN 64
 
+/* The protected line's members as printed (the item, and where its
+ * ',"key":value' lies in the line), so that the export line printed next,
+ * from a copy that borrows the protected row's keys and unchanged strings
+ * (ll_sanitize_row_shared), copies the bytes of every member it shares
+ * instead of printing it again. Members past LL_SEAL_SPANS are printed. */
+#define LL_SEAL_SPANS 96
+typedef struct {
+  const cJSON *item[LL_SEAL_SPANS];
+  size_t from[LL_SEAL_SPANS], to[LL_SEAL_SPANS];
+  size_t n;
+  const ll_buf *line;
+} ll_seal_spans;
+
 /* The ledger handle, shared by ledger.c (append) and ledger_open.c. */
 struct ll_ledger {
   char *dir;
@@ -36,6 +49,8 @@ struct ll_ledger {
   size_t n_secrets, cap_secrets, cap_secret_ph;
   int broken; /* a durability failure: every later append fails */
   ll_buf line_prot, line_exp; /* the lines being appended, reused */
+  ll_sha256 *hasher;   /* the chain hash's context, reused; NULL: one per row */
+  ll_seal_spans spans; /* the protected line being appended, by member */
 };
 
 /* Helpers shared by the ledger's files. ll_ledger_seal (ledger_line.c)
@@ -44,7 +59,18 @@ struct ll_ledger {
  * first, "prev_hash" and "row_hash" last, numbers as printed. On failure
  * row may be half sealed: the caller deletes it. */
 ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
-                         char hash[LL_SHA256_HEX], ll_error *err);
+                         ll_sha256 *hasher, char hash[LL_SHA256_HEX],
+                         ll_error *err);
+/* The same, recording row's members in record (the protected line), or
+ * copying from reuse the bytes of each member that prints the same: the
+ * same key and value pointers, or the same null, boolean or number. reuse
+ * must be the record of a row that is still alive and unchanged, and its
+ * line must still hold that row's printing. Either may be NULL. */
+ll_status ll_ledger_seal_spans(cJSON *row, long seq, const char *prev,
+                               ll_buf *line, ll_sha256 *hasher,
+                               ll_seal_spans *record,
+                               const ll_seal_spans *reuse,
+                               char hash[LL_SHA256_HEX], ll_error *err);
 ll_status ll_ledger_write_durable(int fd, const char *buf, size_t len,
                                   ll_error *err);
 ll_status ll_ledger_fsync_dir(const char *path, ll_error *err);
@@ -62,9 +88,10 @@ int ll_ledger_is_lease_bind(const cJSON *row);
 ll_status ll_ledger_bind_from_row(ll_ledger *l, const cJSON *row,
                                   ll_error *err);
 
-/* SHA-256 of prev_hash_hex || a || b, as lowercase hex (ledger_line.c). */
-ll_status ll_ledger_chain_hash(const char *prev, const char *a, size_t alen,
-                               const char *b, size_t blen,
+/* SHA-256 of prev_hash_hex || a || b, as lowercase hex (ledger_line.c),
+ * through h (reset first) or, when h is NULL, a context of its own. */
+ll_status ll_ledger_chain_hash(ll_sha256 *h, const char *prev, const char *a,
+                               size_t alen, const char *b, size_t blen,
                                char out[LL_SHA256_HEX]) LL_WARN_UNUSED;
 
 #endif

@@ -7,6 +7,7 @@
 #include "ledger_line.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,27 @@ static const unsigned char esc[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, ['\\'] = 1};
 
+/* The length of the run at p[0..len) without a byte to escape: eight bytes
+ * at a time while none of them is '"', '\\' or below 32 (the word tests
+ * have no false negatives, and flag a word only when it holds such a
+ * byte), then byte by byte through the table, which decides. */
+static size_t plain_run(const unsigned char *p, size_t len) {
+  const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  size_t j = 0;
+  for (; j + 8 <= len; j += 8) {
+    uint64_t v, q, b;
+    memcpy(&v, p + j, 8);
+    q = v ^ (ones * '"');
+    b = v ^ (ones * '\\');
+    if ((((q - ones) & ~q) | ((b - ones) & ~b) | ((v - ones * 32) & ~v)) &
+        highs)
+      break;
+  }
+  while (j < len && !esc[p[j]])
+    j++;
+  return j;
+}
+
 /* cJSON's print_string_ptr: every other byte (UTF-8 or not) as is; a NULL
  * string prints as "". Runs without escapes are copied whole. */
 static void put_string(ll_buf *b, const char *s) {
@@ -49,9 +71,7 @@ static void put_string(ll_buf *b, const char *s) {
   char *o = d;
   *o++ = '"';
   for (size_t i = 0; i < len;) {
-    size_t j = i;
-    while (j < len && !esc[p[j]])
-      j++;
+    size_t j = i + plain_run(p + i, len - i);
     memcpy(o, p + i, j - i);
     o += j - i;
     if (j == len)
@@ -187,29 +207,39 @@ int ll_line_print_json(ll_buf *out, const cJSON *item) {
          deepest <= LL_LINE_MAX_DEPTH;
 }
 
-ll_status ll_ledger_chain_hash(const char *prev, const char *a, size_t alen,
-                               const char *b, size_t blen,
-                               char out[LL_SHA256_HEX]) {
-  ll_sha256 *h = ll_sha256_new();
+ll_status ll_ledger_chain_hash(ll_sha256 *reused, const char *prev,
+                               const char *a, size_t alen, const char *b,
+                               size_t blen, char out[LL_SHA256_HEX]) {
+  ll_sha256 *h = reused ? reused : ll_sha256_new();
   if (!h)
     return LL_E_NOMEM;
-  ll_status st = ll_sha256_update(h, prev, HASH_HEX_LEN);
+  ll_status st = reused ? ll_sha256_reset(h) : LL_OK;
+  if (!st)
+    st = ll_sha256_update(h, prev, HASH_HEX_LEN);
   if (!st)
     st = ll_sha256_update(h, a, alen);
   if (!st)
     st = ll_sha256_update(h, b, blen);
   if (!st)
     st = ll_sha256_final(h, out);
-  ll_sha256_free(h);
+  if (!reused)
+    ll_sha256_free(h);
   return st;
 }
 
+/* seq, prev_hash, row_hash (or no key): told apart by their first two
+ * bytes before any strcmp, since most keys of a row start with s, p or r. */
 static inline int ledger_key(const cJSON *c) {
   const char *k = c->string;
-  if (k && k[0] != 's' && k[0] != 'p' && k[0] != 'r')
-    return 0;
-  return !k || strcmp(k, "seq") == 0 || strcmp(c->string, "prev_hash") == 0 ||
-         strcmp(c->string, "row_hash") == 0;
+  if (!k)
+    return 1;
+  if (k[0] == 's' && k[1] == 'e')
+    return strcmp(k, "seq") == 0;
+  if (k[0] == 'p' && k[1] == 'r')
+    return strcmp(k, "prev_hash") == 0;
+  if (k[0] == 'r' && k[1] == 'o')
+    return strcmp(k, "row_hash") == 0;
+  return 0;
 }
 
 /* A constant key: the sealed row's own keys are never freed. */
@@ -225,12 +255,48 @@ static cJSON *keyed(cJSON *item, const char *key) {
  * "prev_hash":prev} is what is hashed; its final '}' then becomes
  * ',"row_hash":"<hex>"}' and '\n': byte for byte what cJSON prints once
  * row_hash is added (the key and the lowercase hex need no escaping). */
+/* 1 when member e prints byte for byte as member p printed: the same key
+ * (borrowed, so the same pointer) and the same string (borrowed), or the
+ * same null, boolean, or number (its printing reads valuedouble alone). */
+static int same_print(const cJSON *e, const cJSON *p) {
+  int t = e->type & 0xFF;
+  if (e->string != p->string || t != (p->type & 0xFF))
+    return 0;
+  switch (t) {
+  case cJSON_String:
+    return e->valuestring == p->valuestring;
+  case cJSON_NULL:
+  case cJSON_False:
+  case cJSON_True:
+    return 1;
+  case cJSON_Number:
+    return memcmp(&e->valuedouble, &p->valuedouble, sizeof(double)) == 0;
+  default:
+    return 0;
+  }
+}
+
 ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
-                         char hash[LL_SHA256_HEX], ll_error *err) {
+                         ll_sha256 *hasher, char hash[LL_SHA256_HEX],
+                         ll_error *err) {
+  return ll_ledger_seal_spans(row, seq, prev, line, hasher, NULL, NULL, hash,
+                              err);
+}
+
+ll_status ll_ledger_seal_spans(cJSON *row, long seq, const char *prev,
+                               ll_buf *line, ll_sha256 *hasher,
+                               ll_seal_spans *record,
+                               const ll_seal_spans *reuse,
+                               char hash[LL_SHA256_HEX], ll_error *err) {
   int deepest = 1, stale = 0;
   cJSON num = {.type = cJSON_Number, .valuedouble = (double)seq};
+  size_t k = 0; /* where the next shared member is looked for in reuse */
   line->n = 0;
   line->oom = 0;
+  if (record) {
+    record->n = 0;
+    record->line = line;
+  }
   put(line, "{\"seq\":", 7);
   put_number(line, &num, 0);
   for (cJSON *c = row->child; c; c = c->next) {
@@ -238,19 +304,35 @@ ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
       stale = 1;
       continue;
     }
+    size_t from = line->n, j = k;
+    while (reuse && j < reuse->n && reuse->item[j]->string != c->string)
+      j++;
+    if (reuse && j < reuse->n && same_print(c, reuse->item[j])) {
+      put(line, reuse->line->p + reuse->from[j], reuse->to[j] - reuse->from[j]);
+      k = j + 1;
+      continue;
+    }
+    if (reuse && j < reuse->n)
+      k = j + 1;
     put(line, ",", 1);
     put_string(line, c->string);
     put(line, ":", 1);
     if (!put_value(line, c, 1, &deepest, 1))
       return ll_fail(err, LL_E_USAGE,
                      "evidence row holds a raw or invalid item");
+    if (record && record->n < LL_SEAL_SPANS && !line->oom) {
+      record->item[record->n] = c;
+      record->from[record->n] = from;
+      record->to[record->n++] = line->n;
+    }
   }
   put(line, ",\"prev_hash\":", 13);
   put_string(line, prev);
   put(line, "}", 1);
   if (line->oom)
     return ll_fail(err, LL_E_NOMEM, "out of memory printing an evidence row");
-  ll_status st = ll_ledger_chain_hash(prev, line->p, line->n, "", 0, hash);
+  ll_status st =
+      ll_ledger_chain_hash(hasher, prev, line->p, line->n, "", 0, hash);
   if (st != LL_OK)
     return ll_fail(err, st, "could not hash the evidence row");
   line->n--; /* the final '}' */

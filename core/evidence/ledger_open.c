@@ -300,7 +300,8 @@ static ll_status rederive_export(ll_ledger *l, const cJSON *p, long seq,
   cJSON *s = ll_ledger_sanitize(l, p);
   if (!s)
     return ll_fail(err, LL_E_NOMEM, "out of memory recovering the export");
-  ll_status st = ll_ledger_seal(s, seq, l->prev_exp, &l->line_exp, hash, err);
+  ll_status st =
+      ll_ledger_seal(s, seq, l->prev_exp, &l->line_exp, l->hasher, hash, err);
   if (!st &&
       !(st = ll_ledger_scan_line(l, b->p, b->n, 1, "recovered export row",
                                  err)) &&
@@ -441,7 +442,8 @@ ll_ledger *ll_ledger_open(const char *dir, ll_ledger_mode mode, ll_error *err) {
   if (l)
     l->dirfd = l->fd_prot = l->fd_exp = -1; /* before anything can fail */
   if (!l || !(l->dir = strdup(dir)) || !(l->rows = cJSON_CreateArray()) ||
-      !(l->export_rows = cJSON_CreateArray())) {
+      !(l->export_rows = cJSON_CreateArray()) ||
+      !(l->hasher = ll_sha256_new())) {
     ll_ledger_close(l);
     ll_fail(err, LL_E_NOMEM, "out of memory opening the ledger");
     return NULL;
@@ -497,6 +499,7 @@ void ll_ledger_close(ll_ledger *l) {
     free(l->secrets[i]);
     free(l->secret_ph[i]);
   }
+  ll_sha256_free(l->hasher);
   free(l->line_prot.p);
   free(l->line_exp.p);
   free(l->ids);

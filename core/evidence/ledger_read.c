@@ -90,7 +90,7 @@ static const char *check_line(const char *buf, size_t len, long n,
     reason = "row_hash missing";
     goto done;
   }
-  ll_status hs = ll_ledger_chain_hash(prev, buf, pos, "}", 1, hash);
+  ll_status hs = ll_ledger_chain_hash(NULL, prev, buf, pos, "}", 1, hash);
   if (hs != LL_OK) {
     reason = "could not hash";
     *nomem = hs == LL_E_NOMEM;

@@ -17,6 +17,10 @@
 static const char *const dropped_keys[] = {
     "lease_real_id", "authorization", "cookie", "set-cookie", "tid",
     "oid",           "appid",         "azp",    "skoid",      "sktid"};
+static const size_t dropped_len[] = {13, 13, 6, 10, 3, 3, 5, 3, 5, 5};
+_Static_assert(sizeof dropped_keys / sizeof dropped_keys[0] ==
+                   sizeof dropped_len / sizeof dropped_len[0],
+               "one length per dropped key");
 
 int ll_sanitize_norm_id(const char *id, char out[LL_SANITIZE_ID_MAX]) {
   size_t n = 0;
@@ -166,29 +170,63 @@ static int scrub_at(const char *s, size_t len, size_t i, const char *const *ids,
   return 0;
 }
 
-/* Bytes where scrub_at can match: the first byte of a bound ID in either
- * case, and s/S, b/B. */
-static void scrub_firsts(unsigned char t[256], const char *const *ids,
-                         size_t n) {
+/* What the copy of one row needs, made once per row. firsts: the bytes
+ * where scrub_at can match (the first byte of a bound ID in either case,
+ * and s/S, b/B). needed: bytes one of which a value must hold for
+ * scrub_at to match anywhere in it (a sig= holds '=', a bearer token a
+ * space or tab after "bearer", an ID its first byte), for strpbrk; ""
+ * when there are too many IDs to list (then every value is walked).
+ * share: unchanged strings and keys are borrowed from the row, not
+ * copied. */
+typedef struct {
+  unsigned char firsts[256];
+  char needed[64];
+  const char *const *ids, *const *aliases;
+  size_t n;
+  int share;
+} scrub_ctx;
+
+static void scrub_init(scrub_ctx *x, const char *const *ids,
+                       const char *const *aliases, size_t n, int share) {
+  unsigned char *t = x->firsts;
+  size_t m = 0;
   memset(t, 0, 256);
   t['s'] = t['S'] = t['b'] = t['B'] = 1;
+  memcpy(x->needed, "= \t", 3);
+  m = 3;
   for (size_t k = 0; k < n; k++) {
     unsigned char f = id_first(ids[k]);
-    t[f] = 1;
-    if (f >= 'a' && f <= 'z')
-      t[f - 'a' + 'A'] = 1;
+    unsigned char u = f >= 'a' && f <= 'z' ? (unsigned char)(f - 'a' + 'A') : f;
+    t[f] = t[u] = 1;
+    if (m + 2 < sizeof x->needed && f) {
+      x->needed[m++] = (char)f;
+      x->needed[m++] = (char)u;
+    } else {
+      m = 0; /* a NUL first byte or too many IDs: no quick test */
+      break;
+    }
   }
+  x->needed[m] = '\0';
+  x->ids = ids;
+  x->aliases = aliases;
+  x->n = n;
+  x->share = share;
 }
 
 /* A new string: s with bound lease IDs replaced by their aliases, sig=
  * values and bearer tokens redacted; *same when nothing was (then NULL is
  * returned and s stands). NULL otherwise only when out of memory. */
-static char *scrub(const char *s, const unsigned char firsts[256],
-                   const char *const *ids, const char *const *aliases, size_t n,
-                   int *same) {
+static char *scrub(const char *s, const scrub_ctx *x, int *same) {
+  const unsigned char *firsts = x->firsts;
+  const char *const *ids = x->ids, *const *aliases = x->aliases;
+  size_t n = x->n;
   sbuf b = {0};
-  size_t len = strlen(s), i = 0, from = 0;
   *same = 0;
+  if (x->needed[0] && !strpbrk(s, x->needed)) {
+    *same = 1;
+    return NULL;
+  }
+  size_t len = strlen(s), i = 0, from = 0;
   while (i < len && !b.oom) {
     const char *alias;
     size_t keep = 0, end = 0;
@@ -230,23 +268,24 @@ static int dropped(const char *key, int top) {
     return strcasecmp(key, "tid") == 0;
   case 'o':
     return strcasecmp(key, "oid") == 0;
-  case 'p':
+  case 'p': /* the chain's own keys, at the top only, exactly */
+    return top && key[1] == 'r' && strcmp(key, "prev_hash") == 0;
   case 'r':
-    return top &&
-           (strcmp(key, "prev_hash") == 0 || strcmp(key, "row_hash") == 0);
+    return top && key[1] == 'o' && strcmp(key, "row_hash") == 0;
   default:
     return 0;
   }
+  size_t kl = strlen(key);
   for (size_t i = 0; i < sizeof dropped_keys / sizeof dropped_keys[0]; i++)
-    if (strcasecmp(key, dropped_keys[i]) == 0)
+    if (kl == dropped_len[i] && strcasecmp(key, dropped_keys[i]) == 0)
       return 1;
-  return top && (strcmp(key, "prev_hash") == 0 || strcmp(key, "row_hash") == 0);
+  return 0; /* prev_hash and row_hash start with neither l, a, c nor s */
 }
 
 /* Adds copy under c's key: a constant key (a builder's literal) is kept,
- * any other copied. */
-static int add_keyed(cJSON *out, const cJSON *c, cJSON *copy) {
-  if (!(c->type & cJSON_StringIsConst))
+ * any other copied (borrowed when sharing). */
+static int add_keyed(cJSON *out, const cJSON *c, cJSON *copy, int share) {
+  if (!share && !(c->type & cJSON_StringIsConst))
     return ll_json_add(out, c->string, copy);
   if (cJSON_AddItemToObjectCS(out, c->string, copy))
     return 1;
@@ -254,10 +293,7 @@ static int add_keyed(cJSON *out, const cJSON *c, cJSON *copy) {
   return 0;
 }
 
-static cJSON *sanitize_item(const cJSON *item, int top,
-                            const unsigned char firsts[256],
-                            const char *const *ids, const char *const *aliases,
-                            size_t n) {
+static cJSON *sanitize_item(const cJSON *item, int top, const scrub_ctx *x) {
   cJSON *out = NULL;
   if (cJSON_IsObject(item) || cJSON_IsArray(item)) {
     int is_obj = cJSON_IsObject(item);
@@ -267,12 +303,13 @@ static cJSON *sanitize_item(const cJSON *item, int top,
     for (const cJSON *c = item->child; c; c = c->next) {
       if (is_obj && (!c->string || dropped(c->string, top)))
         continue;
-      cJSON *copy = sanitize_item(c, 0, firsts, ids, aliases, n);
+      cJSON *copy = sanitize_item(c, 0, x);
       if (!copy) {
         cJSON_Delete(out);
         return NULL;
       }
-      if (!(is_obj ? add_keyed(out, c, copy) : ll_json_push(out, copy))) {
+      if (!(is_obj ? add_keyed(out, c, copy, x->share)
+                   : ll_json_push(out, copy))) {
         cJSON_Delete(out);
         return NULL;
       }
@@ -281,14 +318,22 @@ static cJSON *sanitize_item(const cJSON *item, int top,
   }
   if ((cJSON_IsString(item) || cJSON_IsRaw(item)) && item->valuestring) {
     int same = 0;
-    char *s = scrub(item->valuestring, firsts, ids, aliases, n, &same);
+    char *s = scrub(item->valuestring, x, &same);
     if (!s && !same)
       return NULL;
     const char *v = same ? item->valuestring : s;
-    out = cJSON_IsString(item) ? cJSON_CreateString(v) : cJSON_CreateRaw(v);
+    if (same && x->share && cJSON_IsString(item))
+      out = cJSON_CreateStringReference(v);
+    else
+      out = cJSON_IsString(item) ? cJSON_CreateString(v) : cJSON_CreateRaw(v);
     free(s);
     return out;
   }
+  /* null, true and false carry nothing but their type */
+  if (cJSON_IsNull(item) || cJSON_IsBool(item))
+    return cJSON_IsNull(item)   ? cJSON_CreateNull()
+           : cJSON_IsTrue(item) ? cJSON_CreateTrue()
+                                : cJSON_CreateFalse();
   out = cJSON_Duplicate(item, 0);
   if (out && out->string && !(out->type & cJSON_StringIsConst)) {
     cJSON_free(out->string);
@@ -297,13 +342,62 @@ static cJSON *sanitize_item(const cJSON *item, int top,
   return out;
 }
 
-cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
-                       const char *const *aliases, size_t n) {
-  unsigned char firsts[256];
+static cJSON *sanitize_row(const cJSON *row, const char *const *ids,
+                           const char *const *aliases, size_t n, int share) {
+  scrub_ctx x;
   if (!row)
     return NULL;
-  scrub_firsts(firsts, ids, n);
-  return sanitize_item(row, 1, firsts, ids, aliases, n);
+  scrub_init(&x, ids, aliases, n, share);
+  return sanitize_item(row, 1, &x);
+}
+
+cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
+                       const char *const *aliases, size_t n) {
+  return sanitize_row(row, ids, aliases, n, 0);
+}
+
+cJSON *ll_sanitize_row_shared(const cJSON *row, const char *const *ids,
+                              const char *const *aliases, size_t n) {
+  return sanitize_row(row, ids, aliases, n, 1);
+}
+
+/* How common a byte is in a ledger line (lowercase words and keys, digits,
+ * JSON punctuation: 2; uppercase: 1; anything else: 0). A secret is looked
+ * for by its least common byte among its first 16, so that memchr stops
+ * rarely; any byte of it gives the same matches. */
+static const unsigned char common[256] = {
+    [' '] = 2, ['"'] = 2, [','] = 2, ['-'] = 2, [':'] = 2, ['_'] = 2, ['0'] = 2,
+    ['1'] = 2, ['2'] = 2, ['3'] = 2, ['4'] = 2, ['5'] = 2, ['6'] = 2, ['7'] = 2,
+    ['8'] = 2, ['9'] = 2, ['a'] = 2, ['b'] = 2, ['c'] = 2, ['d'] = 2, ['e'] = 2,
+    ['f'] = 2, ['g'] = 2, ['h'] = 2, ['i'] = 2, ['j'] = 2, ['k'] = 2, ['l'] = 2,
+    ['m'] = 2, ['n'] = 2, ['o'] = 2, ['p'] = 2, ['q'] = 2, ['r'] = 2, ['s'] = 2,
+    ['t'] = 2, ['u'] = 2, ['v'] = 2, ['w'] = 2, ['x'] = 2, ['y'] = 2, ['z'] = 2,
+    ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1,
+    ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1,
+    ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1,
+    ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1};
+
+static size_t rare_byte(const char *sec, size_t sl) {
+  size_t best = 0;
+  for (size_t j = 1; j < sl && j < 16 && common[(unsigned char)sec[best]]; j++)
+    if (common[(unsigned char)sec[j]] < common[(unsigned char)sec[best]])
+      best = j;
+  return best;
+}
+
+/* The first offset of secret sec (length sl) in s[0..len), or len. */
+static size_t find_secret(const char *s, size_t len, const char *sec,
+                          size_t sl) {
+  if (sl == 0 || sl > len)
+    return len;
+  size_t r = rare_byte(sec, sl);
+  const char *p = s + r, *last = s + (len - sl) + r;
+  while (p <= last && (p = memchr(p, sec[r], (size_t)(last - p) + 1))) {
+    if (memcmp(p - r, sec, sl) == 0)
+      return (size_t)(p - r - s);
+    p++;
+  }
+  return len;
 }
 
 /* The next offset >= i where ll_sanitize_replace replaces something, or
@@ -336,10 +430,27 @@ static size_t replace_next(const char *s, size_t len, size_t i,
   return len;
 }
 
+/* replace_next(s, len, 0, ...) < len, without its per-call table: a sig=
+ * value is found by its '=', a secret by its least common byte. Most
+ * values hold neither, and every string the service sent is asked. */
 int ll_sanitize_needs_replace(const char *s, size_t len,
                               const char *const *secrets, size_t n) {
-  size_t k;
-  return s && replace_next(s, len, 0, secrets, n, &k) < len;
+  if (!s)
+    return 0;
+  for (const char *p = s;
+       (size_t)(p - s) < len && (p = memchr(p, '=', len - (size_t)(p - s)));
+       p++) {
+    size_t i = (size_t)(p - s);
+    if (i >= 3 && ci_prefix(s, len, i - 3, "sig=") &&
+        !(len - i - 1 >= 8 && memcmp(p + 1, "REDACTED", 8) == 0 &&
+          (i + 9 == len || is_sig_end(s[i + 9]))))
+      return 1;
+  }
+  for (size_t k = 0; k < n; k++)
+    if (secrets[k] && secrets[k][0] &&
+        find_secret(s, len, secrets[k], strlen(secrets[k])) < len)
+      return 1;
+  return 0;
 }
 
 unsigned ll_sanitize_replace(const char *s, size_t len,
@@ -491,53 +602,55 @@ static void record(ll_scan_result *r, ll_scan_kind kind, size_t index,
 void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
                       size_t n_ids, const char *const *secrets,
                       size_t n_secrets, ll_scan_result *out) {
-  unsigned char firsts[256] = {0};
   memset(out, 0, sizeof *out);
   if (!text)
     return;
-  /* Where a lease ID or "sig=" can start: only there is it looked for. */
-  firsts['s'] = firsts['S'] = 1;
-  for (size_t k = 0; k < n_ids; k++) {
-    if (!ids[k])
+  /* A lease ID can start only at its first byte (either case): each such
+   * byte is found with memchr, once however many IDs start with it. */
+  unsigned char seen[256] = {0};
+  for (size_t q = 0; q < n_ids; q++) {
+    if (!ids[q])
       continue;
-    unsigned char f = id_first(ids[k]);
-    firsts[f] = 1;
-    if (f >= 'a' && f <= 'z')
-      firsts[f - 'a' + 'A'] = 1;
-  }
-  /* Each byte that can start a match is found with memchr, in the order
-   * the checks run at one offset; record keeps the first hit by offset, and
-   * at one offset the first recorded (an ID never starts with s). */
-  for (int b = 0; b < 256; b++) {
-    if (!firsts[b])
-      continue;
-    for (const char *p = text; (size_t)(p - text) < len &&
-                               (p = memchr(p, b, len - (size_t)(p - text)));
-         p++) {
-      size_t i = (size_t)(p - text);
-      unsigned char c = fold(text[i]);
-      for (size_t k = 0; k < n_ids; k++)
-        if (ids[k] && id_first(ids[k]) == c && match_id(text, len, i, ids[k]))
-          record(out, LL_SCAN_ID, k, i);
-      if (c == 's' && ci_prefix(text, len, i, "sig=")) {
-        size_t v = i + 4;
-        int redacted = len - v >= 8 && memcmp(text + v, "REDACTED", 8) == 0 &&
-                       (v + 8 == len || is_scan_sig_end(text[v + 8]));
-        if (!redacted)
-          record(out, LL_SCAN_SIG, 0, i);
+    unsigned char f = id_first(ids[q]);
+    unsigned char both[2] = {f, f >= 'a' && f <= 'z' ? (unsigned char)(f - 32)
+                                                     : f};
+    for (int u = 0; u < (both[1] == both[0] ? 1 : 2); u++) {
+      unsigned char b = both[u];
+      if (seen[b])
+        continue;
+      seen[b] = 1;
+      for (const char *p = text; (size_t)(p - text) < len &&
+                                 (p = memchr(p, b, len - (size_t)(p - text)));
+           p++) {
+        size_t i = (size_t)(p - text);
+        for (size_t k = 0; k < n_ids; k++)
+          if (ids[k] && id_first(ids[k]) == f && match_id(text, len, i, ids[k]))
+            record(out, LL_SCAN_ID, k, i);
       }
     }
   }
+  /* "sig=" (any case) is found by its '=', rarer in a line than 's'. */
+  for (const char *p = text; (size_t)(p - text) < len &&
+                             (p = memchr(p, '=', len - (size_t)(p - text)));
+       p++) {
+    size_t j = (size_t)(p - text);
+    if (j < 3 || !ci_prefix(text, len, j - 3, "sig="))
+      continue;
+    size_t i = j - 3, v = j + 1;
+    int redacted = len - v >= 8 && memcmp(text + v, "REDACTED", 8) == 0 &&
+                   (v + 8 == len || is_scan_sig_end(text[v + 8]));
+    if (!redacted)
+      record(out, LL_SCAN_SIG, 0, i);
+  }
+  /* A secret is found by its least common byte: every match holds it at
+   * the same place. */
   for (size_t k = 0; k < n_secrets; k++) {
     size_t sl = secrets[k] ? strlen(secrets[k]) : 0;
-    if (sl == 0 || sl > len)
-      continue;
-    const char *p = text, *last = text + (len - sl);
-    while (p <= last &&
-           (p = memchr(p, secrets[k][0], (size_t)(last - p) + 1)) != NULL) {
-      if (memcmp(p, secrets[k], sl) == 0)
-        record(out, LL_SCAN_SECRET, k, (size_t)(p - text));
-      p++;
+    for (size_t i = 0, at; i < len; i = at + 1) {
+      at = i + find_secret(text + i, len - i, secrets[k], sl);
+      if (at >= len)
+        break;
+      record(out, LL_SCAN_SECRET, k, at);
     }
   }
 }

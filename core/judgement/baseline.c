@@ -177,7 +177,7 @@ static int is_str(const char *a, const char *b) {
 }
 
 static int is_preflight(const cJSON *row) {
-  return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "preflight"));
+  return cJSON_IsTrue(ll_json_get(row, "preflight"));
 }
 
 /* What a response says about the request's condition header. */
@@ -231,7 +231,7 @@ static void discrepancy(const ll_model *m, const cJSON *row, cJSON *d,
       ll_json_str(row, "operation"), ll_json_long(row, "http_status", 0),
       ll_json_str(row, "azure_error_code"),
       ll_json_str(row, "returned_api_version"));
-  cJSON *list = cJSON_GetObjectItemCaseSensitive(d, "discrepancy");
+  cJSON *list = ll_json_get(d, "discrepancy");
   if (!cJSON_IsArray(list)) {
     cJSON_DeleteItemFromObjectCaseSensitive(d, "discrepancy");
     list = cJSON_AddArrayToObject(d, "discrepancy");
@@ -290,8 +290,7 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
                    status);
           discrepancy(m, row, d, "status", text);
         }
-        const cJSON *same = cJSON_GetObjectItemCaseSensitive(
-            row, "returned_lease_matches_proposed");
+        const cJSON *same = ll_json_get(row, "returned_lease_matches_proposed");
         if (op == LL_OP_LEASE_ACQUIRE && !cJSON_IsTrue(same)) {
           cls = "EVIDENCE_ERROR";
           discrepancy(

@@ -42,7 +42,7 @@ const char *ll_deviations_lookup(const char *kind, const char *judged_as,
   const cJSON *table = deviations;
   const cJSON *e;
   cJSON_ArrayForEach(e, table) {
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "status");
+    const cJSON *st = ll_json_get(e, "status");
     if (match(ll_json_str(e, "kind"), kind) &&
         match(ll_json_str(e, "endpoint_kind"), judged_as) &&
         match(ll_json_str(e, "server"), server) &&

@@ -126,7 +126,7 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
   int doubtful = eq(cls, "UNKNOWN_OUTCOME") || eq(cls, "EVIDENCE_ERROR");
   if (ll_op_is_mutation(op) && !eq(outcome, "NOT_SENT"))
     m->harm.mutations_sent++;
-  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "preflight"))) {
+  if (cJSON_IsTrue(ll_json_get(row, "preflight"))) {
     preflight(m, row, cls);
     return 1;
   }

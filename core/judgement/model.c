@@ -44,7 +44,7 @@ static void add_reconcile(ll_model *m, const char *fmt, ...) {
 static ll_status settle(cJSON *row, cJSON *derived, int fill, ll_error *err) {
   cJSON *it;
   cJSON_ArrayForEach(it, derived) {
-    cJSON *have = cJSON_GetObjectItemCaseSensitive(row, it->string);
+    cJSON *have = ll_json_get(row, it->string);
     if (fill) {
       cJSON *copy = cJSON_Duplicate(it, 1);
       if (!copy)
@@ -69,6 +69,19 @@ static ll_status settle(cJSON *row, cJSON *derived, int fill, ll_error *err) {
   return LL_OK;
 }
 
+/* Drops o[k] if there: searched from the last key, where the event of
+ * the row before (a read's intent, then its outcome) sits, instead of
+ * through every event of the run. */
+static void drop_key_from_end(cJSON *o, const char *k) {
+  cJSON *first = o ? o->child : NULL;
+  for (cJSON *c = first ? first->prev : NULL; c;
+       c = c == first ? NULL : c->prev)
+    if (c->string && strcmp(c->string, k) == 0) {
+      cJSON_Delete(cJSON_DetachItemViaPointer(o, c));
+      return;
+    }
+}
+
 static void remember_event(ll_model *m, const cJSON *row, const char *cls) {
   const char *id = ll_json_str(row, "event_id");
   if (!id)
@@ -86,7 +99,7 @@ static void remember_event(ll_model *m, const cJSON *row, const char *cls) {
                               : "");
   cJSON_AddNumberToObject(e, "http_status",
                           ll_json_long(row, "http_status", 0));
-  cJSON_DeleteItemFromObjectCaseSensitive(m->events, id);
+  drop_key_from_end(m->events, id);
   ll_json_add(m->events, id, e);
 }
 
@@ -306,7 +319,7 @@ static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
                    ll_json_long(row, "seq", 0));
   const char *id = ll_json_str(row, "event_id");
   if (id)
-    cJSON_DeleteItemFromObjectCaseSensitive(m->open_intents, id);
+    drop_key_from_end(m->open_intents, id);
   cJSON *d = cJSON_CreateObject();
   if (!d)
     return ll_fail(err, LL_E_NOMEM, "out of memory");
@@ -336,8 +349,8 @@ static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
                         : "";
   if (st == LL_OK) {
     const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(d, "discrepancy")) {
-      const cJSON *by = cJSON_GetObjectItemCaseSensitive(it, "explained_by");
+    cJSON_ArrayForEach(it, ll_json_get(d, "discrepancy")) {
+      const cJSON *by = ll_json_get(it, "explained_by");
       if (!cJSON_IsString(by)) {
         m->unexplained++;
         add_hold(m, "event %s (%s): unexplained discrepancy: %s", id ? id : "?",
@@ -413,14 +426,14 @@ static ll_status apply_finding(ll_model *m, cJSON *row, int fill,
   const char *kind = ll_json_str(row, "kind");
   const char *res = ll_json_str(row, "result");
   if (kind && strcmp(kind, "window") == 0) {
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(
-        m->events, ll_json_str(row, "before_event")
-                       ? ll_json_str(row, "before_event")
-                       : "");
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(
-        m->events,
-        ll_json_str(row, "put_event") ? ll_json_str(row, "put_event") : "");
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(
+    const cJSON *b =
+        ll_json_get(m->events, ll_json_str(row, "before_event")
+                                   ? ll_json_str(row, "before_event")
+                                   : "");
+    const cJSON *p = ll_json_get(m->events, ll_json_str(row, "put_event")
+                                                ? ll_json_str(row, "put_event")
+                                                : "");
+    const cJSON *a = ll_json_get(
         m->events,
         ll_json_str(row, "after_event") ? ll_json_str(row, "after_event") : "");
 #define BREAKING(e)                                                            \
@@ -485,8 +498,7 @@ static ll_status apply_row(ll_model *m, cJSON *row, int fill, ll_error *err) {
       cpy(m->api_version, sizeof m->api_version,
           ll_json_str(row, "api_version"));
     cJSON_Delete(m->actors);
-    m->actors = cJSON_Duplicate(
-        cJSON_GetObjectItemCaseSensitive(row, "permitted_actors"), 1);
+    m->actors = cJSON_Duplicate(ll_json_get(row, "permitted_actors"), 1);
     ll_harm_manifest(m, row);
   } else if (strcmp(rec, "declare") == 0) {
     if (m->ndecl >= LL_MAX_DECL)
@@ -496,7 +508,7 @@ static ll_status apply_row(ll_model *m, cJSON *row, int fill, ll_error *err) {
     cpy(d->writer, sizeof d->writer, ll_json_str(row, "writer"));
     cpy(d->sha, sizeof d->sha, ll_json_str(row, "payload_sha256"));
   } else if (strcmp(rec, "lifecycle") == 0) {
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(row, "destructive");
+    const cJSON *x = ll_json_get(row, "destructive");
     /* The read-back rule and a doubtful Put's uncertainty concern the
      * blob's bytes, not the lifecycle: they carry over (invariant 14). */
     long unreconciled = m->ep.unreconciled;
@@ -510,7 +522,7 @@ static ll_status apply_row(ll_model *m, cJSON *row, int fill, ll_error *err) {
   } else if (strcmp(rec, "intent") == 0) {
     const char *id = ll_json_str(row, "event_id");
     if (id) {
-      cJSON_DeleteItemFromObjectCaseSensitive(m->open_intents, id);
+      drop_key_from_end(m->open_intents, id);
       ll_json_add(m->open_intents, id, cJSON_Duplicate(row, 1));
     }
   } else if (strcmp(rec, "outcome") == 0) {

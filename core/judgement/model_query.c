@@ -155,7 +155,7 @@ cJSON *ll_model_reconcile_row(const ll_model *m, ll_error *err) {
   int doubtful_found = 0;
   const cJSON *d;
   cJSON_ArrayForEach(d, m->doubts) {
-    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(d, "revision");
+    const cJSON *rv = ll_json_get(d, "revision");
     if (strcmp(ll_json_pstr(d, "operation"), "Put Blob") == 0 &&
         cJSON_IsNumber(rv) && (long)rv->valuedouble == found && found >= 0)
       doubtful_found = 1;

@@ -55,7 +55,7 @@ static void ll_row_null(ll_row *b, const char *k) {
 
 /* src[k] copied, or null when src has no k. */
 static void ll_row_copy(ll_row *b, const cJSON *src, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, k);
+  const cJSON *v = ll_json_get(src, k);
   if (b->oom)
     return;
   ll_row_add(b, k, v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
@@ -299,7 +299,7 @@ cJSON *ll_row_outcome(const ll_outcome_ctx *c, const cJSON *in,
   /* invariant 15: the conditions sent, and the preflight's findings */
   static const char *const cond[] = {"if_none_match", "if_match", "preflight"};
   for (size_t i = 0; i < sizeof cond / sizeof cond[0]; i++)
-    if (cJSON_GetObjectItemCaseSensitive(in, cond[i]))
+    if (ll_json_get(in, cond[i]))
       ll_row_copy(&b, in, cond[i]);
   if (c->preflight && got) {
     ll_row_str_or_null(&b, "content_length", br.content_length);

@@ -19,6 +19,12 @@ int ll_sanitize_norm_id(const char *id, char out[LL_SANITIZE_ID_MAX]);
  * when out of memory or row is NULL. */
 cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
                        const char *const *aliases, size_t n);
+/* The same export form, but the strings and keys it would copy unchanged
+ * are borrowed from row (string references, constant keys): valid only
+ * while row lives and is not changed. The ledger keeps both rows until it
+ * closes, and deletes neither's borrowed text. */
+cJSON *ll_sanitize_row_shared(const cJSON *row, const char *const *ids,
+                              const char *const *aliases, size_t n);
 
 /* What the service handed back that must not be kept: every occurrence of
  * a secret (exact bytes), and every "sig=" value that is not REDACTED.
