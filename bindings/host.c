@@ -18,6 +18,7 @@
 #include "auth.h"
 #include "http.h"
 #include "l_common.h"
+#include "l_corroborate.h"
 #include "l_host.h"
 #include "l_report.h"
 #include "l_run.h"
@@ -43,6 +44,11 @@ static const char usage[] =
     "into DIR\n"
     "                                   (or OUTDIR, made 0700; DIR is then "
     "only read)\n"
+    "       leaselua corroborate DIR --logs FILE... | --print-query\n"
+    "                                   join the run with Azure Storage's own "
+    "logs\n"
+    "                                   (exit 0 CORROBORATED, 1 INCOMPLETE, 2 "
+    "CONTRADICTED)\n"
     "       leaselua dev-token [SECS]   an unsigned JWT for Azurite's --oauth "
     "basic\n"
     "       leaselua --version | --help\n"
@@ -300,6 +306,8 @@ int main(int argc, char **argv) {
     }
     return ll_report_main(dir, outdir, stdout, stderr);
   }
+  if (strcmp(argv[1], "corroborate") == 0) /* docs/CORROBORATION.md */
+    return ll_corroborate_main(argc - 2, argv + 2, stdout, stderr);
   if (strcmp(argv[1], "verify") == 0) /* its own arguments and exit codes */
     return ll_verify_main(argc - 2, argv + 2, stdout, stderr);
   if (argv[1][0] == '-') {
