@@ -265,6 +265,11 @@ static void join_one(const ll_log_set *logs, const cJSON *manifest,
     return;
   }
   if (q->matches == 0) {
+    if (unknown && (q->t0 < lo || q->t0 > hi))
+      ll_corr_note(t->missing, &t->n_missing, "settled",
+                   "seq %ld %s (%s outcome) falls outside the logs: whether "
+                   "the service processed it stays unknown",
+                   q->seq, q->operation, q->outcome);
     if (q->t0 < lo || q->t0 > hi)
       return; /* outside what the logs cover: counted as coverage */
     for (size_t i = 0; q->xreq && i < logs->n; i++)
@@ -380,6 +385,10 @@ static void unrecorded(const ll_log_set *logs, const ll_log_rec *r,
                  source(logs, r, src, sizeof src));
 }
 
+/* The service logs a request when it receives it: after the client sent
+ * it, before the client saw its response. The logs cover the run when
+ * they begin no later than the first request's response and end no
+ * earlier than the last request was sent. */
 static void coverage(const ll_log_set *logs, const ll_corr_req *reqs,
                      size_t nreq, int64_t first, int64_t last_start, int64_t lo,
                      int64_t hi, tally *t) {
@@ -395,8 +404,9 @@ static void coverage(const ll_log_set *logs, const ll_corr_req *reqs,
     ll_corr_fmt_time(lo, a, sizeof a);
     ll_corr_fmt_time(first, b, sizeof b);
     ll_corr_note(t->missing, &t->n_missing, "coverage",
-                 "the logs begin at %s, after the run's first request at %s", a,
-                 b);
+                 "the logs begin at %s, after the run's first request was "
+                 "answered at %s",
+                 a, b);
   }
   static const char *const cats[] = {"StorageRead", "StorageWrite",
                                      "StorageDelete"};
@@ -495,11 +505,12 @@ ll_status ll_corr_run(const char *dir, const ll_log_set *logs,
     goto cleanup;
   }
   int64_t first = INT64_MAX, last = INT64_MIN, last_start = INT64_MIN;
+  int64_t first_answer = INT64_MAX; /* the first request's response */
   for (size_t i = 0; i < nreq; i++) {
     if (reqs[i].t0 < 0)
       continue;
     if (reqs[i].t0 < first)
-      first = reqs[i].t0;
+      first = reqs[i].t0, first_answer = reqs[i].t1;
     if (reqs[i].t0 > last_start)
       last_start = reqs[i].t0;
     if (reqs[i].t1 > last)
@@ -521,7 +532,7 @@ ll_status ll_corr_run(const char *dir, const ll_log_set *logs,
   t.id_recorded = cJSON_IsObject(ids);
   for (size_t i = 0; i < nreq; i++)
     join_one(logs, manifest, &reqs[i], lo, hi, &t, used);
-  coverage(logs, reqs, nreq, first, last_start, lo, hi, &t);
+  coverage(logs, reqs, nreq, first_answer, last_start, lo, hi, &t);
   const char *blob = ll_json_str(manifest, "blob_path");
   int64_t margin = (int64_t)opts->margin_s * 1000;
   for (size_t i = 0; i < logs->n; i++) {

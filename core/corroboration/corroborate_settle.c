@@ -68,6 +68,12 @@ cJSON *ll_corr_rederive(const cJSON *rows, const cJSON *settled,
       replace(c, "http_status", cJSON_CreateNumber((double)status));
       replace(c, "outcome", cJSON_CreateString("RESPONSE"));
       replace(c, "transport_error", cJSON_CreateNull());
+      /* the lost response's x-ms-version: the service echoes the one
+       * requested (Versioning for the Azure Storage services); the logs
+       * record the requested one as operationVersion, not the reply */
+      const char *v = ll_json_str(row, "requested_api_version");
+      if (v)
+        replace(c, "returned_api_version", cJSON_CreateString(v));
     }
     ll_error e = {0};
     ll_status st = ll_model_apply(m, c, 1, &e);
@@ -91,10 +97,12 @@ cJSON *ll_corr_rederive(const cJSON *rows, const cJSON *settled,
   reasons = NULL;
   if (window)
     cJSON_AddStringToObject(out, "window_finding", window);
-  cJSON_AddStringToObject(out, "basis",
-                          "the export's rows, each settled UNKNOWN outcome "
-                          "replaced in memory by its logged status, folded by "
-                          "the judgement model (not a recorded decision)");
+  cJSON_AddStringToObject(
+      out, "basis",
+      "the export's rows, each settled UNKNOWN outcome "
+      "replaced in memory by its logged status, folded by "
+      "the judgement model, the lost response's x-ms-version taken "
+      "as the one requested (not a recorded decision)");
 cleanup:
   cJSON_Delete(reasons);
   ll_model_free(m);
