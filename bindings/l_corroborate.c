@@ -165,8 +165,17 @@ int ll_corroborate_main(int argc, char **argv, FILE *out, FILE *errs) {
     free(files);
     return st == LL_OK ? 0 : st == LL_E_NOMEM ? 70 : 64;
   }
+  /* the directory first: a bundle that holds no run reads no log */
+  cJSON *rows = NULL;
+  const cJSON *manifest = NULL;
+  ll_status st = ll_corr_load(dir, &rows, &manifest, &err);
+  cJSON_Delete(rows);
+  if (st != LL_OK) {
+    fprintf(errs, "leaselua: corroborate: %s\n", err.message);
+    free(files);
+    return st == LL_E_NOMEM ? 70 : 64;
+  }
   ll_log_set logs = {0};
-  ll_status st = LL_OK;
   for (int i = 0; i < nfiles && st == LL_OK; i++)
     st = ll_log_read(&logs, files[i], &err);
   free(files);

@@ -34,6 +34,11 @@ ll_status ll_chain_append(int dirfd, const char *name, cJSON *row,
     goto cleanup;
   }
   st = ll_ledger_read_fd(rfd, name, &rows, &bad, err);
+  if (st == LL_E_TAMPER) {
+    char why[sizeof err->message];
+    ll_strlcpy(why, err->message, sizeof why);
+    st = ll_fail(err, LL_E_TAMPER, "%s: %s; nothing appended", name, why);
+  }
   if (st != LL_OK)
     goto cleanup;
   long n = cJSON_GetArraySize(rows);
