@@ -8,6 +8,9 @@
 #include <time.h>
 
 #include "corroborate.h"
+#include "corroborate_load.h"
+#include "corroborate_query.h"
+#include "corroborate_write.h"
 #include "logs.h"
 
 #if defined(__has_include)

@@ -1,7 +1,9 @@
 /* `leaselua corroborate DIR --print-query` (corroborate.h): how to fetch
  * the service's logs of this run in one command. */
-#include "corroborate.h"
-#include "corroborate_impl.h"
+#include "corroborate_query.h"
+
+#include "corroborate_load.h"
+#include "log_rec.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * outcome (corroborate.h, ll_corr_rederive): the judgement model folds a
  * copy of the export rows in which each settled UNKNOWN outcome row holds
  * the logged status instead. The run's ledger is never changed. */
-#include "corroborate.h"
+#include "corroborate_settle.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * appended to corroboration.jsonl through the ledger's own chain code
  * (core/evidence/chain_file.c), corroboration.json replaced atomically,
  * and the principal fingerprint of the shared contract. */
-#include "corroborate.h"
+#include "corroborate_write.h"
 
 #include <ctype.h>
 #include <errno.h>

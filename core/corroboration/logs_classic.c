@@ -7,8 +7,7 @@
  * quoted fields holding raw quotes (""0x8D15A2913C934DE"" for an ETag, a
  * JSON authorization detail): a quoted field therefore ends at the first
  * '"' that is followed by ';' or by the end of the line. */
-#include "logs.h"
-#include "logs_impl.h"
+#include "logs_classic.h"
 
 #include <string.h>
 

@@ -1,8 +1,7 @@
 /* The two JSON forms of Azure Monitor's resource logs for blobs (logs.h):
  * a diagnostic setting's JSON lines and the StorageBlobLogs rows that
  * `az monitor log-analytics query` prints. Parsed with cJSON. */
-#include "logs.h"
-#include "logs_impl.h"
+#include "logs_json.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -24,8 +24,6 @@ const char *ll_corr_verdict_name(ll_corr_verdict v);
  * blob is looked for (--margin); the default and the largest. */
 #define LL_CORR_MARGIN_DEFAULT 300
 #define LL_CORR_MARGIN_MAX 86400
-/* Entries kept in each list of the result (the totals count them all). */
-#define LL_CORR_LIST_MAX 200
 /* Slack (ms) between the client's clock and the service's log time when
  * a record is placed inside an attempt's window. */
 #define LL_CORR_SKEW_MS 1000
@@ -43,34 +41,5 @@ typedef struct {
 ll_status ll_corr_run(const char *dir, const ll_log_set *logs,
                       const ll_corr_opts *opts, cJSON **out,
                       ll_corr_verdict *verdict, ll_error *err) LL_WARN_UNUSED;
-
-/* Appends the result's settlement rows and its corroboration row to
- * dir/corroboration.jsonl and writes dir/corroboration.json atomically. */
-ll_status ll_corr_write(const char *dir, const cJSON *result,
-                        ll_error *err) LL_WARN_UNUSED;
-
-/* The principal fingerprint of a tenant and object ID (the shared
- * contract): the first 16 hex of SHA-256 over
- * "leaselua-principal-v1:" lower(tid) ":" lower(oid). */
-ll_status ll_corr_fingerprint(const char *tid, const char *oid,
-                              char out[17]) LL_WARN_UNUSED;
-
-/* What the run's decision would be with each settled outcome in place of
- * its UNKNOWN (settled: [{seq, status}]), folded over a copy of the export
- * rows by the judgement model: {decision, reasons, window_finding}. The
- * ledger is never changed. NULL with err filled on failure. */
-cJSON *ll_corr_rederive(const cJSON *export_rows, const cJSON *settled,
-                        ll_error *err);
-
-/* --print-query: the KQL over StorageBlobLogs for the run's window and
- * blob (every column corroborate reads), the az command that runs it, and
- * the prefixes a diagnostic setting writes its JSON lines under. */
-ll_status ll_corr_query(const char *dir, int margin_s, ll_buf *out,
-                        ll_error *err) LL_WARN_UNUSED;
-
-/* The export rows and manifest of dir, read and chain-checked (shared by
- * the join and the query). *rows: caller deletes. */
-ll_status ll_corr_load(const char *dir, cJSON **rows, const cJSON **manifest,
-                       ll_error *err) LL_WARN_UNUSED;
 
 #endif

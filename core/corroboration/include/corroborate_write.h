@@ -1,0 +1,21 @@
+/* Writing a corroboration beside the run, and the principal fingerprint
+ * (corroborate_write.c). */
+#ifndef LL_CORROBORATE_WRITE_H
+#define LL_CORROBORATE_WRITE_H
+
+#include <cjson/cJSON.h>
+
+#include "ll.h"
+
+/* Appends the result's settlement rows and its corroboration row to
+ * dir/corroboration.jsonl and writes dir/corroboration.json atomically. */
+ll_status ll_corr_write(const char *dir, const cJSON *result,
+                        ll_error *err) LL_WARN_UNUSED;
+
+/* The principal fingerprint of a tenant and object ID (the shared
+ * contract): the first 16 hex of SHA-256 over
+ * "leaselua-principal-v1:" lower(tid) ":" lower(oid). */
+ll_status ll_corr_fingerprint(const char *tid, const char *oid,
+                              char out[17]) LL_WARN_UNUSED;
+
+#endif
