@@ -146,6 +146,17 @@ describe("leaselua corroborate", function()
     after(dir, l)
   end)
 
+  it("names an accepted lease operation by another principal whatever category the log gives it", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local recs = gen.records(dir)
+    local r = gen.stranger(recs, "BreakBlobLease", 202)
+    r.category = "StorageRead"
+    local rc, res = corroborate(dir, { log_file(dir, "break.json", gen.text(recs, "diagnostic")) })
+    assert.are.equal(2, rc)
+    assert.matches("unrecorded accepted BreakBlobLease 202", texts(res.contradictions))
+    after(dir, ledgers(dir))
+  end)
+
   it("lists a GetBlob by another principal and still corroborates (a reader is allowed)", function()
     local dir = bundle("azure-main-handoff-accept")
     local l = ledgers(dir)

@@ -6,6 +6,7 @@
 #include "corroborate_query.h"
 #include "corroborate_settle.h"
 #include "corroborate_write.h"
+#include "log_rec.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -213,7 +214,7 @@ static void unrecorded(const ll_log_set *logs, const ll_log_rec *r,
   else if (r->oid[0])
     who = "an object ID without a tenant";
   int accepted = numeric_status(r->status) && r->status[0] == '2';
-  int mutation = strcmp(r->category, "StorageRead") != 0;
+  int mutation = !ll_log_is_read(r->operation);
   const ll_corr_req *inside = NULL;
   for (size_t i = 0; i < nreq && !inside; i++)
     if (reqs[i].logged_op && strcmp(reqs[i].logged_op, r->operation) == 0 &&
@@ -281,9 +282,12 @@ static void coverage(const ll_log_set *logs, const ll_corr_req *reqs,
                                      "StorageDelete"};
   for (size_t c = 0; c < 3; c++) {
     int used = 0, present = 0;
-    for (size_t i = 0; i < nreq && !used; i++)
-      used = reqs[i].logged_op && !is(reqs[i].outcome, "NOT_SENT") &&
-             strcmp(ll_log_category_of(reqs[i].logged_op), cats[c]) == 0;
+    for (size_t i = 0; i < nreq && !used; i++) {
+      const char *cat =
+          reqs[i].logged_op ? ll_log_category_of(reqs[i].logged_op) : NULL;
+      used =
+          cat && !is(reqs[i].outcome, "NOT_SENT") && strcmp(cat, cats[c]) == 0;
+    }
     for (size_t i = 0; i < logs->n && !present; i++)
       present = strcmp(logs->recs[i].category, cats[c]) == 0;
     if (used && !present)

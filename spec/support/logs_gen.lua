@@ -36,6 +36,10 @@ local OPS = {
 }
 local READS = { GetBlob = true, GetBlobProperties = true }
 
+-- The category of an operation as these logs state it: reads and deletes
+-- as their names say, everything else (lease operations too: an
+-- assumption, the pages read do not say) StorageWrite; a record's own
+-- .category wins.
 local function category(op)
   if READS[op] then return "StorageRead" elseif op == "DeleteBlob" then return "StorageDelete" end
   return "StorageWrite"
@@ -124,7 +128,7 @@ local function diagnostic(r)
     time = r.time,
     resourceId = "/subscriptions/12345678-2222-3333-4444-555555555555/resourceGroups/mytestrp/providers/"
       .. "Microsoft.Storage/storageAccounts/" .. M.ACCOUNT .. "/blobServices/default",
-    category = category(r.op), operationName = r.op, operationVersion = "2023-11-03", schemaVersion = "1.0",
+    category = r.category or category(r.op), operationName = r.op, operationVersion = "2023-11-03", schemaVersion = "1.0",
     statusCode = r.status, statusText = r.text, durationMs = 5, callerIpAddress = "192.168.0.1:11111",
     correlationId = r.reqid, location = "uswestcentral", uri = uri(r),
     identity = {
@@ -138,7 +142,7 @@ end
 
 local function analytics(r)
   return {
-    TimeGenerated = r.time, AccountName = M.ACCOUNT, Category = category(r.op), OperationName = r.op,
+    TimeGenerated = r.time, AccountName = M.ACCOUNT, Category = r.category or category(r.op), OperationName = r.op,
     StatusCode = tostring(r.status), StatusText = r.text, CorrelationId = r.reqid, ClientRequestId = r.crid,
     Uri = uri(r), CallerIpAddress = "192.168.0.1:11111", AuthenticationType = "OAuth",
     RequesterObjectId = r.oid, RequesterTenantId = M.TENANT, TableName = "PrimaryResult",

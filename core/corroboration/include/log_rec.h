@@ -80,9 +80,14 @@ void ll_log_set_free(ll_log_set *s);
  * milliseconds since the epoch; 0 on success, -1 when it is not one. */
 int ll_log_parse_time(const char *s, int64_t *out_ms);
 
-/* The category a logged operation belongs to when the log does not say:
- * StorageRead, StorageWrite, StorageDelete (docs/CORROBORATION.md). */
+/* The category a logged operation belongs to when the log does not say,
+ * for the operations whose category is plain (reads, writes, deletes:
+ * docs/CORROBORATION.md); NULL for the others (the lease operations). */
 const char *ll_log_category_of(const char *operation);
+/* Whether a logged operation only reads: an unrecorded one is listed; any
+ * other (a write, a delete, a lease operation) that the service accepted
+ * contradicts the run. */
+int ll_log_is_read(const char *operation);
 
 /* A new zeroed record at the end of s (NULL: over LL_LOG_RECORDS_MAX, or
  * out of memory, with err filled naming the file). */
