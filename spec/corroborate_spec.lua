@@ -340,6 +340,19 @@ describe("leaselua corroborate", function()
     assert.are.equal(n, helper.count(norm, '"CLIENT%-REQUEST%-ID"'))
   end)
 
+  it("ships log fixtures that read as their formats, each labelled documented with its source", function()
+    local dir = bundle("rev5-lost")
+    local readme = helper.read("fixtures/logs/README.md")
+    for _, name in ipairs({ "rev5-lost.diagnostic.jsonl", "rev5-lost.storagebloblogs.azjson",
+      "rev5-lost.classic.log" }) do
+      local rc, res, err = corroborate(dir, { "fixtures/logs/" .. name })
+      assert.is_true(rc == 1 or rc == 2, name .. ": " .. tostring(rc) .. " " .. err)
+      assert.are.equal(27, res.log_records, name) -- the run's 27 requests, rev 5 logged
+      assert.truthy(readme:find("| `" .. name .. "` | documented |", 1, true), name .. " is not labelled in the README")
+    end
+    assert.matches("Azurite writes none", readme)
+  end)
+
   it("refuses a directory that holds no run, before reading any log (exit 64)", function()
     local rc, _, err = helper.run({ "corroborate", rp.tmpdir(), "--logs", "/nonexistent" }, rp.OFFLINE)
     assert.are.equal(64, rc)
