@@ -308,6 +308,10 @@ describe("leaselua corroborate", function()
     local rc, _, err = corroborate(dir, { f })
     assert.are.equal(64, rc)
     assert.matches("corroboration%.jsonl.*chain broken at row 1", err)
+    -- and verify sees the broken chain too
+    local vrc, vout, verr = helper.run({ "verify", dir })
+    assert.are.equal(2, vrc)
+    assert.matches("corroboration%.jsonl: chain broken at row 1", vout .. verr)
   end)
 
   it("--print-query prints the KQL, the az command and the blob prefixes (golden file)", function()
