@@ -48,7 +48,7 @@ local function corroborate(dir, files, extra)
   return rc, ok and res or nil, err, out
 end
 
-local function log_file(dir, name, text) return gen.write(rp.tmpdir() .. "/" .. name, text) end
+local function log_file(_, name, text) return gen.write(rp.tmpdir() .. "/" .. name, text) end
 
 -- the checks every corroboration must pass, whatever its verdict
 local function after(dir, ledgers)
@@ -128,7 +128,8 @@ describe("leaselua corroborate", function()
     local rc, res = corroborate(dir, { log_file(dir, "twice.json", gen.text(recs, "diagnostic")) })
     assert.are.equal(2, rc)
     assert.are.equal("CONTRADICTED", res.verdict)
-    assert.matches("hidden re%-send: seq %d+ Put Blob's client request ID .* is logged 2 times", texts(res.contradictions))
+    assert.matches("hidden re%-send: seq %d+ Put Blob's client request ID .* is logged 2 times",
+      texts(res.contradictions))
     after(dir, l)
   end)
 
@@ -355,6 +356,24 @@ describe("leaselua corroborate", function()
       assert.truthy(readme:find("| `" .. name .. "` | documented |", 1, true), name .. " is not labelled in the README")
     end
     assert.matches("Azurite writes none", readme)
+  end)
+
+  it("the report shows the run's decision and the corroboration side by side, and the query", function()
+    local dir = bundle("rev5-lost")
+    local out = rp.tmpdir() .. "/report"
+    local rc0, _, err0 = helper.run({ "report", dir, "--out", out }, rp.OFFLINE)
+    assert.are.equal(0, rc0, err0)
+    assert.matches("Not corroborated", helper.read(out .. "/summary.md"))
+    assert.truthy(helper.read(out .. "/report.html"):find("StorageBlobLogs", 1, true), "the query is in the report")
+    corroborate(dir, { log_file(dir, "set.json", gen.text(gen.records(dir, { unknown = "201" }), "diagnostic")) })
+    local rc, _, err = helper.run({ "report", dir, "--out", out }, rp.OFFLINE)
+    assert.are.equal(0, rc, err)
+    local md = helper.read(out .. "/summary.md")
+    assert.truthy(md:find("| the run's decision | with the service's logs | corroboration |", 1, true), md)
+    assert.truthy(md:find("| HOLD | HOLD | **CORROBORATED** |", 1, true), md)
+    local html = helper.read(out .. "/report.html")
+    assert.truthy(html:find('<section id="corroboration">', 1, true))
+    assert.truthy(html:find("<td>HOLD</td><td>HOLD</td><td><b>CORROBORATED</b></td>", 1, true))
   end)
 
   it("refuses a directory that holds no run, before reading any log (exit 64)", function()

@@ -37,7 +37,7 @@ ll_log_rec *ll_log_push(ll_log_set *s, int file, long line, ll_error *err) {
     return NULL;
   }
   if (s->n == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 256;
+    size_t cap = s->cap ? s->cap * 2 : 16;
     ll_log_rec *r = ll_realloc(s->recs, cap * sizeof *r);
     if (!r) {
       ll_fail(err, LL_E_NOMEM, "out of memory reading %s", name);

@@ -242,7 +242,8 @@ function M.content_history(m)
 end
 
 -- render(rows, opts) -> html, markdown. opts: dir, torn_row,
--- known_deviations (the reviewed table, for the reasons).
+-- known_deviations (the reviewed table, for the reasons), corroboration
+-- (DIR/corroboration.json) and corroboration_query (--print-query), from C.
 function M.render(rows, opts)
   local m = M.model(rows, opts)
   local html = require("lib.report_html").page(m)

@@ -82,7 +82,8 @@ function M.records(dir, opts)
         local path = r.operation == "Create Container" and ("/" .. manifest.container) or manifest.blob_path
         recs[#recs + 1] = {
           time = stamp(r.request_started_utc, 1), op = op, status = status,
-          text = status < 300 and "Success" or (r.azure_error_code ~= cjson.null and r.azure_error_code or "ClientOtherError"),
+          text = status < 300 and "Success"
+            or (r.azure_error_code ~= cjson.null and r.azure_error_code or "ClientOtherError"),
           crid = r.client_request_id,
           reqid = r.x_ms_request_id ~= cjson.null and r.x_ms_request_id or "0f0f0f0f-0000-4000-8000-000000000000",
           path = path, query = r.operation == "Create Container" and "?restype=container" or "",
@@ -128,7 +129,8 @@ local function diagnostic(r)
     time = r.time,
     resourceId = "/subscriptions/12345678-2222-3333-4444-555555555555/resourceGroups/mytestrp/providers/"
       .. "Microsoft.Storage/storageAccounts/" .. M.ACCOUNT .. "/blobServices/default",
-    category = r.category or category(r.op), operationName = r.op, operationVersion = "2023-11-03", schemaVersion = "1.0",
+    category = r.category or category(r.op), operationName = r.op, operationVersion = "2023-11-03",
+    schemaVersion = "1.0",
     statusCode = r.status, statusText = r.text, durationMs = 5, callerIpAddress = "192.168.0.1:11111",
     correlationId = r.reqid, location = "uswestcentral", uri = uri(r),
     identity = {
