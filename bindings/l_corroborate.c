@@ -193,7 +193,7 @@ int ll_corroborate_main(int argc, char **argv, FILE *out, FILE *errs) {
   if (st == LL_OK)
     st = ll_corr_run(dir, &logs, &opts, &res, &v, &err);
   if (st == LL_OK)
-    st = ll_corr_write(dir, res, &err);
+    st = ll_corr_write(dir, res, &logs, &err);
   ll_log_set_free(&logs);
   if (st != LL_OK) {
     fprintf(errs, "leaselua: corroborate: %s\n", err.message);

@@ -376,6 +376,61 @@ describe("leaselua corroborate", function()
     assert.truthy(html:find("<td>HOLD</td><td>HOLD</td><td><b>CORROBORATED</b></td>", 1, true))
   end)
 
+  it("never writes a raw object ID, even one a log puts in another field (secret scan, exit 70)", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local recs = gen.records(dir)
+    recs[3].crid = recs[3].oid -- the request is then found only by its request ID, under this "ID"
+    local rc, _, err = corroborate(dir, { log_file(dir, "oid.json", gen.text(recs, "diagnostic")) })
+    assert.are.equal(70, rc, err)
+    assert.matches("would hold", err)
+    assert.is_nil(helper.read(dir .. "/corroboration.json"))
+  end)
+
+  -- The manifest row given an identity record (actors16's contract), the
+  -- export re-chained: what a bundle with identities looks like to the join.
+  local function with_identities(dir, ids)
+    local path = dir .. "/export/ledger.jsonl"
+    local lines = {}
+    for l in io.lines(path) do lines[#lines + 1] = l end
+    local parts = {}
+    for actor, fp in pairs(ids) do parts[#parts + 1] = string.format('"%s":{"fingerprint":"%s"}', actor, fp) end
+    lines[1] = lines[1]:gsub('"record":"manifest",', '"record":"manifest","identities":{' .. table.concat(parts, ",")
+      .. "},", 1)
+    local prev = string.rep("0", 64)
+    local tmp = rp.tmpdir() .. "/line"
+    for i, l in ipairs(lines) do
+      local body = l:match('^(.*),"prev_hash":"%x+","row_hash":"%x+"}$')
+      local hashed = body .. ',"prev_hash":"' .. prev .. '"}'
+      helper.write(tmp, prev .. hashed)
+      local h = sha(tmp)
+      lines[i] = hashed:sub(1, -2) .. ',"row_hash":"' .. h .. '"}'
+      prev = h
+    end
+    helper.write(path, table.concat(lines, "\n") .. "\n")
+  end
+
+  it("checks each request's requester against its actor's recorded fingerprint", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local ids = {}
+    for _, actor in ipairs({ "A", "B", "operator", "observer" }) do
+      ids[actor] = fingerprint(gen.TENANT, gen.OID[actor])
+    end
+    with_identities(dir, ids)
+    local f = log_file(dir, "ids.json", gen.text(gen.records(dir), "diagnostic"))
+    local rc, res = corroborate(dir, { f })
+    assert.are.equal(0, rc, texts(res.contradictions))
+    assert.are.equal("checked", res.identity.status)
+    assert.are.equal(res.requests, res.identity.checked)
+    -- B's requests logged under A's principal: each one named
+    ids.B = fingerprint(gen.TENANT, gen.OID.stranger)
+    local dir2 = bundle("azure-main-handoff-accept")
+    with_identities(dir2, ids)
+    rc, res = corroborate(dir2, { log_file(dir2, "ids2.json", gen.text(gen.records(dir2), "diagnostic")) })
+    assert.are.equal(2, rc)
+    assert.matches("identity: seq %d+ [%w ]+ by B: the service logged principal " ..
+      fingerprint(gen.TENANT, gen.OID.B) .. ", not the actor's " .. ids.B, texts(res.contradictions))
+  end)
+
   it("refuses a directory that holds no run, before reading any log (exit 64)", function()
     local rc, _, err = helper.run({ "corroborate", rp.tmpdir(), "--logs", "/nonexistent" }, rp.OFFLINE)
     assert.are.equal(64, rc)

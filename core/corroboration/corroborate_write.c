@@ -14,6 +14,7 @@
 
 #include "chain_file.h"
 #include "hash.h"
+#include "sanitize.h"
 
 ll_status ll_corr_fingerprint(const char *tid, const char *oid, char out[17]) {
   char buf[256], hex[LL_SHA256_HEX];
@@ -71,7 +72,44 @@ cleanup:
   return st;
 }
 
-ll_status ll_corr_write(const char *dir, const cJSON *result, ll_error *err) {
+/* The distinct requester object IDs of the logs, at most
+ * LL_CORR_SCAN_IDS of them, borrowed. */
+#define LL_CORR_SCAN_IDS 1024
+static size_t distinct_oids(const ll_log_set *logs, const char **ids) {
+  size_t n = 0;
+  for (size_t i = 0; logs && i < logs->n && n < LL_CORR_SCAN_IDS; i++) {
+    const char *o = logs->recs[i].oid;
+    int seen = !o[0];
+    for (size_t k = 0; k < n && !seen; k++)
+      seen = strcmp(ids[k], o) == 0;
+    if (!seen)
+      ids[n++] = o;
+  }
+  return n;
+}
+
+static ll_status scan(const cJSON *result, const ll_log_set *logs,
+                      ll_error *err) {
+  const char **ids = calloc(LL_CORR_SCAN_IDS, sizeof *ids);
+  char *text = cJSON_PrintUnformatted(result);
+  ll_status st = LL_OK;
+  char what[128];
+  if (!ids || !text)
+    st = ll_fail(err, LL_E_NOMEM, "out of memory scanning the corroboration");
+  else if (ll_secret_scan(text, strlen(text), ids, distinct_oids(logs, ids),
+                          NULL, 0, what, sizeof what) > 0)
+    st = ll_fail(err, LL_E_INTERNAL,
+                 "the corroboration would hold %s; nothing written", what);
+  free(ids);
+  cJSON_free(text);
+  return st;
+}
+
+ll_status ll_corr_write(const char *dir, const cJSON *result,
+                        const ll_log_set *logs, ll_error *err) {
+  ll_status sst = scan(result, logs, err);
+  if (sst != LL_OK)
+    return sst;
   int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dirfd < 0)
     return ll_fail(err, LL_E_USAGE, "cannot open %s: %s", dir, strerror(errno));

@@ -6,11 +6,15 @@
 #include <cjson/cJSON.h>
 
 #include "ll.h"
+#include "log_rec.h"
 
 /* Appends the result's settlement rows and its corroboration row to
- * dir/corroboration.jsonl and writes dir/corroboration.json atomically. */
+ * dir/corroboration.jsonl and writes dir/corroboration.json atomically.
+ * First the printed result is scanned (core/evidence's secret scan) for
+ * every requester object ID of logs and for any SAS signature: a hit is
+ * LL_E_INTERNAL and nothing is written (a raw oid never reaches a file). */
 ll_status ll_corr_write(const char *dir, const cJSON *result,
-                        ll_error *err) LL_WARN_UNUSED;
+                        const ll_log_set *logs, ll_error *err) LL_WARN_UNUSED;
 
 /* The principal fingerprint of a tenant and object ID (the shared
  * contract): the first 16 hex of SHA-256 over
