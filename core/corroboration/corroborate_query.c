@@ -10,24 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "jsonx.h"
 
 void ll_corr_fmt_time(int64_t ms, char *buf, size_t cap) {
-  long long t = ms / 1000, frac = ms % 1000;
-  long long days = t / 86400, sod = t % 86400;
-  if (frac < 0)
-    frac += 1000, t--;
-  if (sod < 0)
-    sod += 86400, days--;
-  /* the civil date of a day number (Hinnant) */
-  long long z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
-  long long doe = z - era * 146097;
-  long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  long long y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  long long mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1;
-  long long m = mp < 10 ? mp + 3 : mp - 9;
-  snprintf(buf, cap, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ",
-           y + (m <= 2), m, d, sod / 3600, sod / 60 % 60, sod % 60, frac);
+  ll_clock_format_utc(ms, buf, (unsigned)cap);
 }
 
 static void put(ll_buf *b, const char *fmt, ...) LL_PRINTF(2, 3);

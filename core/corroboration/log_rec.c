@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "clock.h"
 
 static const char *const format_names[LL_LOG__FORMATS] = {
     [LL_LOG_DIAGNOSTIC] = "diagnostic-setting JSON lines",
@@ -109,16 +110,6 @@ static int digits(const char *s, int n, int *out) {
   return 0;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant). */
-static int64_t days_from_civil(int y, int m, int d) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
 int ll_log_parse_time(const char *s, int64_t *out_ms) {
   int y, mo, d, h, mi, se, ms = 0;
   if (!s || strlen(s) < 19)
@@ -148,7 +139,7 @@ int ll_log_parse_time(const char *s, int64_t *out_ms) {
     return -1;
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
     return -1;
-  *out_ms = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 +
+  *out_ms = ((ll_days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 +
             (int64_t)se * 1000 + ms;
   return 0;
 }

@@ -176,11 +176,6 @@ function M.text(recs, format)
   return table.concat(out, "\n") .. "\n"
 end
 
-function M.write(path, text)
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-  return path
-end
+M.write = require("helper").write
 
 return M
