@@ -4,7 +4,6 @@
 #include "logs_json.h"
 
 #include <cjson/cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,8 +28,9 @@ static int take_status(char *dst, size_t cap, const cJSON *v) {
     take(dst, cap, v);
     return 1;
   }
+  /* the range first: the cast is then defined (no libm needed) */
   if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1000 &&
-      floor(v->valuedouble) == v->valuedouble) {
+      (double)(int)v->valuedouble == v->valuedouble) {
     snprintf(dst, cap, "%d", (int)v->valuedouble);
     return 1;
   }
