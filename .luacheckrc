@@ -2,4 +2,5 @@
 std = "lua54"
 max_line_length = 120
 files["spec"] = { std = "+busted" }
+files["examples"] = { std = "+busted" }
 exclude_files = { "build*/**", "tools/emulator/node_modules/**", "bench/peers/**" }

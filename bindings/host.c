@@ -20,11 +20,14 @@
 #include "l_common.h"
 #include "l_corroborate.h"
 #include "l_host.h"
+#include "l_replay_args.h"
 #include "l_report.h"
 #include "l_run.h"
 #include "l_sandbox.h"
+#include "l_spec.h"
 #include "l_verify.h"
 #include "operator.h"
+#include "sign.h"
 
 static const char usage[] =
     "usage: leaselua FLOW [operator options] [flow options]\n"
@@ -33,22 +36,31 @@ static const char usage[] =
     "                                   recover (leaselua FLOW --help)\n"
     "       leaselua SCRIPT.lua [operator options] [script options]\n"
     "                                   run your own script in the sandbox\n"
-    "       leaselua verify [--export-only] [--json] DIR\n"
+    "       leaselua verify [--export-only] [--json] [--allowed-signers "
+    "FILE] DIR\n"
     "                                   check an evidence directory (--json: "
     "one\n"
-    "                                   JSON object on stdout)\n"
-    "                                   (exit 0 consistent, 2 inconsistent: "
-    "not the decision)\n"
+    "                                   JSON object on stdout; a signed "
+    "bundle's\n"
+    "                                   SHA256SUMS and signature too)\n"
+    "                                   (exit 0 consistent, 2 inconsistent; "
+    "not\n"
+    "                                   the decision)\n"
     "       leaselua report DIR [--out OUTDIR]\n"
     "                                   write report.html and summary.md "
     "into DIR\n"
     "                                   (or OUTDIR, made 0700; DIR is then "
     "only read)\n"
+    "       leaselua spec [busted options] SPEC...\n"
+    "                                   run your busted specs with lua5.4 "
+    "and\n"
+    "                                   leaselua's paths (installed or build "
+    "tree)\n"
     "       leaselua corroborate DIR --logs FILE... | --print-query\n"
     "                                   join the run with Azure Storage's own "
     "logs\n"
-    "                                   (exit 0 CORROBORATED, 1 INCOMPLETE, 2 "
-    "CONTRADICTED)\n"
+    "                                   (exit 0 CORROBORATED, 1 INCOMPLETE,\n"
+    "                                   2 CONTRADICTED; not the decision)\n"
     "       leaselua dev-token [SECS]   an unsigned JWT for Azurite's --oauth "
     "basic\n"
     "       leaselua --version | --help\n"
@@ -131,6 +143,65 @@ static int asks_help(int n, char **args) {
   return 0;
 }
 
+/* The export holds the host's "signing" note (rows are written compact,
+ * keys in a fixed order, so the note's head is always these bytes). */
+static int declares_signing(const char *dir) {
+  char path[PATH_MAX];
+  ll_buf b = {0};
+  int n = snprintf(path, sizeof path, "%s/export/ledger.jsonl", dir);
+  int found = n > 0 && (size_t)n < sizeof path &&
+              ll_buf_read_file(&b, path, 256u * 1024u * 1024u) == LL_OK &&
+              b.p && strstr(b.p, "\"record\":\"note\",\"step\":\"signing\"");
+  free(b.p);
+  return found;
+}
+
+/* --sign-key, before the first request: the key is one ssh-keygen reads
+ * without a passphrase; a recovery of a signed bundle must re-sign it,
+ * or its signature would no longer match what the recovery appended. */
+static ll_status signing_preflight(const ll_operator *op, char *fp, size_t cap,
+                                   ll_error *err) {
+  if (op->recover && op->evidence[0] && !op->sign_key[0] &&
+      ll_bundle_is_signed(op->evidence))
+    return ll_fail(err, LL_E_USAGE,
+                   "%s is a signed bundle: pass --sign-key FILE so that the "
+                   "recovery re-signs it (its earlier signature is kept "
+                   "under " LL_SIGN_HISTORY "/)",
+                   op->evidence);
+  if (op->recover && op->evidence[0] && !op->sign_key[0] &&
+      declares_signing(op->evidence))
+    return ll_fail(err, LL_E_USAGE,
+                   "%s was to be signed (its ledger's signing note) and the "
+                   "run did not end: pass --sign-key FILE so that the "
+                   "recovery signs it",
+                   op->evidence);
+  if (!op->sign_key[0])
+    return LL_OK;
+  ll_sign_key key;
+  ll_status st = ll_sign_key_check(op->sign_key, &key, err);
+  if (st == LL_OK)
+    snprintf(fp, cap, "%s key %s", key.type[0] ? key.type : "an SSH",
+             key.fingerprint);
+  return st;
+}
+
+/* The host's last act, after the run is closed and whatever its ending:
+ * SHA256SUMS and its signature. Returns 0, or 70 when the operator asked
+ * for a signed bundle and did not get one. */
+static int sign_bundle(const ll_operator *op, const ll_host *host) {
+  if (!op->sign_key[0] || !host->evidence_dir[0])
+    return 0;
+  ll_error err = {0};
+  if (ll_bundle_sign(host->evidence_dir, op->sign_key, &err) != LL_OK) {
+    fprintf(stderr, "leaselua: the bundle %s is not signed: %s (exit 70)\n",
+            host->evidence_dir, err.message);
+    return 70;
+  }
+  fprintf(stderr, "leaselua: signed %s/" LL_SIGN_SUMS " with %s\n",
+          host->evidence_dir, host->sign_key_fp);
+  return 0;
+}
+
 static int run_script(int argc, char **argv) {
   ll_operator op;
   ll_error err = {0};
@@ -144,10 +215,18 @@ static int run_script(int argc, char **argv) {
   ll_status st = ll_operator_from_env(&op, getenv_ro, &err);
   if (st == LL_OK)
     st = ll_operator_from_args(&op, argc - 2, argv + 2, rest, &nrest, &err);
+  /* what a recording names, and what a replay takes from its fixture */
+  static ll_fixture_context flow_ctx, recorded;
+  ll_host_flow_context(argv[1], nrest, rest, &flow_ctx);
+  if (st == LL_OK && op.replay[0])
+    st = ll_host_replay_context(&op, argv[1], getenv_ro, &recorded, &err);
   ll_error finish_err = {0};
   if (st == LL_OK && ll_operator_finish(&op, &finish_err) != LL_OK &&
       !asks_help(nrest, rest))
     st = finish_err.code, err = finish_err;
+  char key_fp[128] = "";
+  if (st == LL_OK && !asks_help(nrest, rest))
+    st = signing_preflight(&op, key_fp, sizeof key_fp, &err);
   if (st != LL_OK) {
     fprintf(stderr, "leaselua: %s: %s\n", ll_code_name(st), err.message);
     free(rest);
@@ -159,7 +238,12 @@ static int run_script(int argc, char **argv) {
     free(rest);
     return 70;
   }
-  ll_host host = {.op = &op, .decision = -1, .config_error = finish_err};
+  ll_host host = {.op = &op,
+                  .decision = -1,
+                  .config_error = finish_err,
+                  .flow = &flow_ctx,
+                  .recorded = &recorded};
+  ll_strlcpy(host.sign_key_fp, key_fp, sizeof host.sign_key_fp);
   ll_sandbox_open(L);
   ll_lua_host_install(L, &host);
   lua_createtable(L, nrest, 1);
@@ -186,6 +270,7 @@ static int run_script(int argc, char **argv) {
   /* The exit code is the recorded decision, whatever the script returned:
    * a run left open or without a decision is ended here, HOLD. */
   ll_lua_host_close_run(&host, failed ? "it raised an error" : "it returned");
+  int sign_rc = sign_bundle(&op, &host);
   if (host.replay_failed)
     rc = 64;
   else if (host.decision >= 0 && host.decision <= 3)
@@ -203,6 +288,8 @@ static int run_script(int argc, char **argv) {
   } else if (rc < 0) {
     rc = 0; /* only its usage was printed */
   }
+  if (sign_rc)
+    rc = sign_rc;
   lua_close(L);
   free(rest);
   return rc;
@@ -308,6 +395,8 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "corroborate") == 0) /* docs/CORROBORATION.md */
     return ll_corroborate_main(argc - 2, argv + 2, stdout, stderr);
+  if (strcmp(argv[1], "spec") == 0) /* a user's busted specs */
+    return ll_spec_main(argc - 2, argv + 2, stderr);
   if (strcmp(argv[1], "verify") == 0) /* its own arguments and exit codes */
     return ll_verify_main(argc - 2, argv + 2, stdout, stderr);
   if (argv[1][0] == '-') {

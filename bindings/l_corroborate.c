@@ -157,6 +157,15 @@ int ll_corroborate_main(int argc, char **argv, FILE *out, FILE *errs) {
     return rc;
   }
   ll_error err = {0};
+#ifdef LL_HAVE_SIGN
+  /* the key is checked before anything is read or written */
+  ll_sign_key key;
+  if (sign_key && ll_sign_key_check(sign_key, &key, &err) != LL_OK) {
+    fprintf(errs, "leaselua: corroborate: %s\n", err.message);
+    free(files);
+    return err.code == LL_E_USAGE ? 64 : 70;
+  }
+#endif
   if (print_query) {
     ll_buf b = {0};
     ll_status st = ll_corr_query(dir, (int)margin, &b, &err);
@@ -211,5 +220,13 @@ int ll_corroborate_main(int argc, char **argv, FILE *out, FILE *errs) {
   cJSON_Delete(res);
   if (sign_key && sign_bundle(dir, sign_key, errs) != 0)
     return 70;
+#ifdef LL_HAVE_SIGN
+  if (!sign_key && ll_bundle_is_signed(dir))
+    fprintf(errs,
+            "leaselua: corroborate: %s is signed; its SHA256SUMS does not "
+            "cover corroboration.json and corroboration.jsonl until it is "
+            "re-signed (--sign-key)\n",
+            dir);
+#endif
   return (int)v;
 }

@@ -7,19 +7,26 @@
 
 #include <lua.h>
 
+#include "fixture.h"
 #include "operator.h"
 
 struct l_run;
 
 typedef struct {
-  const ll_operator *op; /* borrowed; outlives the lua_State */
-  int opened;            /* leaselua.open was called (once at most) */
-  struct l_run *handle;  /* the open run, NULL once closed */
-  int decision;          /* the recorded ll_decision, -1 none */
-  int stop_exit;         /* invariant 15's target_stop: 64 or 2, else 0 */
-  int replay_failed;     /* a strict replay diverged (exit 64) */
-  int help;              /* the script printed its usage (leaselua.help) */
-  char label[16];        /* replay: the fixture's endpoint kind */
+  const ll_operator *op;  /* borrowed; outlives the lua_State */
+  int opened;             /* leaselua.open was called (once at most) */
+  struct l_run *handle;   /* the open run, NULL once closed */
+  int decision;           /* the recorded ll_decision, -1 none */
+  int stop_exit;          /* invariant 15's target_stop: 64 or 2, else 0 */
+  int replay_failed;      /* a strict replay diverged (exit 64) */
+  int help;               /* the script printed its usage (leaselua.help) */
+  char label[16];         /* replay: the fixture's endpoint kind */
+  char evidence_dir[512]; /* the opened run's bundle: signed at the end */
+  char sign_key_fp[128];  /* --sign-key's "TYPE key SHA256:...", or "" */
+  /* the flow's script file name and own arguments, as given: a recording
+   * writes them into its header; in a replay, recorded: the fixture's
+   * (has_flow 0 when it has none for this script), for lib.cli */
+  const ll_fixture_context *flow, *recorded;
   ll_error config_error; /* the operator's configuration is incomplete:
                             the script may still print --help, but
                             leaselua.open raises this */

@@ -192,12 +192,36 @@ static int l_usage_error(lua_State *L) {
   return ll_lua_raise(L, LL_E_USAGE, buf);
 }
 
-static const luaL_Reg funcs[] = {
-    {"versions", l_versions},       {"help", l_help},
-    {"usage_error", l_usage_error}, {"payload", l_payload},
-    {"sha256", l_sha256},           {"getenv", l_getenv},
-    {"isatty", l_isatty},           {"columns", l_columns},
-    {"ledger", l_ledger},           {NULL, NULL}};
+/* leaselua.fixture_args() -> the flow arguments the replayed fixture
+ * recorded for this script (lib.cli.parse merges them), or nil: no replay,
+ * a fixture that recorded none or another script's, or the stock module.
+ * The operator chose the fixture; its flow arguments are the script's own. */
+static int l_fixture_args(lua_State *L) {
+  ll_host *h = ll_lua_host(L);
+  const ll_fixture_context *c = h ? h->recorded : NULL;
+  if (!c || !c->has_flow) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_createtable(L, c->nargs, 0);
+  for (int i = 0; i < c->nargs; i++) {
+    lua_pushstring(L, c->args[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+static const luaL_Reg funcs[] = {{"fixture_args", l_fixture_args},
+                                 {"versions", l_versions},
+                                 {"help", l_help},
+                                 {"usage_error", l_usage_error},
+                                 {"payload", l_payload},
+                                 {"sha256", l_sha256},
+                                 {"getenv", l_getenv},
+                                 {"isatty", l_isatty},
+                                 {"columns", l_columns},
+                                 {"ledger", l_ledger},
+                                 {NULL, NULL}};
 
 int ll_lua_open_module(lua_State *L) {
   ll_alloc_init(); /* cJSON counts its failed allocations from here on */

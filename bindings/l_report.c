@@ -19,6 +19,7 @@
 #include "l_json.h"
 #include "l_sandbox.h"
 #include "ledger.h"
+#include "sign.h"
 
 extern const char ll_known_deviations_json[];
 
@@ -30,6 +31,7 @@ typedef struct {
   const cJSON *deviations;
   const char *dir;
   long torn_row;
+  const char *signer;              /* the signature line (signer_line) */
   const cJSON *corroboration;      /* DIR/corroboration.json, or NULL */
   const char *corroboration_query; /* --print-query's text, or NULL */
 } render_args;
@@ -67,6 +69,8 @@ static int render(lua_State *L) {
   }
   ll_lua_push_json(L, a->deviations);
   lua_setfield(L, -2, "known_deviations");
+  lua_pushstring(L, a->signer);
+  lua_setfield(L, -2, "signer");
   if (a->corroboration) {
     ll_lua_push_json(L, a->corroboration);
     lua_setfield(L, -2, "corroboration");
@@ -181,6 +185,36 @@ static int make_outdir(const char *outdir, const struct stat *dir_sb,
   return 64;
 }
 
+/* What the report says of the signature: "unsigned", the signing key
+ * (whose owner only an allowed-signers file names: leaselua verify), or
+ * why the signature does not hold. Without an allowed-signers file. */
+static void signer_line(const char *dir, char *buf, size_t cap) {
+  ll_sign_report *sr = malloc(sizeof *sr);
+  ll_error err = {0};
+  if (!sr) {
+    snprintf(buf, cap, "signature not checked (out of memory)");
+    return;
+  }
+  ll_status st = ll_bundle_check(dir, NULL, sr, &err);
+  if (st == LL_OK && sr->state == LL_SIG_UNSIGNED) {
+    snprintf(buf, cap, "unsigned");
+  } else if (st == LL_OK) {
+    int n = snprintf(buf, cap,
+                     "signed with %s key %s (%ld files match SHA256SUMS; "
+                     "leaselua verify --allowed-signers names the signer)",
+                     sr->key.type, sr->key.fingerprint, sr->listed);
+    for (int i = 0; i < sr->n_history && n > 0 && (size_t)n < cap; i++)
+      n += snprintf(buf + n, cap - (size_t)n, "; earlier: %s by %s key %s",
+                    sr->history[i].dir, sr->history[i].key.type,
+                    sr->history[i].key.fingerprint);
+  } else if (st == LL_E_TAMPER) {
+    snprintf(buf, cap, "BAD SIGNATURE: %.600s", sr->problem);
+  } else {
+    snprintf(buf, cap, "signature not checked: %.400s", err.message);
+  }
+  free(sr);
+}
+
 int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
   struct stat sb;
   if (!dir || !*dir || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
@@ -190,6 +224,14 @@ int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
   }
   if (outdir && check_outdir(outdir, &sb, errs) != 0)
     return 64;
+  if (!outdir && ll_bundle_is_signed(dir)) {
+    fprintf(errs,
+            "leaselua: report: %s is a signed bundle: a report written into "
+            "it would be a file its SHA256SUMS does not cover; pass --out "
+            "OUTDIR\n",
+            dir);
+    return 64;
+  }
   const char *target = outdir ? outdir : dir;
   char ledger[PATH_MAX];
   int n = snprintf(ledger, sizeof ledger, "%s/export/ledger.jsonl", dir);
@@ -246,7 +288,10 @@ int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
     goto cleanup;
   }
   ll_sandbox_open(L);
-  render_args args = {rows, deviations, dir, torn, corroboration, query};
+  char signer[1024];
+  signer_line(dir, signer, sizeof signer);
+  render_args args = {rows,   deviations,    dir,  torn,
+                      signer, corroboration, query};
   lua_pushcfunction(L, traceback);
   lua_pushcfunction(L, render);
   lua_pushlightuserdata(L, &args);

@@ -284,7 +284,8 @@ static int l_open(lua_State *L) {
   ll_run_config cfg = {0};
   char label_local[16] = "";
   char *label = host ? host->label : label_local;
-  if (ll_transport_make(op, &cfg, label, sizeof label_local, &err) != LL_OK) {
+  if (ll_transport_make(op, &cfg, host ? host->flow : NULL, label,
+                        sizeof label_local, &err) != LL_OK) {
     cJSON_Delete(manifest);
     return ll_lua_raise(L, err.code, err.message);
   }
@@ -306,6 +307,9 @@ static int l_open(lua_State *L) {
   cJSON_Delete(manifest);
   if (!h->run)
     return ll_lua_raise(L, err.code, err.message);
+  /* the bundle exists now: whatever happens next, the host signs it */
+  if (host)
+    ll_strlcpy(host->evidence_dir, evidence, sizeof host->evidence_dir);
   if (ll_run_plan(h->run, &plan, op->after[0] ? op->after : NULL, &err) !=
       LL_OK) {
     ll_run_close(h->run);
@@ -316,6 +320,16 @@ static int l_open(lua_State *L) {
     host->opened = 1;
     host->handle = h;
     h->host = host;
+    /* the ledger says the bundle is to be signed, and by which key, so a
+     * signature removed later is missed (leaselua verify) */
+    if (host->sign_key_fp[0]) {
+      char text[256];
+      snprintf(text, sizeof text,
+               "the host signs the bundle when the run ends, with %s",
+               host->sign_key_fp);
+      if (ll_run_note(h->run, "signing", text, &err) != LL_OK)
+        return ll_lua_raise(L, err.code, err.message);
+    }
   }
   return 1;
 }

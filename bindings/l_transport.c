@@ -75,6 +75,10 @@ void ll_operator_from_lua(lua_State *L, int idx, ll_operator *op) {
            sizeof op->record_description);
   copy_str(L, idx, "after", op->after, sizeof op->after);
   copy_str(L, idx, "api_version", op->api_version, sizeof op->api_version);
+  /* resolved by ll_operator_finish like --proxy / --no-proxy; the
+   * embedding API reads no proxy variable, so none is none */
+  copy_str(L, idx, "proxy", op->proxy_opt, sizeof op->proxy_opt);
+  copy_str(L, idx, "no_proxy", op->no_proxy_opt, sizeof op->no_proxy_opt);
   op->allow_api_version = copy_bool(L, idx, "allow_api_version");
   if (rawfield(L, idx, "manifest") == LUA_TSTRING)
     copy_str(L, idx, "manifest", op->manifest, sizeof op->manifest);
@@ -125,8 +129,22 @@ void ll_operator_from_lua(lua_State *L, int idx, ll_operator *op) {
   lua_pop(L, 1);
 }
 
+/* The header of a recording: the operator's target, and the flow the
+ * host runs (its script's file name and own arguments) when there is one. */
+static ll_status record_context(ll_transport *t, const ll_operator *op,
+                                const ll_fixture_context *flow, ll_error *err) {
+  static ll_fixture_context c; /* large; one run per process */
+  memset(&c, 0, sizeof c);
+  if (flow && flow->has_flow)
+    c = *flow;
+  c.has_target = ll_strlcpy(c.container, op->container, sizeof c.container) &&
+                 ll_strlcpy(c.blob, op->blob, sizeof c.blob);
+  return ll_fixture_record_context(t, &c, err);
+}
+
 ll_status ll_transport_make(const ll_operator *op, ll_run_config *cfg,
-                            char *label, size_t label_cap, ll_error *err) {
+                            const ll_fixture_context *flow, char *label,
+                            size_t label_cap, ll_error *err) {
   const char *url = op->account_url;
   ll_status st = ll_http_check_url(url, err);
   if (st != LL_OK) {
@@ -180,6 +198,10 @@ ll_status ll_transport_make(const ll_operator *op, ll_run_config *cfg,
     t = ll_fixture_record_new(
         t, op->record, clock, account_path, NULL,
         op->record_description[0] ? op->record_description : NULL, err);
+  if (t && op->record[0] && record_context(t, op, flow, err) != LL_OK) {
+    ll_transport_free(t);
+    t = NULL;
+  }
   if (!t) {
     ll_auth_free(auth);
     ll_clock_free(clock);

@@ -5,6 +5,7 @@
 
 #include <lua.h>
 
+#include "fixture.h"
 #include "operator.h"
 #include "run.h"
 
@@ -20,7 +21,7 @@ void ll_operator_from_lua(lua_State *L, int idx, ll_operator *op);
  * network (cfg->fixture_label points into label, which must outlive
  * ll_run_open); with record, the wire is wrapped by a recorder. */
 ll_status ll_transport_make(const ll_operator *op, ll_run_config *cfg,
-                            char *label, size_t label_cap,
-                            ll_error *err) LL_WARN_UNUSED;
+                            const ll_fixture_context *flow, char *label,
+                            size_t label_cap, ll_error *err) LL_WARN_UNUSED;
 
 #endif

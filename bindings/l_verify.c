@@ -9,10 +9,12 @@
 
 #include <cjson/cJSON.h>
 
+#include "sign.h"
 #include "verify.h"
 
 static const char usage[] =
-    "usage: leaselua verify [--export-only] [--json] DIR\n"
+    "usage: leaselua verify [--export-only] [--json] [--allowed-signers "
+    "FILE] DIR\n"
     "  Checks the evidence in DIR: both hash chains; that the protected "
     "ledger is\n"
     "  the run's own (a regular file holding the real lease IDs) and the "
@@ -27,20 +29,76 @@ static const char usage[] =
     "  --json         print the verdict as one JSON object on stdout (the "
     "same\n"
     "                 exit codes; on 64 and 70 stdout stays empty)\n"
-    "exit: 0 consistent, 2 inconsistent, 64 usage or a missing file, 70 "
-    "internal\n"
-    "      error (out of memory)\n";
+    "  --allowed-signers FILE\n"
+    "                 the bundle must be signed (SHA256SUMS.sig) by a key "
+    "of FILE\n"
+    "                 (ssh-keygen's allowed-signers format); its principal "
+    "is named\n"
+    "  A signed bundle's SHA256SUMS must match every file, and cover every "
+    "file.\n"
+    "exit: 0 consistent (and, when signed, the signature good), 2 "
+    "inconsistent or\n"
+    "      a bad signature, 64 usage or a missing file (ssh-keygen missing), "
+    "70\n"
+    "      internal error (out of memory)\n";
 
 /* A string, or null when the check did not reach it. */
 static cJSON *str_or_null(const char *s) {
   return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
+/* The signature part of the verdict: state, signer, key, counts, the
+ * file lists and the earlier signatures. NULL when memory ran out. */
+static cJSON *signature_json(const ll_sign_report *sr) {
+  cJSON *o = cJSON_CreateObject();
+  int ok =
+      o && cJSON_AddStringToObject(o, "state", ll_sig_state_name(sr->state));
+  ok = ok && cJSON_AddItemToObject(o, "principal", str_or_null(sr->principal));
+  ok = ok && cJSON_AddItemToObject(o, "key", str_or_null(sr->key.fingerprint));
+  ok = ok && cJSON_AddItemToObject(o, "key_type", str_or_null(sr->key.type));
+  ok = ok && cJSON_AddNumberToObject(o, "files_listed", (double)sr->listed);
+  ok = ok && cJSON_AddNumberToObject(o, "files_matched", (double)sr->matched);
+  cJSON *mis = ok ? cJSON_AddArrayToObject(o, "mismatched") : NULL;
+  cJSON *unc = mis ? cJSON_AddArrayToObject(o, "uncovered") : NULL;
+  cJSON *hist = unc ? cJSON_AddArrayToObject(o, "history") : NULL;
+  ok = hist != NULL;
+  for (long i = 0; ok && i < sr->n_mismatched && i < LL_SIGN_LIST_MAX; i++)
+    ok = cJSON_AddItemToArray(mis, cJSON_CreateString(sr->mismatched[i]));
+  for (long i = 0; ok && i < sr->n_uncovered && i < LL_SIGN_LIST_MAX; i++)
+    ok = cJSON_AddItemToArray(unc, cJSON_CreateString(sr->uncovered[i]));
+  ok = ok && cJSON_AddNumberToObject(
+                 o, "files_omitted",
+                 (double)((sr->n_mismatched > LL_SIGN_LIST_MAX
+                               ? sr->n_mismatched - LL_SIGN_LIST_MAX
+                               : 0) +
+                          (sr->n_uncovered > LL_SIGN_LIST_MAX
+                               ? sr->n_uncovered - LL_SIGN_LIST_MAX
+                               : 0)));
+  for (int i = 0; ok && i < sr->n_history; i++) {
+    const ll_sign_past *p = &sr->history[i];
+    cJSON *h = cJSON_CreateObject();
+    ok = cJSON_AddItemToArray(hist, h);
+    ok = ok && cJSON_AddStringToObject(h, "dir", p->dir);
+    ok = ok && cJSON_AddStringToObject(h, "state", ll_sig_state_name(p->state));
+    ok = ok && cJSON_AddItemToObject(h, "principal", str_or_null(p->principal));
+    ok = ok && cJSON_AddItemToObject(h, "key", str_or_null(p->key.fingerprint));
+  }
+  ok = ok && cJSON_AddItemToObject(o, "problem", str_or_null(sr->problem));
+  ok = ok && cJSON_AddItemToObject(o, "note", str_or_null(sr->note));
+  if (!ok) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}
+
 /* The verdict as one JSON object on out, built by cJSON: what the text
- * line says, and on inconsistency the problem it names. Returns 0 when
- * printed, -1 when memory ran out (nothing printed). */
-static int print_json(const ll_verify_report *rep, int consistent,
-                      const char *what, FILE *out) {
+ * line says, and on inconsistency the problems it names (the ledger's,
+ * then the signature's). Returns 0 when printed, -1 when memory ran out
+ * (nothing printed). */
+static int print_json(const ll_verify_report *rep, const char *what,
+                      const ll_sign_report *sr, FILE *out) {
+  int consistent = !what && !sr->problem[0];
   cJSON *o = cJSON_CreateObject();
   int ok = o && cJSON_AddBoolToObject(o, "consistent", consistent);
   ok = ok && cJSON_AddItemToObject(o, "decision", str_or_null(rep->decision));
@@ -62,9 +120,13 @@ static int print_json(const ll_verify_report *rep, int consistent,
   ok = ok && cJSON_AddItemToObject(o, "fixture_label",
                                    str_or_null(rep->fixture_label));
   ok = ok && cJSON_AddBoolToObject(o, "host_declared", rep->host_declared);
+  cJSON *sig = ok ? signature_json(sr) : NULL;
+  ok = sig && cJSON_AddItemToObject(o, "signature", sig);
+  if (!ok)
+    cJSON_Delete(sig);
   cJSON *problems = ok ? cJSON_AddArrayToObject(o, "problems") : NULL;
   ok = problems != NULL;
-  if (ok && !consistent) {
+  if (ok && what) {
     cJSON *p = cJSON_CreateObject();
     ok = cJSON_AddItemToArray(problems, p); /* false when p is NULL */
     ok = ok && cJSON_AddItemToObject(
@@ -72,6 +134,14 @@ static int print_json(const ll_verify_report *rep, int consistent,
                    rep->bad_row > 0 ? cJSON_CreateNumber((double)rep->bad_row)
                                     : cJSON_CreateNull());
     ok = ok && cJSON_AddStringToObject(p, "problem", what);
+  }
+  if (ok && sr->problem[0]) {
+    char text[900];
+    snprintf(text, sizeof text, "signature: %s", sr->problem);
+    cJSON *p = cJSON_CreateObject();
+    ok = cJSON_AddItemToArray(problems, p);
+    ok = ok && cJSON_AddItemToObject(p, "row", cJSON_CreateNull());
+    ok = ok && cJSON_AddStringToObject(p, "problem", text);
   }
   char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
   cJSON_Delete(o);
@@ -82,8 +152,72 @@ static int print_json(const ll_verify_report *rep, int consistent,
   return 0;
 }
 
+/* The ledger's signing note against the signature: a bundle the host
+ * said it signs must be signed, by that key. */
+static void check_declared(const ll_verify_report *rep, ll_sign_report *sr) {
+  if (!rep->sign_declared[0] || sr->problem[0])
+    return;
+  if (sr->state == LL_SIG_UNSIGNED && !rep->decision[0]) {
+    /* no decision: the run was killed before it ended, and so before
+     * the host could sign it; recovery signs it */
+    snprintf(sr->note, sizeof sr->note,
+             "the ledger says the host signs it with key %s when the run "
+             "ends; the run has not ended (no decision): recover it with "
+             "--sign-key",
+             rep->sign_declared);
+  } else if (sr->state == LL_SIG_UNSIGNED) {
+    sr->state = LL_SIG_BAD;
+    snprintf(sr->problem, sizeof sr->problem,
+             "the ledger says the host signed this bundle with key %s, but "
+             "it is unsigned: its signature was removed (or the host was "
+             "killed between the decision and the signing)",
+             rep->sign_declared);
+  } else if (strcmp(sr->key.fingerprint, rep->sign_declared) != 0) {
+    sr->state = LL_SIG_BAD;
+    snprintf(sr->problem, sizeof sr->problem,
+             "signed with key %s, but the ledger says the host signed it "
+             "with key %s",
+             sr->key.fingerprint, rep->sign_declared);
+  }
+}
+
+/* One line for the signature, and one per earlier signature. */
+static void print_signature(const ll_sign_report *sr, FILE *out) {
+  if (sr->state == LL_SIG_UNSIGNED) {
+    fprintf(out, "verify: signature: unsigned%s%s%s\n", sr->note[0] ? " (" : "",
+            sr->note, sr->note[0] ? ")" : "");
+    return;
+  }
+  if (sr->state == LL_SIG_GOOD)
+    fprintf(out,
+            "verify: signature: good: signed by %s (%s key %s), %ld files "
+            "match " LL_SIGN_SUMS "\n",
+            sr->principal, sr->key.type, sr->key.fingerprint, sr->listed);
+  else
+    fprintf(out,
+            "verify: signature: unchecked: a valid signature by %s key %s, "
+            "%ld files match " LL_SIGN_SUMS
+            "; pass --allowed-signers FILE to name the signer\n",
+            sr->key.type, sr->key.fingerprint, sr->listed);
+  for (int i = 0; i < sr->n_history; i++) {
+    const ll_sign_past *p = &sr->history[i];
+    fprintf(out, "verify: earlier signature %s: %s: %s%s%s key %s\n", p->dir,
+            ll_sig_state_name(p->state), p->principal,
+            p->principal[0] ? ", " : "", p->key.type, p->key.fingerprint);
+  }
+}
+
+static void print_files(const char *what, char list[][LL_SIGN_NAME_MAX], long n,
+                        FILE *errs) {
+  for (long i = 0; i < n && i < LL_SIGN_LIST_MAX; i++)
+    fprintf(errs, "leaselua: verify:   %s: %s\n", what, list[i]);
+  if (n > LL_SIGN_LIST_MAX)
+    fprintf(errs, "leaselua: verify:   (%ld more %s)\n", n - LL_SIGN_LIST_MAX,
+            what);
+}
+
 int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs) {
-  const char *dir = NULL;
+  const char *dir = NULL, *allowed = NULL;
   ll_verify_mode mode = LL_VERIFY_FULL;
   int json = 0;
   for (int i = 0; i < argc; i++) {
@@ -91,6 +225,12 @@ int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs) {
       mode = LL_VERIFY_EXPORT_ONLY;
     } else if (strcmp(argv[i], "--json") == 0 && !json) {
       json = 1;
+    } else if (strcmp(argv[i], "--allowed-signers") == 0 && !allowed &&
+               i + 1 < argc && argv[i + 1][0]) {
+      allowed = argv[++i];
+    } else if (strncmp(argv[i], "--allowed-signers=", 18) == 0 && !allowed &&
+               argv[i][18]) {
+      allowed = argv[i] + 18;
     } else if (strcmp(argv[i], "--help") == 0) {
       fputs(usage, out);
       return 0;
@@ -116,25 +256,42 @@ int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs) {
     fprintf(errs, "leaselua: verify: %s: nothing was concluded\n", err.message);
     return 70;
   }
+  ll_sign_report sr;
+  ll_error serr = {0};
+  ll_status ss = ll_bundle_check(dir, allowed, &sr, &serr);
+  if (ss == LL_E_NOMEM) {
+    fprintf(errs, "leaselua: verify: out of memory checking the signature: "
+                  "nothing was concluded\n");
+    return 70;
+  }
+  if (ss != LL_OK && ss != LL_E_TAMPER) {
+    fprintf(errs, "leaselua: verify: %s\n", serr.message);
+    return 64;
+  }
+  check_declared(&rep, &sr);
+  const char *what = NULL;
   if (st != LL_OK) {
-    const char *what = rep.problem[0] ? rep.problem : err.message;
+    what = rep.problem[0] ? rep.problem : err.message;
     if (rep.bad_row > 0)
       fprintf(errs, "leaselua: verify: INCONSISTENT at row %ld: %s\n",
               rep.bad_row, what);
     else
       fprintf(errs, "leaselua: verify: INCONSISTENT: %s\n", what);
-    if (json && print_json(&rep, 0, what, out) != 0) {
-      fputs("leaselua: verify: out of memory printing the verdict\n", errs);
-      return 70;
-    }
-    return 2;
   }
+  if (sr.problem[0]) {
+    fprintf(errs, "leaselua: verify: BAD SIGNATURE: %s\n", sr.problem);
+    print_files("differs or is gone", sr.mismatched, sr.n_mismatched, errs);
+    print_files("not covered", sr.uncovered, sr.n_uncovered, errs);
+  }
+  int rc = what || sr.problem[0] ? 2 : 0;
   if (json) {
-    if (print_json(&rep, 1, NULL, out) == 0)
-      return 0;
+    if (print_json(&rep, what, &sr, out) == 0)
+      return rc;
     fputs("leaselua: verify: out of memory printing the verdict\n", errs);
     return 70;
   }
+  if (rc)
+    return rc;
   char kind[96];
   snprintf(kind, sizeof kind, "%s%s%s%s%s", rep.endpoint_kind,
            rep.host_declared ? " (host declared Azure by the operator)" : "",
@@ -154,5 +311,6 @@ int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs) {
           rep.rows, prot, kind,
           rep.decision[0] ? rep.decision : "(none recorded)",
           rep.window[0] ? rep.window : "-");
+  print_signature(&sr, out);
   return 0;
 }

@@ -117,7 +117,7 @@ end
 -- ones). `ll` is the module table, `run` and `writer` stand for the
 -- handles; option tables are swept field by field.
 local MODULE = {
-  versions = {}, isatty = {}, columns = {},
+  versions = {}, isatty = {}, columns = {}, fixture_args = {},
   payload = { 1, "A" },
   sha256 = { long("abc") },
   getenv = { "NO_COLOR" },

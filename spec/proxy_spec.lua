@@ -100,3 +100,46 @@ describe("the proxy", function()
     assert.falsy(err:find("secret", 1, true))
   end)
 end)
+
+describe("the embedding API's proxy key", function()
+  local ll = require "leaselua"
+  teardown(helper.cleanup)
+
+  -- a fixture with no exchange: the run opens and closes, sending nothing
+  local empty = helper.write(helper.tmpdir() .. "/empty.json",
+    '{"format": "leaselua-fixture/1", "endpoint_kind": "emulator", "description": "no exchange", ' ..
+    '"source": "written by spec/proxy_spec.lua", "exchanges": []}')
+
+  local function open(dir, extra)
+    local cfg = {
+      name = "embed-proxy", evidence = dir, manifest = manifest, replay = empty,
+      account_url = "https://replay.invalid",
+    }
+    for k, v in pairs(extra) do cfg[k] = v end
+    return ll.open(cfg)
+  end
+
+  it("is resolved and recorded like --proxy, without its userinfo; none reads no variable", function()
+    local d = helper.tmpdir() .. "/ev"
+    local run = open(d, { proxy = "http://user:secret@127.0.0.1:9", no_proxy = ".internal" })
+    run:close()
+    local env = cjson.decode((assert(helper.read(d .. "/environment.json"))))
+    assert.are.same({ url = "http://127.0.0.1:9", source = "--proxy", no_proxy = ".internal",
+      no_proxy_source = "--no-proxy" }, env.proxy)
+    assert.are.equal("", files_containing(d, "secret"))
+    local d2 = helper.tmpdir() .. "/ev"
+    run = open(d2, {})
+    run:close()
+    env = cjson.decode((assert(helper.read(d2 .. "/environment.json"))))
+    assert.are.equal("none", env.proxy.source)
+  end)
+
+  it("a bad proxy raises LL_E_USAGE before anything is made", function()
+    local d = helper.tmpdir() .. "/ev"
+    local ok, e = pcall(open, d, { proxy = "ftp://user:secret@p:21" })
+    assert.is_false(ok)
+    assert.are.equal("LL_E_USAGE", e.code)
+    assert.falsy(tostring(e):find("secret", 1, true))
+    assert.is_nil(helper.read(d .. "/environment.json"))
+  end)
+end)

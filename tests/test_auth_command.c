@@ -67,7 +67,9 @@ static void test_proc_table(void) {
       {{"yes", NULL}, 5000, OVERFLOW, 0, NULL},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    ll_proc_options o = {rows[i].argv, 64 * 1024, rows[i].timeout_ms};
+    ll_proc_options o = {.argv = rows[i].argv,
+                         .out_cap = 64 * 1024,
+                         .timeout_ms = rows[i].timeout_ms};
     ll_proc_result r;
     ll_error err = {0};
     int64_t t0 = mono_ms();
@@ -115,7 +117,8 @@ static void test_proc_refusals(void) {
       {missing, LL_E_IO, "cannot start leaselua-no-such-program-4711"},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    ll_proc_options o = {rows[i].argv, 1024, 1000};
+    ll_proc_options o = {
+        .argv = rows[i].argv, .out_cap = 1024, .timeout_ms = 1000};
     ll_proc_result r;
     ll_error err = {0};
     CHECK_STR(ll_code_name(ll_proc_capture(&o, &r, &err)),
@@ -133,7 +136,7 @@ static void test_proc_no_inherited_fd(void) {
   char script[64];
   snprintf(script, sizeof script, "[ -e /proc/self/fd/%d ] && echo open", fd);
   const char *argv[] = {"sh", "-c", script, NULL};
-  ll_proc_options o = {argv, 1024, 5000};
+  ll_proc_options o = {.argv = argv, .out_cap = 1024, .timeout_ms = 5000};
   ll_proc_result r;
   ll_error err = {0};
   CHECK_INT(ll_proc_capture(&o, &r, &err), LL_OK);
@@ -297,7 +300,7 @@ static void test_strace(const char *dir) {
   const char *argv[] = {"/usr/bin/strace", "-f", "-qq", "-e",
                         "trace=execve",    "-o", log,   self,
                         "--token-child",   NULL};
-  ll_proc_options o = {argv, 64 * 1024, 20000};
+  ll_proc_options o = {.argv = argv, .out_cap = 64 * 1024, .timeout_ms = 20000};
   ll_proc_result r;
   ll_error err = {0};
   CHECK_INT(ll_proc_capture(&o, &r, &err), LL_OK);
@@ -357,7 +360,7 @@ int main(int argc, char **argv) {
   CHECK(access(marker, F_OK) != 0);
 
   const char *rm[] = {"rm", "-rf", dir, NULL};
-  ll_proc_options o = {rm, 1024, 10000};
+  ll_proc_options o = {.argv = rm, .out_cap = 1024, .timeout_ms = 10000};
   ll_proc_result r;
   CHECK(chdir("/") == 0);
   CHECK_INT(ll_proc_capture(&o, &r, NULL), LL_OK);

@@ -278,6 +278,57 @@ static void test_replace(void) {
   cJSON_Delete(row);
 }
 
+/* The header names the target and the flow's arguments; they read back
+ * through ll_fixture_context_read; a credential given as a flow argument
+ * keeps the file from being written at all. */
+static void test_context(ll_clock *clock) {
+  static ll_fixture_context c, back;
+  memset(&c, 0, sizeof c);
+  c.has_target = c.has_flow = 1;
+  ll_strlcpy(c.container, "lab", sizeof c.container);
+  ll_strlcpy(c.blob, "mine.json", sizeof c.blob);
+  ll_strlcpy(c.script, "main_handoff.lua", sizeof c.script);
+  ll_strlcpy(c.args[0], "--break-period", sizeof c.args[0]);
+  ll_strlcpy(c.args[1], "5", sizeof c.args[1]);
+  c.nargs = 2;
+  const char *path = at("context.json");
+  ll_error err = {0};
+  ll_transport *t = recorder(path, clock, 0, NULL, &err);
+  CHECK(t != NULL);
+  if (!t)
+    return;
+  CHECK_INT(ll_fixture_record_context(t, &c, &err), LL_OK);
+  CHECK_INT(send_one(t, &err), LL_OK);
+  CHECK_INT(t->finish(t, &err), LL_OK);
+  ll_transport_free(t);
+  char *text = slurp(path);
+  CHECK(text && strstr(text, "\"target\": {\n    \"container\": \"lab\",\n"
+                             "    \"blob\": \"mine.json\"\n  }") != NULL);
+  CHECK(text && strstr(text, "\"args\": [\n      \"--break-period\",\n"
+                             "      \"5\"\n    ]") != NULL);
+  free(text);
+  CHECK_INT(ll_fixture_context_read(path, &back, &err), LL_OK);
+  CHECK(back.has_target && back.has_flow && back.nargs == 2);
+  CHECK_STR(back.blob, "mine.json");
+  CHECK_STR(back.script, "main_handoff.lua");
+  CHECK_STR(back.args[1], "5");
+  /* the run's token as a flow argument: no file */
+  path = at("context-secret.json");
+  t = recorder(path, clock, 0, NULL, &err);
+  CHECK(t != NULL);
+  if (!t)
+    return;
+  ll_strlcpy(c.args[1], TOKEN, sizeof c.args[1]);
+  CHECK_INT(ll_fixture_record_context(t, &c, &err), LL_OK);
+  CHECK_INT(send_one(t, &err), LL_OK);
+  CHECK_INT(t->finish(t, &err), LL_E_INTERNAL);
+  CHECK(strstr(err.message, "survived sanitizing") != NULL);
+  CHECK(access(path, F_OK) != 0);
+  ll_transport_free(t);
+  /* a transport that is not a recorder is left alone */
+  CHECK_INT(ll_fixture_record_context(NULL, &c, &err), LL_OK);
+}
+
 int main(void) {
   char *d = ll_test_tmpdir();
   CHECK(d != NULL);
@@ -290,6 +341,7 @@ int main(void) {
   test_echo(clock, 1);
   test_race(clock);
   test_replace();
+  test_context(clock);
   ll_clock_free(clock);
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);

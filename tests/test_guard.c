@@ -88,7 +88,7 @@ static const guard_case cases[] = {
       PUTF("B", 5, 0, NULL, F_UNKNOWN)},
      PUT_REQ("B", "B", 1, 5, 0),
      LL_E_HOLD,
-     "Put Blob refused: a mutation's outcome is unknown (invariant 3)"},
+     "Put Blob refused: a request's outcome is unknown (invariant 3)"},
     {"release with an open doubt",
      1,
      {CHAIN_TO_BROKEN, CHAIN_BROKEN, CHAIN_STALE, ACQ("B", 201, NULL),

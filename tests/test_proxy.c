@@ -78,7 +78,7 @@ static void test_precedence(void) {
       {"http://u:pw@proxy.corp",
        "https://a",
        {NULL},
-       "http://proxy.corp:80",
+       "http://proxy.corp:1080", /* libcurl's default, not http's 80 */
        "--proxy"},
       {"https://proxy.corp",
        "https://a",

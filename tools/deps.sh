@@ -18,6 +18,7 @@ PACKAGES=(
   openssl ca-certificates curl valgrind time strace
   libclang-rt-14-dev
   luarocks dpkg-dev groff-base man-db tmux
+  openssh-client
 )
 # chromium: the report's check in a real browser (spec/report_browser_spec.lua).
 EXTRA_PACKAGES=(chromium)

@@ -98,6 +98,20 @@ deb() {
     lua5.4 -e 'local ll = require "leaselua"; assert(ll._VERSION, "no _VERSION"); print(ll._VERSION)') \
     >"$tmp/mod.out" 2>&1 || { cat "$tmp/mod.out" >&2; die "deb: the module does not load"; }
   say "deb: require \"leaselua\" from the package: $(cat "$tmp/mod.out")"
+  # leaselua spec from the package: lua5.4, the packaged module and flows
+  [[ -f $share/examples/recovery_spec.lua ]] || die "deb: no template spec in share/leaselua/examples"
+  cat >"$work/pkg_spec.lua" <<'SPEC'
+describe("leaselua spec from the package", function()
+  it("has Lua 5.4, the module and the flows", function()
+    assert.are.equal("Lua 5.4", _VERSION)
+    assert.are.equal("leaselua", require("leaselua")._NAME)
+    assert.truthy(package.searchpath("main_handoff", package.path))
+  end)
+end)
+SPEC
+  (cd "$work" && env -i PATH=/usr/bin:/bin HOME="$work" "$bin" spec pkg_spec.lua) >"$tmp/spec.out" 2>&1 ||
+    { cat "$tmp/spec.out" >&2; die "deb: leaselua spec failed from the package"; }
+  say "deb: leaselua spec: $(grep -E 'success' "$tmp/spec.out" | head -n 1)"
   if command -v man >/dev/null; then
     local warn
     warn=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings=w -l "$(find "$sr/usr/share/man" -name 'leaselua.1*')" 2>&1 >/dev/null || true)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,12 +62,17 @@ static int make_pipe(int p[2]) {
   return 0;
 }
 
-/* stdin from /dev/null, stdout onto the pipe, then every descriptor from
- * 3 up closed: the ledger's and libcurl's files never reach the child,
- * whether or not they carry O_CLOEXEC. */
-static int file_actions(posix_spawn_file_actions_t *fa, int wfd) {
-  if (posix_spawn_file_actions_addopen(fa, 0, "/dev/null", O_RDONLY, 0) != 0 ||
-      posix_spawn_file_actions_adddup2(fa, wfd, 1) != 0)
+/* stdin from /dev/null (or in_path), stdout onto the pipe (stderr too
+ * when merged), then every descriptor from 3 up closed: the ledger's and
+ * libcurl's files never reach the child, whether or not they carry
+ * O_CLOEXEC. */
+static int file_actions(posix_spawn_file_actions_t *fa, int wfd,
+                        const char *in_path, int merge) {
+  int in_flags = in_path ? O_RDONLY | O_NOFOLLOW : O_RDONLY;
+  if (posix_spawn_file_actions_addopen(fa, 0, in_path ? in_path : "/dev/null",
+                                       in_flags, 0) != 0 ||
+      posix_spawn_file_actions_adddup2(fa, wfd, 1) != 0 ||
+      (merge && posix_spawn_file_actions_adddup2(fa, wfd, 2) != 0))
     return -1;
 #ifdef HAVE_ADDCLOSEFROM
   return posix_spawn_file_actions_addclosefrom_np(fa, 3) == 0 ? 0 : -1;
@@ -165,6 +171,21 @@ static void reap(pid_t pid, int killed, int64_t deadline, ll_proc_result *r) {
   }
 }
 
+/* The stdin file must be a regular file: a FIFO would block the child,
+ * a link would be followed by nobody (O_NOFOLLOW makes the open fail in
+ * the child, unseen). */
+static ll_status check_stdin(const char *path, const char *name,
+                             ll_error *err) {
+  struct stat sb;
+  if (lstat(path, &sb) != 0)
+    return ll_fail(err, LL_E_IO, "cannot give %s its input: %s", name,
+                   strerror(errno));
+  if (!S_ISREG(sb.st_mode))
+    return ll_fail(err, LL_E_IO, "cannot give %s its input: not a regular file",
+                   name);
+  return LL_OK;
+}
+
 ll_status ll_proc_capture(const ll_proc_options *o, ll_proc_result *r,
                           ll_error *err) {
   if (!r)
@@ -191,7 +212,13 @@ ll_status ll_proc_capture(const ll_proc_options *o, ll_proc_result *r,
   }
   have_fa = posix_spawn_file_actions_init(&fa) == 0;
   have_at = have_fa && posix_spawnattr_init(&at) == 0;
-  if (!have_at || file_actions(&fa, p[1]) != 0 || spawn_attr(&at) != 0) {
+  if (o->stdin_path)
+    st = check_stdin(o->stdin_path, name, err);
+  if (st != LL_OK)
+    goto cleanup;
+  if (!have_at ||
+      file_actions(&fa, p[1], o->stdin_path, o->merge_stderr) != 0 ||
+      spawn_attr(&at) != 0) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory setting up %s", name);
     goto cleanup;
   }
@@ -199,8 +226,8 @@ ll_status ll_proc_capture(const ll_proc_options *o, ll_proc_result *r,
   pid_t pid;
   /* posix_spawnp's prototype predates const: nothing is written through
    * these pointers. */
-  int rc =
-      posix_spawnp(&pid, o->argv[0], &fa, &at, (char *const *)o->argv, environ);
+  int rc = posix_spawnp(&pid, o->argv[0], &fa, &at, (char *const *)o->argv,
+                        o->envp ? (char *const *)o->envp : environ);
   close(p[1]);
   p[1] = -1;
   if (rc != 0) {

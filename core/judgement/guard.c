@@ -56,7 +56,7 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
                    ll_op_name(r->op), stop);
   if (ll_model_doubts(m) > 0)
     return ll_fail(err, LL_E_HOLD,
-                   "%s refused: a mutation's outcome is unknown (invariant "
+                   "%s refused: a request's outcome is unknown (invariant "
                    "3); run reconcile (properties, content read, comparison) "
                    "before any further mutation",
                    ll_op_name(r->op));

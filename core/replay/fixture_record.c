@@ -44,7 +44,8 @@ typedef struct {
   char ph[MAX_IDS][FX_NAME_MAX + 12]; /* "{{lease:ALIAS}}" */
   size_t nids;
   int dirty, written;
-  ll_error broken; /* code != LL_OK: the recording cannot be trusted */
+  ll_error broken;         /* code != LL_OK: the recording cannot be trusted */
+  ll_fixture_context *ctx; /* NULL: the header names no target or flow */
 } recorder;
 
 /* The run's credential secrets and their placeholders, asked each time:
@@ -407,6 +408,12 @@ static ll_status rec_finish(ll_transport *t, ll_error *err) {
   cJSON_AddStringToObject(root, "description", r->description);
   cJSON_AddStringToObject(root, "source", source);
   cJSON_AddStringToObject(root, "started_utc", started);
+  if (r->ctx && r->ctx->has_target)
+    cJSON_AddItemToObject(root, "target",
+                          ll_fixture_context_json(r->ctx, "target"));
+  if (r->ctx && r->ctx->has_flow)
+    cJSON_AddItemToObject(root, "flow",
+                          ll_fixture_context_json(r->ctx, "flow"));
   cJSON_AddItemReferenceToObject(root, "exchanges", r->exchanges);
   char *text = ll_fixture_print(root);
   cJSON_Delete(root);
@@ -447,6 +454,7 @@ static void rec_free(ll_transport *t) {
   free(r->account_path);
   free(r->label);
   free(r->description);
+  free(r->ctx);
   memset(r->ids, 0, sizeof r->ids);
   free(r);
 }
@@ -537,4 +545,16 @@ ll_transport *ll_fixture_record_new(ll_transport *inner, const char *path,
   r->t.free = rec_free;
   r->t.finish = rec_finish;
   return &r->t;
+}
+
+ll_status ll_fixture_record_context(ll_transport *t,
+                                    const ll_fixture_context *c,
+                                    ll_error *err) {
+  if (!t || t->finish != rec_finish || !c)
+    return LL_OK;
+  recorder *r = t->impl;
+  if (!r->ctx && !(r->ctx = malloc(sizeof *r->ctx)))
+    return ll_fail(err, LL_E_NOMEM, "out of memory");
+  *r->ctx = *c;
+  return LL_OK;
 }

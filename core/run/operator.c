@@ -64,6 +64,8 @@ static const opt opts[] = {
          "      allow a destructive lifecycle (the gap control)"),
     STR("after", "after", after, LL_AUTH_NONE,
         "DIR   the accepted, cleaned-up run that authorises it"),
+    STR("sign-key", "sign_key", sign_key, LL_AUTH_NONE,
+        "FILE  sign the bundle with this SSH key (ssh-keygen -Y)"),
     STR("proxy", "proxy", proxy_opt, LL_AUTH_NONE,
         "URL   proxy for the requests (else https_proxy...)"),
     STR("no-proxy", "no_proxy", no_proxy_opt, LL_AUTH_NONE,

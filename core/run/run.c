@@ -16,6 +16,7 @@
 #include "payload.h"
 #include "run_impl.h"
 #include "run_row.h"
+#include "sign.h"
 #include "verify.h"
 
 ll_status ll_run_dead(ll_run *r, ll_error *err) {
@@ -243,6 +244,28 @@ ll_status ll_run_declare(ll_run *r, long revision, const char *writer,
  * found the blob absent. A replayed gap control sends nothing: it is
  * authorised by a replayed main handoff of the same target, whose
  * recorded delete was accepted. */
+/* A signed authorising run must still match its signature: its sums
+ * and the signature's own validity (whose key it is, only the reviewer's
+ * allowed-signers file says). */
+static ll_status after_signature(const char *after, ll_error *err) {
+  if (!ll_bundle_is_signed(after))
+    return LL_OK;
+  ll_sign_report *sr = malloc(sizeof *sr);
+  if (!sr)
+    return ll_fail(err, LL_E_NOMEM, "out of memory checking --after");
+  ll_status st = ll_bundle_check(after, NULL, sr, err);
+  if (st == LL_E_TAMPER)
+    st = ll_fail(err, LL_E_USAGE,
+                 "--after %s is signed, but its signature does not hold "
+                 "(%.400s): it is not the run it was",
+                 after, sr->problem);
+  else if (st == LL_E_IO)
+    st = ll_fail(err, LL_E_USAGE, "--after %s is signed: %.400s", after,
+                 err ? err->message : "ssh-keygen");
+  free(sr);
+  return st;
+}
+
 ll_status ll_run_check_after(ll_run *r, const char *after, ll_error *err) {
   ll_verify_report rep;
   char path[512], host[256];
@@ -260,6 +283,9 @@ ll_status ll_run_check_after(ll_run *r, const char *after, ll_error *err) {
                    "--after %s does not verify (%s): run the main handoff "
                    "first",
                    after, rep.problem[0] ? rep.problem : err->message);
+  st = after_signature(after, err);
+  if (st != LL_OK)
+    return st;
   int live = strcmp(rep.endpoint_kind, "emulator") == 0 ||
              strcmp(rep.endpoint_kind, "azure") == 0;
   if (!replay && !live)

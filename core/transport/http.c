@@ -126,16 +126,19 @@ ll_status ll_http_check_url(const char *url, ll_error *err) {
 /* ---- libcurl callbacks: collect in C, never log header values ---------- */
 
 /* One CURLINFO_HEADER_OUT callback per request head that leaves; a silent
- * re-send on a fresh connection shows up as a second one. Everything else
- * (including curl's informational text) is dropped, so nothing reaches
- * stderr although CURLOPT_VERBOSE is on. */
+ * re-send on a fresh connection shows up as a second one. An http(s)
+ * proxy's tunnel request ("CONNECT host:port", sent to the proxy before
+ * the request) is not a request to the service and is not counted: a
+ * refused CONNECT leaves 0 (NOT_SENT, the request never left), an
+ * established one 1. Everything else (including curl's informational
+ * text) is dropped, so nothing reaches stderr although CURLOPT_VERBOSE is
+ * on. */
 static int on_debug(CURL *c, curl_infotype type, char *data, size_t size,
                     void *ud) {
   (void)c;
-  (void)data;
-  (void)size;
   http_transport *h = ud;
-  if (type == CURLINFO_HEADER_OUT)
+  if (type == CURLINFO_HEADER_OUT &&
+      !(size >= 8 && memcmp(data, "CONNECT ", 8) == 0))
     h->resp->emitted_requests++;
   return 0;
 }
@@ -470,6 +473,7 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
    * the proxy variables itself, so what is recorded is what is used */
   SETOPT(CURLOPT_PROXY, h->proxy);
   SETOPT(CURLOPT_NOPROXY, h->noproxy[0] ? h->noproxy : (char *)NULL);
+  SETOPT(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L); /* the proxy's, not ours */
   SETOPT(CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
   SETOPT(CURLOPT_TIMEOUT_MS, h->total_ms);
   SETOPT(CURLOPT_FRESH_CONNECT, fresh);

@@ -45,10 +45,13 @@ static ll_status show(const char *text, const char *source, char *shown,
                  source, scheme);
     goto cleanup;
   }
-  if (curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK)
-    port = NULL; /* socks: libcurl's default, 1080 */
-  int n =
-      snprintf(shown, cap, "%s://%s:%s", scheme, host, port ? port : "1080");
+  /* No port: libcurl's proxy default (CURLOPT_PROXYPORT), 443 for an
+   * https proxy and 1080 for every other, http included: not the scheme's
+   * own 80, which is what CURLU_DEFAULT_PORT would say. */
+  if (curl_url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK)
+    port = NULL;
+  const char *dflt = strcasecmp(scheme, "https") == 0 ? "443" : "1080";
+  int n = snprintf(shown, cap, "%s://%s:%s", scheme, host, port ? port : dflt);
   if (n < 0 || (size_t)n >= cap)
     st = ll_fail(err, LL_E_USAGE, "the proxy from %s is too long", source);
 cleanup:

@@ -48,44 +48,69 @@ local function rows_of(spec)
   return rows
 end
 
--- parse(argv, def [, help]) -> opts, or nil after printing help for --help.
--- def is a lib.flows table ({usage, about, options}) or the old form with
--- help as its usage text. Values are integers; flags are true.
-function M.parse(argv, def, help)
-  local rows, by_name, opts = rows_of(def), {}, {}
-  for _, o in ipairs(rows) do
-    by_name[o[1]] = o
-    if o[3] then opts[(o[1]:gsub("%-", "_"))] = o[3] end
-  end
+-- scan(argv, by_name, into, from) -> false after --help, else true: each
+-- option of argv into `into` by key; `from` names where argv came from in
+-- messages ("" for the command line).
+local function scan(argv, by_name, into, from)
   local i = 1
   while argv[i] do
     local a = argv[i]
-    if a == "--help" or a == "-h" then
-      ll.help(def.options and M.help_text(def) or help or "no usage text")
-      return nil
-    end
+    if a == "--help" or a == "-h" then return false end
     local name, inline = a:match("^%-%-([%w%-]+)=(.*)$")
     name = name or a:match("^%-%-([%w%-]+)$")
     local row = name and by_name[name]
     if not row then
-      M.usage_error("unknown argument '" .. a .. "': see --help")
+      M.usage_error("unknown argument '" .. a .. "'" .. from .. ": see --help")
     end
     local key = name:gsub("%-", "_")
     if not row[2] then
-      opts[key] = true
+      into[key] = true
     else
       local v = inline
       if v == nil then
         i = i + 1
         v = argv[i]
       end
-      if v == nil then M.usage_error("--" .. name .. " needs a value") end
+      if v == nil then M.usage_error("--" .. name .. " needs a value" .. from) end
       local n = math.tointeger(tonumber(v))
-      if not n then M.usage_error("--" .. name .. " must be an integer, got '" .. v .. "'") end
-      opts[key] = n
+      if not n then M.usage_error("--" .. name .. " must be an integer, got '" .. v .. "'" .. from) end
+      into[key] = n
     end
     i = i + 1
   end
+  return true
+end
+
+-- parse(argv, def [, help]) -> opts, or nil after printing help for --help.
+-- def is a lib.flows table ({usage, about, options}) or the old form with
+-- help as its usage text. Values are integers; flags are true. In a replay,
+-- the flow arguments the fixture recorded (leaselua.fixture_args) count as
+-- given; one given again with another value is a usage error (exit 64).
+function M.parse(argv, def, help)
+  local rows, by_name, opts = rows_of(def), {}, {}
+  for _, o in ipairs(rows) do
+    by_name[o[1]] = o
+    if o[3] then opts[(o[1]:gsub("%-", "_"))] = o[3] end
+  end
+  local given = {}
+  if not scan(argv, by_name, given, "") then
+    ll.help(def.options and M.help_text(def) or help or "no usage text")
+    return nil
+  end
+  local recorded_args = ll.fixture_args and ll.fixture_args()
+  if recorded_args then
+    local recorded = {}
+    scan(recorded_args, by_name, recorded, " (recorded in the replayed fixture)")
+    for key, v in pairs(recorded) do
+      if given[key] ~= nil and given[key] ~= v then
+        local name = key:gsub("_", "-")
+        M.usage_error(string.format("--%s %s contradicts the replayed fixture's --%s %s: " ..
+          "drop it to replay as recorded", name, tostring(given[key]), name, tostring(v)))
+      end
+      opts[key] = v
+    end
+  end
+  for key, v in pairs(given) do opts[key] = v end
   return opts
 end
 

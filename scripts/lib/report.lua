@@ -111,6 +111,7 @@ function M.model(rows, opts)
     findings = {}, windows = {}, polls = {}, reconciles = {}, notes = {}, refusals = {}, stops = {},
     recoveries = {}, lifecycles = {}, decisions = {}, observations = {}, discontinuities = {},
     discrepancies = {}, torn_row = opts.torn_row,
+    signer = type(opts.signer) == "string" and opts.signer or "unsigned",
   }
   local pending_recovery = false
   for _, r in ipairs(rows) do
@@ -242,8 +243,10 @@ function M.content_history(m)
 end
 
 -- render(rows, opts) -> html, markdown. opts: dir, torn_row,
--- known_deviations (the reviewed table, for the reasons), corroboration
--- (DIR/corroboration.json) and corroboration_query (--print-query), from C.
+-- known_deviations (the reviewed table, for the reasons), signer (the
+-- host's line on the bundle's signature: "unsigned" or the signing key),
+-- corroboration (DIR/corroboration.json) and corroboration_query
+-- (--print-query), from C.
 function M.render(rows, opts)
   local m = M.model(rows, opts)
   local html = require("lib.report_html").page(m)

@@ -175,6 +175,7 @@ local function banner(m)
       { "resource owner", esc(mf.resource_owner) },
       { "breaking-window finding", esc(d and d.window_finding or "-") },
       { "export rows", string.format("%d (hash chain checked)", #m.rows) },
+      { "signature", '<span data-signer>' .. esc(m.signer) .. "</span>" },
       { "last stamp (UTC)", esc(last_utc) },
     })
 end

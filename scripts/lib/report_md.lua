@@ -34,6 +34,7 @@ function D.summary(m)
   add(string.format("- Decision: **%s**; breaking-window finding: %s", md(m.verdict),
     md(d and d.window_finding or "-")))
   add(string.format("- %d export rows (hash chain checked), %d requests", #m.rows, #m.requests))
+  add("- Signature: " .. md(m.signer))
   if m.torn_row then
     add(string.format("- Row %d of the export is torn (interrupted write) and not shown", m.torn_row))
   end

@@ -43,7 +43,7 @@ typedef enum {
   LL_E_EVIDENCE_EXISTS,    /* evidence dir already holds evidence */
   LL_E_MANIFEST,           /* manifest missing or incomplete */
   LL_E_DURABILITY,         /* intent row could not be made durable */
-  LL_E_HOLD,               /* HOLD latch: a mutation's outcome is unknown */
+  LL_E_HOLD,               /* HOLD latch: a request's outcome is unknown */
   LL_E_UNRECONCILED,       /* accepted write not yet read back */
   LL_E_LEASE_PRECONDITION, /* write without the writer's lease, or gap write */
   LL_E_UNDECLARED,         /* payload not declared before execution */

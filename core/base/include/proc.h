@@ -1,6 +1,7 @@
 /* Runs an operator's program without a shell, ever: an argument vector
- * goes to posix_spawnp, stdin is /dev/null, stdout comes back through a
- * pipe with a size cap and a timeout, stderr passes through to ours. */
+ * goes to posix_spawnp, stdin is /dev/null (or a file named by the
+ * caller), stdout comes back through a pipe with a size cap and a
+ * timeout, stderr passes through to ours (or joins stdout). */
 #ifndef LL_PROC_H
 #define LL_PROC_H
 
@@ -14,6 +15,13 @@ typedef struct {
   const char *const *argv;
   size_t out_cap;  /* most stdout bytes kept; one more is an overflow */
   long timeout_ms; /* > 0: the child is killed (SIGKILL) after this */
+  /* NULL: /dev/null. Else a regular file opened read-only, without
+   * following a link, as the child's stdin (ssh-keygen -Y verify reads
+   * the signed message there). */
+  const char *stdin_path;
+  int merge_stderr; /* 1: the child's stderr goes into the captured stdout */
+  /* NULL: our environment. Else the child's whole environment. */
+  const char *const *envp;
 } ll_proc_options;
 
 typedef struct {

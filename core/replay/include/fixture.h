@@ -57,6 +57,39 @@ ll_transport *ll_fixture_record_new(ll_transport *inner, const char *path,
                                     const char *label, const char *description,
                                     ll_error *err);
 
+/* What a fixture records of the run beside its exchanges: the target
+ * (header field "target": {container, blob}) and the flow (header field
+ * "flow": {script: the script's file name, args: its own arguments as
+ * given, never an operator option}), so a replay needs nothing re-typed.
+ * Both are optional: a fixture recorded before them has neither. */
+#define LL_FIXTURE_MAX_ARGS 32
+typedef struct {
+  int has_target, has_flow;
+  char container[1025], blob[1025];
+  char script[128];
+  char args[LL_FIXTURE_MAX_ARGS][256];
+  int nargs;
+} ll_fixture_context;
+
+/* Reads the context of the fixture at path (LL_E_PARSE naming the field
+ * when present but malformed; text that is not JSON is left to the strict
+ * loader and gives an empty context). */
+ll_status ll_fixture_context_read(const char *path, ll_fixture_context *out,
+                                  ll_error *err) LL_WARN_UNUSED;
+ll_status ll_fixture_context_parse(const char *text, size_t len,
+                                   const char *file, ll_fixture_context *out,
+                                   ll_error *err) LL_WARN_UNUSED;
+/* key "target" or "flow": that part of c as a new JSON object. */
+cJSON *ll_fixture_context_json(const ll_fixture_context *c, const char *key);
+
+/* The recorder t (from ll_fixture_record_new; any other transport is left
+ * alone) writes c's target, and its flow when has_flow, into the header.
+ * The secret scan covers them like every exchange: a credential given as a
+ * flow argument keeps the file from being written. */
+ll_status ll_fixture_record_context(ll_transport *t,
+                                    const ll_fixture_context *c,
+                                    ll_error *err) LL_WARN_UNUSED;
+
 /* The path of an account URL without a trailing '/': "" for
  * https://acct.blob.core.windows.net, "/devstoreaccount1" for Azurite. */
 void ll_fixture_account_path(const char *account_url, char *buf, size_t cap);

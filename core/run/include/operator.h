@@ -50,6 +50,9 @@ typedef struct {
   int recover;     /* --recover: reopen --evidence, append only */
   int destructive; /* --destructive: a destructive lifecycle may start */
   char after[512]; /* --after: the accepted run that authorises it */
+  /* --sign-key: the SSH private key that signs the bundle when the run
+   * ends (core/run/include/sign.h); empty: the bundle is not signed */
+  char sign_key[512];
   /* time */
   long connect_timeout_ms; /* --connect-timeout-ms, default 10000 */
   long total_timeout_ms;   /* --timeout-ms: one request's whole budget */

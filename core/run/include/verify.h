@@ -42,6 +42,9 @@ typedef struct {
   int cleanup_confirmed; /* last lifecycle: its blob deleted (accepted) */
   int absent_confirmed;  /* ...and a later read of it answered 404 */
   int destructive;       /* last lifecycle was declared destructive */
+  /* the key fingerprint ("SHA256:...") of the last note row of step
+   * "signing": the host said it signs the bundle with that key */
+  char sign_declared[96];
 } ll_verify_report;
 
 /* LL_OK when consistent; LL_E_TAMPER otherwise, with the report naming the

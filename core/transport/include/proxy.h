@@ -23,7 +23,11 @@ typedef struct {
  * NO_PROXY unless --no-proxy is given. get may be NULL (no environment).
  * A proxy that does not parse as scheme://host[:port] with a scheme
  * libcurl proxies through (http, https, socks4, socks4a, socks5,
- * socks5h) is LL_E_USAGE naming its source, never its text. */
+ * socks5h) is LL_E_USAGE naming its source, never its text: libcurl
+ * would take a proxy without a scheme as http://, but the record names
+ * the proxy's type, so the operator states it. shown gives the port
+ * libcurl connects to: the given one, else 443 for https and 1080 for
+ * every other scheme (CURLOPT_PROXYPORT's default; http too, not 80). */
 ll_status ll_proxy_resolve(const char *opt_proxy, const char *opt_noproxy,
                            const char *account_url,
                            const char *(*get)(const char *), ll_proxy *out,

@@ -1,0 +1,341 @@
+/* Checks a signed bundle as a reviewer's two commands would: every file
+ * SHA256SUMS lists has its bytes (sha256sum -c), no file is present that
+ * it does not list, and ssh-keygen -Y verify accepts SHA256SUMS.sig over
+ * SHA256SUMS for a principal of the allowed-signers file. */
+#define _GNU_SOURCE
+#include "sign.h"
+#include "sign_impl.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "input.h"
+
+#define SUMS_FILE_MAX (16u * 1024u * 1024u)
+
+const char *ll_sig_state_name(ll_sig_state s) {
+  switch (s) {
+  case LL_SIG_GOOD:
+    return "good";
+  case LL_SIG_UNCHECKED:
+    return "unchecked";
+  case LL_SIG_BAD:
+    return "bad";
+  default:
+    return "unsigned";
+  }
+}
+
+static ll_status bad(ll_sign_report *rep, ll_error *err, const char *fmt, ...)
+    LL_PRINTF(3, 4);
+
+/* The first problem is kept; the state becomes BAD. */
+static ll_status bad(ll_sign_report *rep, ll_error *err, const char *fmt, ...) {
+  rep->state = LL_SIG_BAD;
+  if (!rep->problem[0]) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rep->problem, sizeof rep->problem, fmt, ap);
+    va_end(ap);
+  }
+  return ll_fail(err, LL_E_TAMPER, "%s", rep->problem);
+}
+
+static void keep(char list[][LL_SIGN_NAME_MAX], long *n, const char *name) {
+  if (*n < LL_SIGN_LIST_MAX)
+    ll_strlcpy(list[*n], name, LL_SIGN_NAME_MAX);
+  (*n)++;
+}
+
+/* A listed path must stay inside the bundle: relative, no "." or ".."
+ * component, no empty one. */
+static int safe_rel(const char *p) {
+  if (!*p || *p == '/')
+    return 0;
+  for (const char *s = p; *s;) {
+    size_t n = strcspn(s, "/");
+    if (n == 0 || (n == 1 && s[0] == '.') ||
+        (n == 2 && s[0] == '.' && s[1] == '.'))
+      return 0;
+    s += n;
+    if (*s == '/')
+      s++;
+    else
+      break;
+  }
+  return p[strlen(p) - 1] != '/';
+}
+
+static int is_hex64(const char *s) {
+  for (int i = 0; i < 64; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+      return 0;
+  return 1;
+}
+
+static int cmp_ptr(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int listed(char **names, size_t n, const char *rel) {
+  return bsearch(&rel, names, n, sizeof *names, cmp_ptr) != NULL;
+}
+
+/* Reads SHA256SUMS, checks every line's form and every file's bytes, then
+ * lists the files present but not listed. */
+static ll_status check_sums(const char *dir, ll_sign_report *rep,
+                            ll_error *err) {
+  char path[4608];
+  ll_sign_path(path, sizeof path, "%s/" LL_SIGN_SUMS, dir);
+  ll_buf b = {0};
+  ll_error sub = {0};
+  char **names = NULL;
+  size_t nn = 0;
+  ll_sign_files files = {0};
+  ll_status st =
+      ll_input_read(path, LL_SIGN_SUMS, "DIR", SUMS_FILE_MAX, &b, &sub);
+  if (st != LL_OK) {
+    st = st == LL_E_NOMEM ? ll_fail(err, LL_E_NOMEM, "out of memory")
+                          : bad(rep, err, "%s", sub.message);
+    goto cleanup;
+  }
+  size_t lines = 0;
+  for (size_t i = 0; i < b.n; i++)
+    lines += b.p[i] == '\n';
+  names = calloc(lines + 1, sizeof *names);
+  if (!names) {
+    st = ll_fail(err, LL_E_NOMEM, "out of memory");
+    goto cleanup;
+  }
+  if (b.n && b.p[b.n - 1] != '\n') {
+    st = bad(rep, err, LL_SIGN_SUMS " does not end with a newline");
+    goto cleanup;
+  }
+  long lineno = 0;
+  for (char *line = b.p; *line; lineno++) {
+    char *nl = strchr(line, '\n');
+    *nl = '\0';
+    char *rel = line + 66;
+    if (strlen(line) < 67 || !is_hex64(line) || line[64] != ' ' ||
+        line[65] != ' ' || !safe_rel(rel)) {
+      st = bad(rep, err,
+               LL_SIGN_SUMS " line %ld is not \"<64 hex>  <relative path>\"",
+               lineno + 1);
+      goto cleanup;
+    }
+    if (nn && strcmp(names[nn - 1], rel) >= 0) {
+      st = bad(rep, err,
+               LL_SIGN_SUMS " line %ld is out of order or repeats a file",
+               lineno + 1);
+      goto cleanup;
+    }
+    names[nn++] = rel;
+    rep->listed++;
+    char hex[65];
+    ll_status hs = ll_sign_file_sha256(dir, rel, hex, &sub);
+    if (hs == LL_E_NOMEM) {
+      st = ll_fail(err, LL_E_NOMEM, "out of memory");
+      goto cleanup;
+    }
+    if (hs == LL_OK && memcmp(hex, line, 64) == 0)
+      rep->matched++;
+    else
+      keep(rep->mismatched, &rep->n_mismatched, rel);
+    line = nl + 1;
+  }
+  qsort(names, nn, sizeof *names, cmp_ptr);
+  st = ll_sign_walk(dir, &files, &sub);
+  if (st == LL_E_NOMEM) {
+    st = ll_fail(err, LL_E_NOMEM, "out of memory");
+    goto cleanup;
+  }
+  if (st != LL_OK) {
+    st = bad(rep, err, "%s", sub.message);
+    goto cleanup;
+  }
+  for (size_t i = 0; i < files.n; i++)
+    if (!listed(names, nn, files.paths[i]))
+      keep(rep->uncovered, &rep->n_uncovered, files.paths[i]);
+  if (rep->n_mismatched)
+    st = bad(rep, err,
+             "%ld of %ld files listed in " LL_SIGN_SUMS
+             " differ or are gone (first: %.200s)",
+             rep->n_mismatched, rep->listed, rep->mismatched[0]);
+  else if (rep->n_uncovered)
+    st = bad(rep, err,
+             "%ld files are not covered by " LL_SIGN_SUMS
+             " (first: %.200s): the signature does not vouch for them",
+             rep->n_uncovered, rep->uncovered[0]);
+cleanup:
+  ll_sign_files_free(&files);
+  free(names);
+  free(b.p);
+  return st;
+}
+
+/* One signature (sig over sums): with allowed signers, its principal by
+ * find-principals and then -Y verify for it; without, check-novalidate.
+ * Returns LL_OK (state GOOD or UNCHECKED), LL_E_TAMPER with why filled,
+ * LL_E_IO, LL_E_NOMEM. */
+static ll_status check_sig(const char *sums, const char *sig,
+                           const char *allowed, ll_sig_state *state,
+                           char *principal, ll_sign_key *key, char *why,
+                           size_t whycap, ll_error *err) {
+  ll_proc_result r = {0};
+  ll_status st;
+  *state = LL_SIG_BAD;
+  principal[0] = '\0';
+  memset(key, 0, sizeof *key);
+  if (!allowed) {
+    const char *const a[] = {
+        "-Y", "check-novalidate", "-n", LL_SIGN_NAMESPACE, "-s", sig, NULL};
+    st = ll_sign_keygen(a, sums, &r, err);
+    if (st != LL_OK)
+      return st;
+    int ok = r.exited && r.exit_code == 0 && ll_sign_parse_key(r.out, key);
+    ll_sign_last_line(&r, why, whycap);
+    ll_proc_result_cleanup(&r);
+    if (!ok)
+      return ll_fail(err, LL_E_TAMPER, "%s", why);
+    *state = LL_SIG_UNCHECKED;
+    return LL_OK;
+  }
+  const char *const f[] = {"-Y", "find-principals", "-s", sig,
+                           "-f", allowed,           NULL};
+  st = ll_sign_keygen(f, NULL, &r, err);
+  if (st != LL_OK)
+    return st;
+  if (!r.exited || r.exit_code != 0 || !r.out || !r.out[0] ||
+      r.out[0] == '\n') {
+    char line[200];
+    ll_sign_last_line(&r, line, sizeof line);
+    snprintf(why, whycap,
+             "its key is not in the allowed-signers file (ssh-keygen -Y "
+             "find-principals: %.150s)",
+             line);
+    ll_proc_result_cleanup(&r);
+    return ll_fail(err, LL_E_TAMPER, "%s", why);
+  }
+  size_t pn = strcspn(r.out, "\n");
+  if (pn >= LL_SIGN_NAME_MAX)
+    pn = LL_SIGN_NAME_MAX - 1;
+  memcpy(principal, r.out, pn);
+  principal[pn] = '\0';
+  ll_proc_result_cleanup(&r);
+  const char *const v[] = {"-Y", "verify",  "-f", allowed,
+                           "-I", principal, "-n", LL_SIGN_NAMESPACE,
+                           "-s", sig,       NULL};
+  st = ll_sign_keygen(v, sums, &r, err);
+  if (st != LL_OK)
+    return st;
+  int ok = r.exited && r.exit_code == 0 && r.out &&
+           strncmp(r.out, "Good ", 5) == 0 && ll_sign_parse_key(r.out, key);
+  ll_sign_last_line(&r, why, whycap);
+  ll_proc_result_cleanup(&r);
+  if (!ok)
+    return ll_fail(err, LL_E_TAMPER, "%s", why);
+  *state = LL_SIG_GOOD;
+  return LL_OK;
+}
+
+/* signatures/1/, 2/ ...: each earlier signature over its own sums. */
+static ll_status check_history(const char *dir, const char *allowed,
+                               ll_sign_report *rep, ll_error *err) {
+  for (int n = 1; n <= LL_SIGN_HISTORY_MAX + 1; n++) {
+    char slot[4608], sums[4608], sig[4608], why[256];
+    struct stat sb;
+    ll_sign_path(slot, sizeof slot, "%s/" LL_SIGN_HISTORY "/%d", dir, n);
+    if (lstat(slot, &sb) != 0)
+      return LL_OK;
+    if (n > LL_SIGN_HISTORY_MAX)
+      return bad(rep, err, "more than %d earlier signatures",
+                 LL_SIGN_HISTORY_MAX);
+    ll_sign_past *p = &rep->history[rep->n_history++];
+    snprintf(p->dir, sizeof p->dir, LL_SIGN_HISTORY "/%d", n);
+    ll_sign_path(sums, sizeof sums, "%s/" LL_SIGN_SUMS, slot);
+    ll_sign_path(sig, sizeof sig, "%s/" LL_SIGN_SIG, slot);
+    if (lstat(sums, &sb) != 0 || !S_ISREG(sb.st_mode) || lstat(sig, &sb) != 0 ||
+        !S_ISREG(sb.st_mode)) {
+      p->state = LL_SIG_BAD;
+      return bad(rep, err,
+                 "%s does not hold " LL_SIGN_SUMS " and " LL_SIGN_SIG
+                 " as regular files",
+                 p->dir);
+    }
+    ll_error sub = {0};
+    ll_status st = check_sig(sums, sig, allowed, &p->state, p->principal,
+                             &p->key, why, sizeof why, &sub);
+    if (st == LL_E_TAMPER)
+      return bad(rep, err, "the earlier signature %s: %s", p->dir, why);
+    if (st != LL_OK)
+      return ll_fail(err, st, "%s", sub.message);
+  }
+  return LL_OK;
+}
+
+ll_status ll_bundle_check(const char *dir, const char *allowed,
+                          ll_sign_report *rep, ll_error *err) {
+  char sums[4608], sig[4608], why[256];
+  struct stat sb;
+  memset(rep, 0, sizeof *rep);
+  if (strlen(dir) > 2048)
+    return ll_fail(err, LL_E_IO, "the bundle's path is too long");
+  if (allowed) {
+    int fd;
+    size_t size;
+    ll_status st =
+        ll_input_open(allowed, "allowed-signers file", "--allowed-signers",
+                      SUMS_FILE_MAX, &fd, &size, err);
+    if (st != LL_OK)
+      return st;
+    close(fd);
+  }
+  ll_sign_path(sums, sizeof sums, "%s/" LL_SIGN_SUMS, dir);
+  ll_sign_path(sig, sizeof sig, "%s/" LL_SIGN_SIG, dir);
+  int has_sums = lstat(sums, &sb) == 0;
+  int has_sig = lstat(sig, &sb) == 0;
+  if (has_sig && !S_ISREG(sb.st_mode))
+    return bad(rep, err, LL_SIGN_SIG " is not a regular file");
+  if (!has_sums && !has_sig) {
+    char hist[4608];
+    ll_sign_path(hist, sizeof hist, "%s/" LL_SIGN_HISTORY, dir);
+    if (lstat(hist, &sb) == 0)
+      return bad(rep, err,
+                 "the bundle keeps earlier signatures (" LL_SIGN_HISTORY
+                 "/) but is no longer signed: it changed after them");
+    if (allowed)
+      return bad(rep, err,
+                 "unsigned: there is no " LL_SIGN_SUMS " and no " LL_SIGN_SIG
+                 ", and --allowed-signers asks for a signature");
+    return LL_OK; /* UNSIGNED */
+  }
+  if (!has_sums || !has_sig)
+    return bad(rep, err, "%s is there without %s",
+               has_sums ? LL_SIGN_SUMS : LL_SIGN_SIG,
+               has_sums ? LL_SIGN_SIG : LL_SIGN_SUMS);
+  ll_status st = check_sums(dir, rep, err);
+  if (st == LL_E_NOMEM)
+    return st;
+  /* the signature is checked even when the sums are not: the report
+   * names its signer either way */
+  ll_error sub = {0};
+  ll_sig_state state;
+  ll_status ss = check_sig(sums, sig, allowed, &state, rep->principal,
+                           &rep->key, why, sizeof why, &sub);
+  if (ss == LL_E_TAMPER)
+    return bad(rep, err, "the signature: %s", why);
+  if (ss != LL_OK)
+    return ll_fail(err, ss, "%s", sub.message);
+  ll_status hs = check_history(dir, allowed, rep, err);
+  if (st != LL_OK)
+    return st;
+  if (hs != LL_OK)
+    return hs;
+  rep->state = state;
+  return LL_OK;
+}
