@@ -396,16 +396,7 @@ describe("leaselua corroborate", function()
     for actor, fp in pairs(ids) do parts[#parts + 1] = string.format('"%s":{"fingerprint":"%s"}', actor, fp) end
     lines[1] = lines[1]:gsub('"record":"manifest",', '"record":"manifest","identities":{' .. table.concat(parts, ",")
       .. "},", 1)
-    local prev = string.rep("0", 64)
-    local tmp = rp.tmpdir() .. "/line"
-    for i, l in ipairs(lines) do
-      local body = l:match('^(.*),"prev_hash":"%x+","row_hash":"%x+"}$')
-      local hashed = body .. ',"prev_hash":"' .. prev .. '"}'
-      helper.write(tmp, prev .. hashed)
-      local h = sha(tmp)
-      lines[i] = hashed:sub(1, -2) .. ',"row_hash":"' .. h .. '"}'
-      prev = h
-    end
+    lines = require("support.ledger_builder").rechain(lines)
     helper.write(path, table.concat(lines, "\n") .. "\n")
   end
 
@@ -429,6 +420,30 @@ describe("leaselua corroborate", function()
     assert.are.equal(2, rc)
     assert.matches("identity: seq %d+ [%w ]+ by B: the service logged principal " ..
       fingerprint(gen.TENANT, gen.OID.B) .. ", not the actor's " .. ids.B, texts(res.contradictions))
+  end)
+
+  it("--sign-key re-signs the bundle so that SHA256SUMS covers the corroboration", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local keys = rp.tmpdir()
+    local key = keys .. "/key"
+    assert.truthy(os.execute(("ssh-keygen -q -t ed25519 -N '' -C corroborator -f %s </dev/null >/dev/null"):format(
+      helper.quote(key))))
+    local pub = assert(helper.read(key .. ".pub")):match("^(%S+ %S+)")
+    local allowed = helper.write(keys .. "/allowed", "corroborator " .. pub .. "\n")
+    local f = log_file(dir, "clean.json", gen.text(gen.records(dir), "diagnostic"))
+    local rc, res, err = corroborate(dir, { f }, { "--sign-key", key })
+    assert.are.equal(0, rc, err)
+    assert.are.equal("CORROBORATED", res.verdict)
+    local sums = helper.read(dir .. "/SHA256SUMS")
+    assert.truthy(sums:find("  corroboration.json\n", 1, true), sums)
+    assert.truthy(sums:find("  corroboration.jsonl\n", 1, true), sums)
+    local vrc, vout, verr = helper.run({ "verify", dir, "--allowed-signers", allowed })
+    assert.are.equal(0, vrc, vout .. verr)
+    -- a key that is not one is refused before anything is written
+    local d2 = bundle("azure-main-handoff-accept")
+    local rc2 = corroborate(d2, { f }, { "--sign-key", allowed })
+    assert.are.equal(64, rc2)
+    assert.is_nil(helper.read(d2 .. "/corroboration.json"))
   end)
 
   it("refuses a directory that holds no run, before reading any log (exit 64)", function()
