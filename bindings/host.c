@@ -61,8 +61,12 @@ static const char usage[] =
     "logs\n"
     "                                   (exit 0 CORROBORATED, 1 INCOMPLETE,\n"
     "                                   2 CONTRADICTED; not the decision)\n"
-    "       leaselua dev-token [SECS]   an unsigned JWT for Azurite's --oauth "
-    "basic\n"
+    "       leaselua dev-token [SECS] [--actor NAME]\n"
+    "                                   an unsigned JWT for Azurite's --oauth "
+    "basic;\n"
+    "                                   --actor: one actor's own (its oid "
+    "derived\n"
+    "                                   from NAME, the same every time)\n"
     "       leaselua --version | --help\n"
     "exit: the recorded decision: 0 ACCEPT, 1 WAIT, 2 HOLD, 3 RECONCILE; 64 "
     "usage or\n"
@@ -364,12 +368,27 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(argv[1], "dev-token") == 0) {
-    long secs = argc > 2 ? strtol(argv[2], NULL, 10) : 7200;
-    if (secs <= 0 || secs > 86400) {
-      fprintf(stderr, "leaselua: dev-token lifetime must be 1..86400 s\n");
+    long secs = 7200;
+    const char *actor = NULL;
+    for (int i = 2; i < argc; i++) {
+      if (strcmp(argv[i], "--actor") == 0 && i + 1 < argc && !actor) {
+        actor = argv[++i];
+        continue;
+      }
+      char *end = NULL;
+      secs = strtol(argv[i], &end, 10);
+      if (!*argv[i] || *end || secs <= 0 || secs > 86400) {
+        fprintf(stderr, "leaselua: dev-token [SECS] [--actor NAME]: the "
+                        "lifetime must be 1..86400 s\n");
+        return 64;
+      }
+    }
+    char *tok = ll_auth_dev_token_for((int64_t)time(NULL), secs, actor);
+    if (!tok && actor) {
+      fprintf(stderr, "leaselua: dev-token --actor: the name must be 1 to 15 "
+                      "of [A-Za-z0-9_-]\n");
       return 64;
     }
-    char *tok = ll_auth_dev_token((int64_t)time(NULL), secs);
     if (!tok)
       return 70;
     puts(tok);

@@ -4,6 +4,8 @@
  * is never opened, so the report cannot see a lease ID. */
 #include "l_report.h"
 
+#include "identity.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
@@ -32,6 +34,7 @@ typedef struct {
   const char *dir;
   long torn_row;
   const char *signer;              /* the signature line (signer_line) */
+  const char *identity;            /* identity.h's statement */
   const cJSON *corroboration;      /* DIR/corroboration.json, or NULL */
   const char *corroboration_query; /* --print-query's text, or NULL */
 } render_args;
@@ -71,6 +74,8 @@ static int render(lua_State *L) {
   lua_setfield(L, -2, "known_deviations");
   lua_pushstring(L, a->signer);
   lua_setfield(L, -2, "signer");
+  lua_pushstring(L, a->identity);
+  lua_setfield(L, -2, "identity");
   if (a->corroboration) {
     ll_lua_push_json(L, a->corroboration);
     lua_setfield(L, -2, "corroboration");
@@ -290,8 +295,17 @@ int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
   ll_sandbox_open(L);
   char signer[1024];
   signer_line(dir, signer, sizeof signer);
-  render_args args = {rows,   deviations,    dir,  torn,
-                      signer, corroboration, query};
+  /* the same sentence verify prints (identity.h), from the manifest row */
+  char identity[400];
+  ll_identity_statement(rows ? rows->child : NULL, identity, sizeof identity);
+  render_args args = {.rows = rows,
+                      .deviations = deviations,
+                      .dir = dir,
+                      .torn_row = torn,
+                      .signer = signer,
+                      .identity = identity,
+                      .corroboration = corroboration,
+                      .corroboration_query = query};
   lua_pushcfunction(L, traceback);
   lua_pushcfunction(L, render);
   lua_pushlightuserdata(L, &args);

@@ -289,6 +289,16 @@ static int l_open(lua_State *L) {
     cJSON_Delete(manifest);
     return ll_lua_raise(L, err.code, err.message);
   }
+  /* each actor's own credential, before anything is sent (and a replay's
+   * manifest may name credentials it will not need) */
+  ll_cred_config creds; /* ll_run_open copies what it keeps */
+  if (ll_transport_actors(op, manifest, &plan, &creds, &cfg, &err) != LL_OK) {
+    cJSON_Delete(manifest);
+    ll_transport_free(cfg.transport);
+    ll_clock_free(cfg.clock);
+    ll_auth_free(cfg.auth);
+    return ll_lua_raise(L, err.code, err.message);
+  }
   cfg.evidence_dir = evidence;
   cfg.recover = op->recover;
   cfg.manifest = manifest;

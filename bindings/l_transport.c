@@ -92,6 +92,12 @@ void ll_operator_from_lua(lua_State *L, int idx, ll_operator *op) {
   op->deadline_s = copy_int(L, idx, "deadline_s", op->deadline_s, 1, 86400);
   op->max_single_put = (size_t)copy_int(L, idx, "max_single_put", 0, 0,
                                         (long)LL_MAX_SINGLE_PUT * 64);
+  copy_str(L, idx, "credential_a", op->cred_a, sizeof op->cred_a);
+  copy_str(L, idx, "credential_b", op->cred_b, sizeof op->cred_b);
+  copy_str(L, idx, "credential_operator", op->cred_operator,
+           sizeof op->cred_operator);
+  copy_str(L, idx, "credential_observer", op->cred_observer,
+           sizeof op->cred_observer);
   int t = rawfield(L, idx, "auth");
   if (t == LUA_TTABLE) {
     int a = lua_gettop(L);
@@ -175,17 +181,20 @@ ll_status ll_transport_make(const ll_operator *op, ll_run_config *cfg,
   ll_clock *clock = ll_clock_new_real();
   if (!clock)
     return ll_fail(err, LL_E_NOMEM, "out of memory");
-  ll_auth_options ao = {0};
-  ao.kind = op->auth_kind;
-  ao.token_file = op->token_file[0] ? op->token_file : NULL;
-  ao.token_command = op->token_command[0] ? op->token_command : NULL;
-  ao.imds_endpoint = op->imds_endpoint[0] ? op->imds_endpoint : NULL;
-  ao.client_id = op->client_id[0] ? op->client_id : NULL;
-  ll_auth *auth = ll_auth_new(
-      &ao, clock, ll_clock_utc_ms(clock) + op->deadline_s * 1000LL, err);
-  if (!auth) {
-    ll_clock_free(clock);
-    return err->code ? err->code : LL_E_AUTH;
+  ll_auth *auth = NULL;
+  if (op->auth_kind != LL_AUTH_NONE || !op->no_default) {
+    ll_auth_options ao = {0};
+    ao.kind = op->auth_kind;
+    ao.token_file = op->token_file[0] ? op->token_file : NULL;
+    ao.token_command = op->token_command[0] ? op->token_command : NULL;
+    ao.imds_endpoint = op->imds_endpoint[0] ? op->imds_endpoint : NULL;
+    ao.client_id = op->client_id[0] ? op->client_id : NULL;
+    auth = ll_auth_new(&ao, clock,
+                       ll_clock_utc_ms(clock) + op->deadline_s * 1000LL, err);
+    if (!auth) {
+      ll_clock_free(clock);
+      return err->code ? err->code : LL_E_AUTH;
+    }
   }
   ll_http_options ho = {0};
   ho.ca_file = op->ca_file[0] ? op->ca_file : NULL;
@@ -211,4 +220,34 @@ ll_status ll_transport_make(const ll_operator *op, ll_run_config *cfg,
   cfg->auth = auth;
   cfg->transport = t;
   return LL_OK;
+}
+
+ll_status ll_transport_actors(const ll_operator *op, const cJSON *manifest,
+                              const ll_flow_plan *plan, ll_cred_config *creds,
+                              ll_run_config *cfg, ll_error *err) {
+  const char *const spec[LL_ACTOR__COUNT] = {
+      op->cred_a, op->cred_b, op->cred_operator, op->cred_observer};
+  ll_status st = ll_cred_config_read(creds, spec, manifest, err);
+  int live = !cfg->fixture_label;
+  creds->imds_endpoint = op->imds_endpoint[0] ? op->imds_endpoint : NULL;
+  ll_cred_default_source(op->auth_kind, op->token_file, op->client_id,
+                         creds->default_source, sizeof creds->default_source);
+  cfg->auth_source = cfg->auth ? creds->default_source : NULL;
+  if (st == LL_OK && live && !cfg->auth && !creds->any) /* nothing at all */
+    st = ll_fail(err,
+                 op->no_default_err.code ? op->no_default_err.code : LL_E_AUTH,
+                 "%s", op->no_default_err.message);
+  if (st == LL_OK && live)
+    st = ll_cred_config_check(creds, (const char(*)[16])plan->actors,
+                              plan->nactors, cfg->auth != NULL, err);
+  if (st == LL_OK && live && creds->any)
+    st = ll_cred_config_build(creds, cfg->clock,
+                              ll_clock_utc_ms(cfg->clock) +
+                                  op->deadline_s * 1000LL,
+                              cfg->actor_auth, err);
+  for (int s = 0; st == LL_OK && s < LL_ACTOR__COUNT; s++)
+    cfg->actor_source[s] = creds->actor[s].source;
+  cfg->actors = (const char(*)[16])plan->actors;
+  cfg->nactors = plan->nactors;
+  return st;
 }

@@ -24,4 +24,13 @@ ll_status ll_transport_make(const ll_operator *op, ll_run_config *cfg,
                             const ll_fixture_context *flow, char *label,
                             size_t label_cap, ll_error *err) LL_WARN_UNUSED;
 
+/* The actors' own credentials (credentials.h) of a live run, after
+ * ll_transport_make: read from op and the manifest into creds (which must
+ * outlive ll_run_open), checked against the plan's actors, and obtained
+ * into cfg->actor_auth; the source names set. Nothing for a replay. On
+ * failure cfg's credentials are freed. */
+ll_status ll_transport_actors(const ll_operator *op, const cJSON *manifest,
+                              const ll_flow_plan *plan, ll_cred_config *creds,
+                              ll_run_config *cfg, ll_error *err) LL_WARN_UNUSED;
+
 #endif

@@ -120,6 +120,12 @@ static int print_json(const ll_verify_report *rep, const char *what,
   ok = ok && cJSON_AddItemToObject(o, "fixture_label",
                                    str_or_null(rep->fixture_label));
   ok = ok && cJSON_AddBoolToObject(o, "host_declared", rep->host_declared);
+  ok = ok && cJSON_AddItemToObject(o, "identity", str_or_null(rep->identity));
+  ok =
+      ok && cJSON_AddItemToObject(o, "shared_identity",
+                                  rep->shared_identity < 0
+                                      ? cJSON_CreateNull()
+                                      : cJSON_CreateBool(rep->shared_identity));
   cJSON *sig = ok ? signature_json(sr) : NULL;
   ok = sig && cJSON_AddItemToObject(o, "signature", sig);
   if (!ok)
@@ -312,5 +318,7 @@ int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs) {
           rep.decision[0] ? rep.decision : "(none recorded)",
           rep.window[0] ? rep.window : "-");
   print_signature(&sr, out);
+  if (rep.identity[0])
+    fprintf(out, "verify: identities: %s\n", rep.identity);
   return 0;
 }

@@ -102,6 +102,12 @@ describe("crash drills #faults", function()
       -- reopened: the in-flight intent is UNKNOWN_OUTCOME
       assert.are.equal("UNKNOWN_OUTCOME", d.intent_class)
       assert.are.equal("UNKNOWN", d.intent_outcome)
+      -- ...still naming the principal of the actor that sent it (each actor
+      -- has its own token), as the manifest row recorded it
+      local sender = d.row_actor == "observer" and "operator" or d.row_actor
+      assert.are.equal(d.fp[sender], d.row_principal, d.row_actor)
+      assert.are.equal(d.identities[d.row_actor].fingerprint, d.row_principal)
+      assert.is_true(d.principals_ok, d.principal_bad)
       -- recovery decides, as the seed says, and verify agrees
       assert.are.equal(want, d.recovery_decision, d.recovery_out)
       assert.are.equal(want, d.recovery_printed)

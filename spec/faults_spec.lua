@@ -157,6 +157,14 @@ describe("fault drills #faults", function()
           -- the row of that request
           assert.are.equal("UNKNOWN_OUTCOME", d.row_class, d.row_step)
           assert.are.equal(label, d.row_step)
+          -- with one credential per actor, the doubtful row still names the
+          -- principal that sent it, the one the manifest row recorded
+          local sender = d.row_actor == "observer" and "operator" or d.row_actor
+          assert.are.equal(d.fp[sender], d.row_principal, d.row_actor)
+          assert.are.equal(d.identities[d.row_actor].fingerprint, d.row_principal)
+          if label == "11 acquire B (infinite)" then assert.are.equal("B", d.row_actor) end
+          assert.is_true(d.principals_ok, d.principal_bad)
+          assert.is_false(d.shared_identity)
           -- nothing mutated after the doubt, nothing sent twice
           assert.are.equal(0, d.mutations_after_doubt, "mutations sent after the doubt")
           assert.are.equal(0, d.duplicates, "duplicate mutations")

@@ -16,6 +16,7 @@ local no_target = { AZURE_STORAGE_ACCOUNT_URL = false, AZURE_STORAGE_TOKEN = fal
 local sample = {
   S = "1", N = "1", FILE = "/dev/null", DIR = "/tmp", CMD = "true", ID = "x",
   URL = "http://169.254.169.254/", TEXT = "x", DATE = "2023-11-03",
+  SPEC = "token-file:/dev/null",
 }
 
 local function options_in(text)

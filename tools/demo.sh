@@ -3,6 +3,9 @@
 # the main handoff, the unlocked-gap control after it, and a recovery drill
 # (a run killed on purpose right after B's acquire, then recovery.lua).
 # The break period is 10 s instead of the seed's 30 s, to keep it short.
+# Writer A, writer B and the operator each send with their own dev token
+# (leaselua dev-token --actor NAME: a distinct oid each), so the report
+# shows three principals; the observer's reads use the operator's.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -20,21 +23,29 @@ manifest=$root/tools/emulator/manifest.json
 bundle=evidence/demo-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$bundle"
 export AZURE_STORAGE_CONTAINER=lease-handoff-lab AZURE_STORAGE_BLOB=writer-handoff.json
+creds=()
+for actor in A B operator; do
+  (umask 077 && "$host" dev-token 7200 --actor "$actor" >"$tmp/token-$actor")
+  flag=$actor
+  [[ $actor == operator ]] || flag=$(tr 'AB' 'ab' <<<"$actor")
+  creds+=(--credential-"$flag" "token-file:$tmp/token-$actor")
+done
 
 echo
 echo "== main handoff (break period 10 s instead of 30 s, for the demo) =="
 set +e
-"$host" scripts/main_handoff.lua --manifest "$manifest" --evidence "$bundle/main" --break-period 10
+"$host" scripts/main_handoff.lua "${creds[@]}" --manifest "$manifest" --evidence "$bundle/main" \
+  --break-period 10
 main_rc=$?
 echo
 echo "== unlocked-gap control on the same blob, after the accepted main run =="
-"$host" scripts/gap_control.lua --manifest "$manifest" --evidence "$bundle/gap" \
+"$host" scripts/gap_control.lua "${creds[@]}" --manifest "$manifest" --evidence "$bundle/gap" \
   --destructive --after "$bundle/main" --break-period 10
 gap_rc=$?
 echo
 echo "== recovery drill: a run killed (SIGKILL) right after B's acquire =="
 LEASELUA_PAUSE_AFTER=11 AZURE_STORAGE_BLOB=drill.json "$host" scripts/main_handoff.lua \
-  --manifest "$manifest" --evidence "$bundle/drill" --break-period 10 >"$tmp/drill.out" 2>&1 &
+  "${creds[@]}" --manifest "$manifest" --evidence "$bundle/drill" --break-period 10 >"$tmp/drill.out" 2>&1 &
 drill_pid=$!
 for _ in $(seq 1 600); do
   grep -q "pausing 60 s after step 11" "$tmp/drill.out" && break
@@ -45,7 +56,8 @@ wait "$drill_pid" 2>/dev/null
 drill_pid=
 tail -n 3 "$tmp/drill.out"
 echo "(killed with SIGKILL; now recovery.lua)"
-AZURE_STORAGE_BLOB=drill.json "$host" scripts/recovery.lua --recover --evidence "$bundle/drill"
+AZURE_STORAGE_BLOB=drill.json "$host" scripts/recovery.lua "${creds[@]}" --recover \
+  --evidence "$bundle/drill"
 drill_rc=$?
 set -e
 

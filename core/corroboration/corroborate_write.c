@@ -4,7 +4,6 @@
  * and the principal fingerprint of the shared contract. */
 #include "corroborate_write.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,21 +13,12 @@
 
 #include "chain_file.h"
 #include "hash.h"
+#include "jwt.h"
 #include "sanitize.h"
 
 ll_status ll_corr_fingerprint(const char *tid, const char *oid, char out[17]) {
-  char buf[256], hex[LL_SHA256_HEX];
-  int n = snprintf(buf, sizeof buf, "leaselua-principal-v1:%s:%s", tid, oid);
-  if (n < 0 || (size_t)n >= sizeof buf)
-    return LL_E_USAGE;
-  for (char *p = buf; *p; p++)
-    *p = (char)tolower((unsigned char)*p);
-  ll_status st = ll_sha256_hex(buf, (size_t)n, hex);
-  if (st != LL_OK)
-    return st;
-  memcpy(out, hex, 16);
-  out[16] = '\0';
-  return LL_OK;
+  /* the one implementation of the contract (core/transport/jwt.c) */
+  return ll_principal_fingerprint(tid, oid, out);
 }
 
 static ll_status write_json(int dirfd, const char *name, const cJSON *v,

@@ -10,9 +10,13 @@
 
 #include "jsonx.h"
 
-/* Keys dropped at any depth, compared case-insensitively. */
-static const char *const dropped_keys[] = {"lease_real_id", "authorization",
-                                           "cookie", "set-cookie"};
+/* Keys dropped at any depth, compared case-insensitively: lease IDs,
+ * credentials, and the identifiers of a principal that only the protected
+ * ledger keeps (the identity record: tid, oid, appid, azp, and a user
+ * delegation SAS's skoid and sktid; the export keeps their fingerprint). */
+static const char *const dropped_keys[] = {
+    "lease_real_id", "authorization", "cookie", "set-cookie", "tid",
+    "oid",           "appid",         "azp",    "skoid",      "sktid"};
 
 int ll_sanitize_norm_id(const char *id, char out[LL_SANITIZE_ID_MAX]) {
   size_t n = 0;
@@ -222,6 +226,10 @@ static int dropped(const char *key, int top) {
   case 'c':
   case 's':
     break;
+  case 't': /* transport_error, ...: one short compare, not the list */
+    return strcasecmp(key, "tid") == 0;
+  case 'o':
+    return strcasecmp(key, "oid") == 0;
   case 'p':
   case 'r':
     return top &&

@@ -52,6 +52,14 @@ static const opt opts[] = {
         "ID    managed identity: a user-assigned client ID"),
     STR("imds-endpoint", "imds_endpoint", imds_endpoint, LL_AUTH_NONE,
         "URL   managed identity: another IMDS endpoint"),
+    STR("credential-a", "credential_a", cred_a, LL_AUTH_NONE,
+        "SPEC  writer A's own credential (see below)"),
+    STR("credential-b", "credential_b", cred_b, LL_AUTH_NONE,
+        "SPEC  writer B's own credential"),
+    STR("credential-operator", "credential_operator", cred_operator,
+        LL_AUTH_NONE, "SPEC  the operator's own credential (the break)"),
+    STR("credential-observer", "credential_observer", cred_observer,
+        LL_AUTH_NONE, "SPEC  the reads' credential (default the operator's)"),
     STR("record", "record", record, LL_AUTH_NONE,
         "FILE  record the exchanges, sanitized, into a new FILE"),
     STR("record-description", "record_description", record_description,
@@ -240,9 +248,21 @@ ll_status ll_operator_finish(ll_operator *o, ll_error *err) {
     src.token_command = o->auth_kind == LL_AUTH_TOKEN_COMMAND;
     src.managed_identity = o->auth_kind == LL_AUTH_MANAGED_IDENTITY;
     ll_auth_kind kind;
-    ll_status st = ll_auth_choose(&src, &kind, err);
-    if (st != LL_OK)
+    ll_error ce = {0};
+    ll_status st = ll_auth_choose(&src, &kind, &ce);
+    /* None at all: the actors' own credentials (options, or the manifest's
+     * "credentials") may cover every actor; ll_transport_make decides. */
+    int own = o->cred_a[0] || o->cred_b[0] || o->cred_operator[0] ||
+              o->cred_observer[0] || o->manifest[0];
+    if (st == LL_E_AUTH && own) {
+      o->no_default = 1;
+      o->no_default_err = ce;
+      kind = LL_AUTH_NONE;
+    } else if (st != LL_OK) {
+      if (err)
+        *err = ce;
       return st;
+    }
     o->auth_kind = kind;
   }
   if (!o->container[0] || !o->blob[0])
@@ -283,6 +303,10 @@ void ll_operator_usage(ll_buf *b) {
       "  AZURE_STORAGE_CONTAINER     default " LL_DEFAULT_CONTAINER "\n"
       "  AZURE_STORAGE_BLOB          default " LL_DEFAULT_BLOB "\n"
       "  AZURE_STORAGE_TOKEN or AZURE_STORAGE_SAS   the credential\n"
+      "credential SPEC (--credential-a/-b/-operator/-observer, or the\n"
+      "manifest's \"credentials\": {\"A\": SPEC, ...}), one per actor:\n"
+      "  token-env:VAR  token-file:PATH  token-command:CMD\n"
+      "  managed-identity[:CLIENT_ID]  sas-env:VAR  sas-file:PATH\n"
       "  LEASELUA_EVIDENCE_ROOT      default " LL_DEFAULT_EVIDENCE_ROOT
       " (a run: <root>/<flow>-<UTC>)\n";
   ll_buf_put(b, head, sizeof head - 1);

@@ -20,7 +20,10 @@ struct ll_run {
   ll_model *model;
   ll_transport *transport;
   ll_clock *clock;
-  ll_auth *auth;
+  ll_auth *auth; /* the default credential */
+  ll_auth *actor_auth[LL_ACTOR__COUNT];
+  char auth_source[LL_CRED_SOURCE_MAX];
+  char actor_source[LL_ACTOR__COUNT][LL_CRED_SOURCE_MAX];
   ll_target target;
   char run_id[160];
   size_t max_single_put;
@@ -80,6 +83,14 @@ ll_status ll_run_record_decision(ll_run *r, cJSON **out,
  * cleaned-up main run on this blob that verifies. */
 ll_status ll_run_check_after(ll_run *r, const char *after_dir,
                              ll_error *err) LL_WARN_UNUSED;
+/* The credential a request of actor sends with (credentials.h), NULL when
+ * the run has none for it; *source its source name. */
+ll_auth *ll_run_auth_for(ll_run *r, const char *actor, const char **source);
+/* The run holds a credential (it is not a replay). */
+int ll_run_has_credentials(const ll_run *r);
+/* The fingerprint a request of actor records as its principal, or NULL. */
+const char *ll_run_principal(ll_run *r, const char *actor);
+
 /* Rewrites expected.json from the declare rows. */
 ll_status ll_run_write_expected(ll_run *r, ll_error *err) LL_WARN_UNUSED;
 

@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "endpoint.h"
+#include "identity.h"
 #include "manifest.h"
 #include "run_impl.h"
 #include "run_row.h"
@@ -88,6 +89,102 @@ static ll_status write_environment(ll_run *r, const cJSON *manifest,
   return st;
 }
 
+ll_auth *ll_run_auth_for(ll_run *r, const char *actor, const char **source) {
+  int slot = -1;
+  ll_auth *a = ll_cred_pick(r->auth, r->actor_auth, actor, &slot);
+  if (source)
+    *source = slot >= 0 ? r->actor_source[slot] : r->auth_source;
+  return a;
+}
+
+const char *ll_run_principal(ll_run *r, const char *actor) {
+  const ll_auth_ident *id = ll_auth_identity(ll_run_auth_for(r, actor, NULL));
+  return id && id->fingerprint[0] ? id->fingerprint : NULL;
+}
+
+int ll_run_has_credentials(const ll_run *r) {
+  for (int i = 0; i < LL_ACTOR__COUNT; i++)
+    if (r->actor_auth[i])
+      return 1;
+  return r->auth != NULL;
+}
+
+/* The identity record (identity.h): one entry per actor the flow declares
+ * (a flow that declares none: per actor the manifest permits) and one for
+ * the observer, whose reads C adds, from the credential each one's
+ * requests will carry. NULL for a run without credentials (a replay). */
+static cJSON *identities(ll_run *r, const ll_run_config *cfg,
+                         const cJSON *permitted) {
+  if (!ll_run_has_credentials(r))
+    return NULL;
+  const char *names[LL_PLAN_MAX_ACTORS + 32];
+  size_t n = 0;
+  for (int i = 0; i < cfg->nactors; i++)
+    names[n++] = cfg->actors[i];
+  const cJSON *p;
+  if (cfg->nactors == 0)
+    cJSON_ArrayForEach(p, permitted) {
+      if (cJSON_IsString(p) && n < sizeof names / sizeof names[0] - 1)
+        names[n++] = p->valuestring;
+    }
+  names[n++] = "observer";
+  cJSON *ids = cJSON_CreateObject();
+  for (size_t i = 0; ids && i < n; i++) {
+    if (cJSON_GetObjectItemCaseSensitive(ids, names[i]))
+      continue;
+    const char *source = NULL;
+    ll_auth *auth = ll_run_auth_for(r, names[i], &source);
+    ll_json_add(ids, names[i], ll_identity_entry(auth, source));
+  }
+  return ids;
+}
+
+/* The identifiers an identity record keeps for the protected ledger
+ * only; bound like lease IDs (identity.h), so that the export scan finds
+ * any stray copy of them (invariant 9). */
+static const char *const private_ids[] = {"tid", "oid",   "appid",
+                                          "azp", "skoid", "sktid"};
+
+static ll_status bind_identity_ids(ll_run *r, const cJSON *ids, ll_error *err) {
+  const char *v[6 * 8];
+  size_t n = ll_identity_ids(ids, v, sizeof v / sizeof v[0]);
+  for (size_t i = 0; i < n; i++) {
+    ll_status st =
+        ll_ledger_bind_alias(r->ledger, LL_IDENTITY_ALIAS, v[i], err);
+    if (st != LL_OK)
+      return st;
+  }
+  return LL_OK;
+}
+
+/* The identity record with the protected-only identifiers removed, for
+ * manifest.json (the export's rows lose them in the sanitizer). */
+static void strip_private(cJSON *ids) {
+  for (cJSON *e = ids ? ids->child : NULL; e; e = e->next) {
+    cJSON *sas = cJSON_GetObjectItemCaseSensitive(e, "sas");
+    for (size_t k = 0; k < sizeof private_ids / sizeof private_ids[0]; k++) {
+      cJSON_DeleteItemFromObjectCaseSensitive(e, private_ids[k]);
+      if (sas)
+        cJSON_DeleteItemFromObjectCaseSensitive(sas, private_ids[k]);
+    }
+  }
+}
+
+/* Adds identities and shared_identity to a manifest or recovery row, and
+ * binds the identifiers they hold. Nothing for a replay. */
+static ll_status add_identities(ll_run *r, const ll_run_config *cfg, cJSON *row,
+                                const cJSON *permitted, ll_error *err) {
+  cJSON *ids = identities(r, cfg, permitted);
+  if (!ids)
+    return ll_run_check_alloc(r, err);
+  int shared = ll_identity_shared(ids);
+  if (!ll_json_add(row, "identities", ids))
+    return ll_fail(err, LL_E_NOMEM, "out of memory recording identities");
+  cJSON_AddBoolToObject(row, "shared_identity", shared);
+  ll_status st = ll_run_check_alloc(r, err);
+  return st == LL_OK ? bind_identity_ids(r, ids, err) : st;
+}
+
 static ll_status open_fresh(ll_run *r, ll_run_config *cfg, ll_error *err) {
   cJSON *row = NULL;
   ll_manifest_input in = {cfg->lua_version, cfg->fixture_label,
@@ -108,10 +205,15 @@ static ll_status open_fresh(ll_run *r, ll_run_config *cfg, ll_error *err) {
     cJSON_Delete(row);
     return err ? err->code : LL_E_IO;
   }
-  st = ll_run_append(r, row, err);
+  st = add_identities(r, cfg, row,
+                      cJSON_GetObjectItemCaseSensitive(row, "permitted_actors"),
+                      err);
+  if (st == LL_OK)
+    st = ll_run_append(r, row, err);
   if (st == LL_OK) {
     cJSON *m = cJSON_Duplicate(row, 1);
     cJSON_DeleteItemFromObjectCaseSensitive(m, "record");
+    strip_private(cJSON_GetObjectItemCaseSensitive(m, "identities"));
     st = ll_run_check_alloc(r, err);
     if (st == LL_OK)
       st = ll_ledger_write_json(r->ledger, "manifest.json", m, err);
@@ -129,7 +231,7 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
   r->ledger = ll_ledger_open(cfg->evidence_dir, LL_LEDGER_RECOVER, err);
   if (!r->ledger)
     return err ? err->code : LL_E_IO;
-  const cJSON *row;
+  const cJSON *row, *permitted = NULL;
   cJSON_ArrayForEach(row, ll_ledger_rows(r->ledger)) {
     cJSON *copy = cJSON_Duplicate(row, 1);
     ll_status st = copy ? ll_model_apply(r->model, copy, 0, err)
@@ -138,7 +240,12 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
     if (st != LL_OK)
       return st;
     const char *rec = ll_json_str(row, "record");
+    st = bind_identity_ids(
+        r, cJSON_GetObjectItemCaseSensitive(row, "identities"), err);
+    if (st != LL_OK)
+      return st;
     if (rec && strcmp(rec, "manifest") == 0) {
+      permitted = cJSON_GetObjectItemCaseSensitive(row, "permitted_actors");
       char path[512];
       ll_target_blob_path(&r->target, path, sizeof path);
       char host[256];
@@ -191,7 +298,10 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
   cJSON_AddStringToObject(note, "reopened_utc", now);
   cJSON_AddNumberToObject(note, "open_intents",
                           cJSON_GetArraySize(ll_model_open_intents(r->model)));
-  ll_status st = ll_run_append(r, note, err);
+  /* the credentials of the reopened run, which its requests carry */
+  ll_status st = add_identities(r, cfg, note, permitted, err);
+  if (st == LL_OK)
+    st = ll_run_append(r, note, err);
   cJSON_Delete(note);
   if (st != LL_OK)
     return st;
@@ -259,12 +369,19 @@ static ll_status guard_blob(ll_run *r, const ll_run_config *cfg,
 /* The credential's secrets, by the names of their placeholders. */
 static const char *const secret_names[] = {"token", "sas"};
 
+/* The run's credentials: the default, then each actor's own (NULL ones
+ * included, as empty slots). */
+static const ll_auth *run_auth_at(const ll_run *r, int k) {
+  return k == 0 ? r->auth : r->actor_auth[k - 1];
+}
+#define RUN_AUTHS (1 + LL_ACTOR__COUNT)
+
 static const char *run_secret_of(void *ctx, int i, const char **name) {
   ll_run *r = ctx;
-  if (i < 0 || i >= 2)
+  if (i < 0 || i >= 2 * RUN_AUTHS)
     return NULL;
-  *name = secret_names[i];
-  const char *s = ll_auth_secret(r->auth, i);
+  *name = secret_names[i % 2];
+  const char *s = ll_auth_secret(run_auth_at(r, i / 2), i % 2);
   return s ? s : "";
 }
 
@@ -277,6 +394,8 @@ ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
     ll_transport_free(cfg->transport);
     ll_clock_free(cfg->clock);
     ll_auth_free(cfg->auth);
+    for (int i = 0; i < LL_ACTOR__COUNT; i++)
+      ll_auth_free(cfg->actor_auth[i]);
     ll_fail(err, LL_E_NOMEM, "out of memory");
     return NULL;
   }
@@ -291,6 +410,14 @@ ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
   r->alloc_mark = mark;
   r->clock = cfg->clock;
   r->auth = cfg->auth;
+  ll_strlcpy(r->auth_source, cfg->auth_source ? cfg->auth_source : "none",
+             sizeof r->auth_source);
+  for (int i = 0; i < LL_ACTOR__COUNT; i++) {
+    r->actor_auth[i] = cfg->actor_auth[i];
+    ll_strlcpy(r->actor_source[i],
+               cfg->actor_source[i] ? cfg->actor_source[i] : "none",
+               sizeof r->actor_source[i]);
+  }
   r->max_single_put = cfg->max_single_put;
   r->model = ll_model_new();
   if (!r->model)
@@ -306,9 +433,9 @@ ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
     st = guard_blob(r, cfg, err);
   if (st == LL_OK)
     st = cfg->recover ? open_recover(r, cfg, err) : open_fresh(r, cfg, err);
-  if (st == LL_OK && r->auth) {
+  for (int k = 0; k < RUN_AUTHS && st == LL_OK; k++) {
     for (int which = 0; which < 2 && st == LL_OK; which++) {
-      const char *secret = ll_auth_secret(r->auth, which);
+      const char *secret = ll_auth_secret(run_auth_at(r, k), which);
       if (secret && *secret)
         st = ll_ledger_add_named_secret(r->ledger, secret, secret_names[which],
                                         err);
@@ -344,6 +471,8 @@ void ll_run_close(ll_run *r) {
   ll_transport_free(r->transport);
   ll_clock_free(r->clock);
   ll_auth_free(r->auth);
+  for (int i = 0; i < LL_ACTOR__COUNT; i++)
+    ll_auth_free(r->actor_auth[i]);
   ll_lock_release(r->lock); /* last: the run no longer touches the blob */
   memset(r->writers, 0, sizeof r->writers);
   free(r);

@@ -222,8 +222,16 @@ static ll_status build(req *q, ll_error *err) {
     q->op.if_match = q->if_match[0] ? q->if_match : NULL; /* "": refused */
   }
   ll_status st = ll_blob_build(&r->target, s->op, &q->op, &q->q, &q->url, err);
-  if (st == LL_OK && r->auth)
-    st = ll_auth_apply(r->auth, q->url, &q->authed, &q->q.headers, err);
+  /* The actor's own credential, chosen here from the request's actor
+   * (credentials.h), never by the script; its fingerprint is the row's
+   * principal. A run with credentials has one for every actor it sends
+   * for (checked at open); NULL is a replay, which sends none. */
+  ll_auth *auth = ll_run_auth_for(r, s->actor, NULL);
+  if (st == LL_OK && !auth && ll_run_has_credentials(r))
+    st = ll_fail(err, LL_E_AUTH, "actor %s has no credential",
+                 s->actor ? s->actor : "?");
+  if (st == LL_OK && auth)
+    st = ll_auth_apply(auth, q->url, &q->authed, &q->q.headers, err);
   if (st != LL_OK)
     return refuse(q, st, err);
   q->q.url = q->authed ? q->authed : q->url;
@@ -271,6 +279,7 @@ static ll_status intent(req *q, ll_error *err) {
       .step = r->step[0] ? r->step : (s->step ? s->step : ""),
       .operation = ll_op_name(s->op),
       .actor = s->actor ? s->actor : "",
+      .principal = ll_run_principal(r, s->actor),
       .started = started,
       .method = q->q.method,
       .blob_path = path,

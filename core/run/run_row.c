@@ -105,6 +105,7 @@ cJSON *ll_row_intent(const ll_intent_fields *f) {
   ll_row_str(&b, "step", f->step);
   ll_row_str(&b, "operation", f->operation);
   ll_row_str(&b, "actor_alias", f->actor);
+  ll_row_str_or_null(&b, "principal", f->principal);
   ll_row_str(&b, "request_started_utc", f->started);
   ll_row_str(&b, "http_method", f->method);
   ll_row_str(&b, "blob_path", f->blob_path);
@@ -241,6 +242,8 @@ cJSON *ll_row_outcome(const ll_outcome_ctx *c, const cJSON *in,
   ll_row_copy(&b, in, "step");
   ll_row_copy(&b, in, "operation");
   ll_row_copy(&b, in, "actor_alias");
+  if (cJSON_GetObjectItemCaseSensitive(in, "principal")) /* older intents */
+    ll_row_copy(&b, in, "principal");
   ll_row_copy(&b, in, "request_started_utc");
   ll_row_str(&b, "response_received_utc", received);
   ll_row_copy(&b, in, "http_method");

@@ -41,6 +41,7 @@ typedef struct {
   const char *method, *blob_path, *api_version, *lease_alias;
   const char *lease_real_id, *payload_sha256, *shape, *client_request_id;
   const char *if_none_match, *if_match;
+  const char *principal; /* the credential's fingerprint; NULL: null */
   long epoch, revision;
   int preflight;
 } ll_intent_fields;

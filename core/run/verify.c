@@ -4,6 +4,7 @@
  * form; the endpoint kind must agree with the host the run talked to. */
 #define _GNU_SOURCE
 #include "verify.h"
+#include "identity.h"
 #include "jsonx.h"
 
 #include <errno.h>
@@ -93,6 +94,14 @@ static ll_status real_ids(const cJSON *p, long seq, binds *b,
                           ll_verify_report *rep, ll_error *err) {
   const char *rec = ll_json_str(p, "record");
   char norm[LL_SANITIZE_ID_MAX];
+  /* a principal's tid and oid: never in the export (identity.h) */
+  const char *pid[48];
+  size_t npid = ll_identity_ids(
+      cJSON_GetObjectItemCaseSensitive(p, "identities"), pid, 48);
+  for (size_t i = 0; i < npid; i++)
+    if (ll_sanitize_norm_id(pid[i], norm) && !binds_alias_of(b, norm) &&
+        !binds_add(b, pid[i], LL_IDENTITY_ALIAS, norm))
+      return ll_fail(err, LL_E_NOMEM, "out of memory verifying");
   if (is(rec, "lease_bind")) {
     const char *alias = ll_json_str(p, "alias");
     const char *id = ll_json_str(p, "lease_real_id");
@@ -272,6 +281,13 @@ static ll_status check_rows(const cJSON *exp, ll_verify_report *rep,
                         &sub) != LL_OK)
     return problem(rep, err, 1, "manifest: %s", sub.message);
   rep->host_declared = declared != NULL;
+  ll_identity_statement(m, rep->identity, sizeof rep->identity);
+  const cJSON *sh = cJSON_GetObjectItemCaseSensitive(m, "shared_identity");
+  rep->shared_identity = cJSON_IsBool(sh) ? cJSON_IsTrue(sh) : -1;
+  long ibad = 0;
+  char iproblem[300];
+  if (ll_identity_check_rows(exp, &ibad, iproblem, sizeof iproblem) != LL_OK)
+    return problem(rep, err, ibad, "row %ld: %s", ibad, iproblem);
   cJSON *aliases = cJSON_CreateArray();
   ll_status st = aliases ? LL_OK : ll_fail(err, LL_E_NOMEM, "out of memory");
   long seq = 1;

@@ -18,6 +18,7 @@ struct ll_auth {
   char *sas;   /* SAS query without the leading '?' */
   char *sig;   /* the raw sig= value, a copy for scanners */
   int64_t exp_s;
+  ll_auth_ident ident;
 };
 
 /* A token goes into a header: refuse anything that could split it. */
@@ -32,8 +33,10 @@ static ll_status check_token_chars(const char *tok, const char *source,
   return LL_OK;
 }
 
-static ll_status token_from_env(char **out, ll_error *err) {
-  const char *v = getenv("AZURE_STORAGE_TOKEN");
+static ll_status token_from_env(const char *name, char **out, ll_error *err) {
+  const char *v = getenv(name ? name : "AZURE_STORAGE_TOKEN");
+  if ((!v || !*v) && name)
+    return ll_fail(err, LL_E_AUTH, "%s is not set or empty: set it", name);
   if (!v || !*v)
     return ll_fail(err, LL_E_AUTH,
                    "AZURE_STORAGE_TOKEN is not set or empty: set it, or use "
@@ -43,7 +46,8 @@ static ll_status token_from_env(char **out, ll_error *err) {
   if (!*out)
     return ll_fail(err, LL_E_NOMEM, "out of memory copying the token");
   if (!**out)
-    return ll_fail(err, LL_E_AUTH, "AZURE_STORAGE_TOKEN is blank");
+    return ll_fail(err, LL_E_AUTH, "%s is blank",
+                   name ? name : "AZURE_STORAGE_TOKEN");
   return LL_OK;
 }
 
@@ -51,15 +55,19 @@ static ll_status token_from_env(char **out, ll_error *err) {
  * no link followed, regular and under the limit) into one buffer that is
  * wiped. Group or world readability is accepted: the library has nowhere
  * to warn. */
-static ll_status token_from_file(const char *path, char **out, ll_error *err) {
+static ll_status token_from_file(const char *path, const char *what, char **out,
+                                 ll_error *err) {
   if (!path || !*path)
-    return ll_fail(err, LL_E_USAGE, "no token file given");
+    return ll_fail(err, LL_E_USAGE, "no %s given", what);
   char *buf = malloc(SECRET_CAP + 1);
   if (!buf)
     return ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
   size_t len = 0;
-  ll_status st = ll_input_read_into(path, "token file", "--token-file", buf,
-                                    SECRET_CAP, &len, err);
+  ll_status st = ll_input_read_into(path, what,
+                                    strcmp(what, "token file") == 0
+                                        ? "--token-file"
+                                        : "the actor's credential",
+                                    buf, SECRET_CAP, &len, err);
   if (st != LL_OK) {
     if (err)
       err->code = LL_E_AUTH; /* a credential that cannot be read */
@@ -67,7 +75,7 @@ static ll_status token_from_file(const char *path, char **out, ll_error *err) {
   } else if (!(*out = ll_secret_dup_trimmed(buf, len))) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory reading the token file");
   } else if (!**out) {
-    st = ll_fail(err, LL_E_AUTH, "token file %s is empty", path);
+    st = ll_fail(err, LL_E_AUTH, "%s %s is empty", what, path);
   }
   OPENSSL_cleanse(buf, SECRET_CAP + 1);
   free(buf);
@@ -193,6 +201,52 @@ static ll_status single_credential(ll_auth_kind k, ll_error *err) {
   return LL_OK;
 }
 
+/* A SAS from the environment (AZURE_STORAGE_SAS or the actor's variable)
+ * or from a file, checked as ll_auth_new documents. */
+static ll_status sas_source(const ll_auth_options *opts, ll_clock *clock,
+                            int64_t not_after_ms, ll_auth *a, ll_error *err) {
+  if (!opts->sas_file) {
+    const char *name = opts->env_name ? opts->env_name : "AZURE_STORAGE_SAS";
+    return ll_auth_sas_parse(getenv(name), opts->label ? opts->label : name,
+                             clock, not_after_ms, &a->sas, &a->sig, err);
+  }
+  char *text = NULL;
+  ll_status st = token_from_file(opts->sas_file, "SAS file", &text, err);
+  if (st == LL_OK)
+    st = ll_auth_sas_parse(text, opts->label ? opts->label : "the SAS file",
+                           clock, not_after_ms, &a->sas, &a->sig, err);
+  ll_secret_free(text);
+  return st;
+}
+
+/* The principal, from the token's claims or the SAS's fields. A bearer
+ * token has already passed the preflight, so it is a JWT. */
+static ll_status read_identity(ll_auth *a, ll_error *err) {
+  ll_auth_ident *id = &a->ident;
+  const char *tid = NULL, *oid = NULL;
+  if (a->kind == LL_AUTH_SAS) {
+    id->kind = "sas";
+    id->is_sas = 1;
+    ll_sas_fields_read(a->sas, &id->sas);
+    tid = id->sas.sktid;
+    oid = id->sas.skoid;
+  } else {
+    id->kind = a->kind == LL_AUTH_MANAGED_IDENTITY ? "managed_identity" : "jwt";
+    ll_error je = {0};
+    if (ll_jwt_ids_read(a->token, &id->ids, &je) != LL_OK) {
+      if (je.code == LL_E_NOMEM)
+        return ll_fail(err, LL_E_NOMEM, "out of memory reading the token");
+      id->kind = "opaque";
+    }
+    tid = id->ids.tid;
+    oid = id->ids.oid;
+  }
+  if (*tid && *oid &&
+      ll_principal_fingerprint(tid, oid, id->fingerprint) == LL_E_NOMEM)
+    return ll_fail(err, LL_E_NOMEM, "out of memory hashing the principal");
+  return LL_OK;
+}
+
 ll_auth *ll_auth_new(const ll_auth_options *opts, ll_clock *clock,
                      int64_t not_after_utc_ms, ll_error *err) {
   if (!opts || !clock) {
@@ -205,7 +259,7 @@ ll_auth *ll_auth_new(const ll_auth_options *opts, ll_clock *clock,
             "--token-command, --managed-identity or AZURE_STORAGE_SAS");
     return NULL;
   }
-  if (single_credential(opts->kind, err) != LL_OK)
+  if (!opts->explicit_source && single_credential(opts->kind, err) != LL_OK)
     return NULL;
   ll_auth *a = calloc(1, sizeof *a);
   if (!a) {
@@ -218,12 +272,12 @@ ll_auth *ll_auth_new(const ll_auth_options *opts, ll_clock *clock,
   int64_t extra_exp = 0;
   switch (opts->kind) {
   case LL_AUTH_TOKEN_ENV:
-    source = "AZURE_STORAGE_TOKEN";
-    st = token_from_env(&a->token, err);
+    source = opts->env_name ? opts->env_name : "AZURE_STORAGE_TOKEN";
+    st = token_from_env(opts->env_name, &a->token, err);
     break;
   case LL_AUTH_TOKEN_FILE:
     source = "the token file";
-    st = token_from_file(opts->token_file, &a->token, err);
+    st = token_from_file(opts->token_file, "token file", &a->token, err);
     break;
   case LL_AUTH_TOKEN_COMMAND:
     source = "the token command";
@@ -238,17 +292,21 @@ ll_auth *ll_auth_new(const ll_auth_options *opts, ll_clock *clock,
                                     opts->resource, &a->token, &extra_exp, err);
     break;
   case LL_AUTH_SAS:
-    st = ll_auth_sas_from_env(clock, not_after_utc_ms, &a->sas, &a->sig, err);
+    st = sas_source(opts, clock, not_after_utc_ms, a, err);
     break;
   default:
     st =
         ll_fail(err, LL_E_USAGE, "unknown credential kind %d", (int)opts->kind);
   }
+  if (st == LL_OK && source && opts->label)
+    source = opts->label;
   if (st == LL_OK && source)
     st = check_token_chars(a->token, source, err);
   if (st == LL_OK && source)
     st = preflight(a->token, source, extra_exp, clock, not_after_utc_ms,
                    &a->exp_s, err);
+  if (st == LL_OK)
+    st = read_identity(a, err);
   if (st != LL_OK) {
     ll_auth_free(a);
     return NULL;
@@ -325,4 +383,8 @@ const char *ll_auth_secret(const ll_auth *a, int which) {
 
 int64_t ll_auth_expires_utc_ms(const ll_auth *a) {
   return a && a->token ? a->exp_s * 1000 : 0;
+}
+
+const ll_auth_ident *ll_auth_identity(const ll_auth *a) {
+  return a ? &a->ident : NULL;
 }

@@ -33,6 +33,12 @@ ll_status ll_auth_token_from_command(const char *const *argv, const char *line,
 ll_status ll_auth_sas_from_env(ll_clock *clock, int64_t not_after_ms,
                                char **out_sas, char **out_sig, ll_error *err);
 
+/* The same for a SAS from another source (v, named label in messages:
+ * "AZURE_STORAGE_SAS", "the SAS file of actor B"...). */
+ll_status ll_auth_sas_parse(const char *v, const char *label, ll_clock *clock,
+                            int64_t not_after_ms, char **out_sas,
+                            char **out_sig, ll_error *err);
+
 /* A SAS time (st, se, skt, ske) after percent-decoding, in one of the
  * forms Azure Storage accepts (YYYY-MM-DD, YYYY-MM-DDThh:mm,
  * YYYY-MM-DDThh:mm:ss[.f{1,7}], each time with an optional Z or +hh:mm /

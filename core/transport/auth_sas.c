@@ -2,6 +2,7 @@
  * its validity window (st/se, and a user delegation key's skt/ske)
  * against the clock and the run's deadline. The sig= value never reaches
  * a message; st/se are not secret and are named. */
+#include "auth_ident.h"
 #include "auth_impl.h"
 
 #include <stdio.h>
@@ -144,8 +145,8 @@ typedef struct {
 
 /* A time parameter as UTC ms, or a refusal that shows the (public) raw
  * value, printable characters only. */
-static ll_status param_time(const sas_param *ps, int which, int64_t *out,
-                            ll_error *err) {
+static ll_status param_time(const sas_param *ps, int which, const char *label,
+                            int64_t *out, ll_error *err) {
   char buf[64], shown[48];
   size_t n = 0;
   if (pct_decode(ps[which].v, ps[which].len, buf, sizeof buf, &n) &&
@@ -160,22 +161,22 @@ static ll_status param_time(const sas_param *ps, int which, int64_t *out,
   if (k < ps[which].len)
     strcat(shown, "...");
   return ll_fail(err, LL_E_AUTH,
-                 "AZURE_STORAGE_SAS %s=%s is not a time Azure Storage "
-                 "accepts (ISO 8601 UTC, e.g. 2026-12-01T10:00:00Z): issue "
-                 "a new SAS",
-                 param_names[which], shown);
+                 "%s %s=%s is not a time Azure Storage accepts (ISO 8601 "
+                 "UTC, e.g. 2026-12-01T10:00:00Z): issue a new SAS",
+                 label, param_names[which], shown);
 }
 
 /* One validity window: the SAS's own (st, se) or its user delegation
  * key's (skt, ske). */
 static ll_status check_window(const sas_param *ps, int start, int expiry,
-                              const char *what, ll_clock *clock,
-                              int64_t not_after_ms, ll_error *err) {
+                              const char *what, const char *label,
+                              ll_clock *clock, int64_t not_after_ms,
+                              ll_error *err) {
   int64_t s_ms = 0, e_ms = 0, now = ll_clock_utc_ms(clock);
   char a[40], b[40];
-  ll_status st = param_time(ps, expiry, &e_ms, err);
+  ll_status st = param_time(ps, expiry, label, &e_ms, err);
   if (st == LL_OK && ps[start].seen)
-    st = param_time(ps, start, &s_ms, err);
+    st = param_time(ps, start, label, &s_ms, err);
   if (st != LL_OK)
     return st;
   ll_clock_format_utc(e_ms, a, sizeof a);
@@ -214,12 +215,18 @@ static ll_status check_window(const sas_param *ps, int start, int expiry,
 
 ll_status ll_auth_sas_from_env(ll_clock *clock, int64_t not_after_ms,
                                char **out_sas, char **out_sig, ll_error *err) {
+  return ll_auth_sas_parse(getenv("AZURE_STORAGE_SAS"), "AZURE_STORAGE_SAS",
+                           clock, not_after_ms, out_sas, out_sig, err);
+}
+
+ll_status ll_auth_sas_parse(const char *v, const char *label, ll_clock *clock,
+                            int64_t not_after_ms, char **out_sas,
+                            char **out_sig, ll_error *err) {
   *out_sas = *out_sig = NULL;
-  const char *v = getenv("AZURE_STORAGE_SAS");
   if (v && *v == '?')
     v++;
   if (!v || !*v)
-    return ll_fail(err, LL_E_AUTH, "AZURE_STORAGE_SAS is not set or empty");
+    return ll_fail(err, LL_E_AUTH, "%s is not set or empty", label);
   if (!(*out_sas = ll_secret_dup_trimmed(v, strlen(v))))
     return ll_fail(err, LL_E_NOMEM, "out of memory copying the SAS");
   sas_param ps[P__COUNT] = {{0}};
@@ -229,42 +236,65 @@ ll_status ll_auth_sas_from_env(ll_clock *clock, int64_t not_after_ms,
     const char *eq = memchr(p, '=', len);
     if (!eq || eq == p)
       return ll_fail(err, LL_E_AUTH,
-                     "AZURE_STORAGE_SAS is not a query string of name=value "
-                     "pairs");
+                     "%s is not a query string of name=value pairs", label);
     for (const char *c = p; c < p + len; c++)
       if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f || *c == '#')
         return ll_fail(err, LL_E_AUTH,
-                       "AZURE_STORAGE_SAS holds characters a query string "
-                       "cannot");
+                       "%s holds characters a query string cannot", label);
     for (int k = 0; k < P__COUNT; k++) {
       size_t nl = strlen(param_names[k]);
       if ((size_t)(eq - p) != nl || memcmp(p, param_names[k], nl) != 0)
         continue;
       if (ps[k].seen)
-        return ll_fail(err, LL_E_AUTH,
-                       "AZURE_STORAGE_SAS has two %s= parameters",
+        return ll_fail(err, LL_E_AUTH, "%s has two %s= parameters", label,
                        param_names[k]);
       ps[k] = (sas_param){eq + 1, len - nl - 1, 1};
     }
     p = end ? end + 1 : p + len;
   }
   if (!ps[P_SIG].seen || ps[P_SIG].len == 0)
-    return ll_fail(err, LL_E_AUTH,
-                   "AZURE_STORAGE_SAS has no sig= value: it is not a SAS");
+    return ll_fail(err, LL_E_AUTH, "%s has no sig= value: it is not a SAS",
+                   label);
   if (!(*out_sig = malloc(ps[P_SIG].len + 1)))
     return ll_fail(err, LL_E_NOMEM, "out of memory copying the SAS");
   memcpy(*out_sig, ps[P_SIG].v, ps[P_SIG].len);
   (*out_sig)[ps[P_SIG].len] = '\0';
   if (!ps[P_SE].seen)
     return ll_fail(err, LL_E_AUTH,
-                   "AZURE_STORAGE_SAS has no se= expiry, so it cannot be "
-                   "checked against the run's deadline: issue a SAS with "
-                   "se=");
-  ll_status st = check_window(ps, P_ST, P_SE, "AZURE_STORAGE_SAS", clock,
-                              not_after_ms, err);
-  if (st == LL_OK && ps[P_SKE].seen)
-    st = check_window(ps, P_SKT, P_SKE,
-                      "the user delegation key of AZURE_STORAGE_SAS", clock,
-                      not_after_ms, err);
+                   "%s has no se= expiry, so it cannot be checked against "
+                   "the run's deadline: issue a SAS with se=",
+                   label);
+  ll_status st =
+      check_window(ps, P_ST, P_SE, label, label, clock, not_after_ms, err);
+  if (st == LL_OK && ps[P_SKE].seen) {
+    char what[160];
+    snprintf(what, sizeof what, "the user delegation key of %s", label);
+    st = check_window(ps, P_SKT, P_SKE, what, label, clock, not_after_ms, err);
+  }
   return st;
+}
+
+void ll_sas_fields_read(const char *sas, ll_sas_fields *out) {
+  static const char *const names[] = {"sv", "sr",    "sp",   "st",
+                                      "se", "skoid", "sktid"};
+  char *dst[] = {out->sv, out->sr,    out->sp,   out->st,
+                 out->se, out->skoid, out->sktid};
+  memset(out, 0, sizeof *out);
+  for (const char *p = sas ? sas : ""; *p;) {
+    const char *end = strchr(p, '&');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    const char *eq = memchr(p, '=', len);
+    for (size_t k = 0; eq && k < sizeof names / sizeof names[0]; k++) {
+      size_t nl = strlen(names[k]);
+      size_t n = 0;
+      if ((size_t)(eq - p) != nl || memcmp(p, names[k], nl) != 0)
+        continue;
+      if (!pct_decode(eq + 1, len - nl - 1, dst[k], LL_SAS_FIELD_MAX, &n))
+        dst[k][0] = '\0';
+      for (size_t i = 0; i < n; i++)
+        if (dst[k][i] < 0x20 || dst[k][i] >= 0x7f)
+          dst[k][0] = '\0';
+    }
+    p = end ? end + 1 : p + len;
+  }
 }

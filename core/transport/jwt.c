@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 static const char b64url_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
@@ -106,20 +108,28 @@ static ll_status segment_object(const char *seg, size_t len, const char *what,
   return LL_OK;
 }
 
-ll_status ll_jwt_exp(const char *jwt, int64_t *out_exp, ll_error *err) {
-  if (!jwt || !out_exp)
-    return ll_fail(err, LL_E_USAGE, "ll_jwt_exp: NULL argument");
+/* Splits a JWT into its payload object (header checked too). */
+static ll_status jwt_payload(const char *jwt, cJSON **payload, ll_error *err) {
+  *payload = NULL;
   const char *d1 = strchr(jwt, '.');
   const char *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
   if (!d1 || !d2 || strchr(d2 + 1, '.') || d1 == jwt || d2 == d1 + 1)
     return ll_fail(err, LL_E_PARSE,
                    "not a JWT: expected three dot-separated segments");
-  cJSON *header = NULL, *payload = NULL;
+  cJSON *header = NULL;
   ll_status st =
       segment_object(jwt, (size_t)(d1 - jwt), "header", &header, err);
-  if (st != LL_OK)
-    goto cleanup;
-  st = segment_object(d1 + 1, (size_t)(d2 - d1 - 1), "payload", &payload, err);
+  cJSON_Delete(header);
+  if (st == LL_OK)
+    st = segment_object(d1 + 1, (size_t)(d2 - d1 - 1), "payload", payload, err);
+  return st;
+}
+
+ll_status ll_jwt_exp(const char *jwt, int64_t *out_exp, ll_error *err) {
+  if (!jwt || !out_exp)
+    return ll_fail(err, LL_E_USAGE, "ll_jwt_exp: NULL argument");
+  cJSON *payload = NULL;
+  ll_status st = jwt_payload(jwt, &payload, err);
   if (st != LL_OK)
     goto cleanup;
   const cJSON *exp = cJSON_GetObjectItemCaseSensitive(payload, "exp");
@@ -135,23 +145,111 @@ ll_status ll_jwt_exp(const char *jwt, int64_t *out_exp, ll_error *err) {
   }
   *out_exp = (int64_t)exp->valuedouble;
 cleanup:
-  cJSON_Delete(header);
   cJSON_Delete(payload);
   return st;
 }
 
+static void claim(const cJSON *payload, const char *k, char *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(payload, k);
+  out[0] = '\0';
+  if (!cJSON_IsString(v) || strlen(v->valuestring) >= LL_JWT_CLAIM_MAX)
+    return;
+  for (const char *p = v->valuestring; *p; p++)
+    if (*p <= 0x20 || *p >= 0x7f)
+      return;
+  strcpy(out, v->valuestring);
+}
+
+ll_status ll_jwt_ids_read(const char *jwt, ll_jwt_ids *out, ll_error *err) {
+  if (!jwt || !out)
+    return ll_fail(err, LL_E_USAGE, "ll_jwt_ids_read: NULL argument");
+  memset(out, 0, sizeof *out);
+  cJSON *payload = NULL;
+  ll_status st = jwt_payload(jwt, &payload, err);
+  if (st == LL_OK) {
+    claim(payload, "tid", out->tid);
+    claim(payload, "oid", out->oid);
+    claim(payload, "appid", out->appid);
+    claim(payload, "azp", out->azp);
+    claim(payload, "idtyp", out->idtyp);
+  }
+  cJSON_Delete(payload);
+  return st;
+}
+
+ll_status ll_principal_fingerprint(const char *tid, const char *oid,
+                                   char out[LL_FINGERPRINT_LEN]) {
+  out[0] = '\0';
+  if (!tid || !oid || !*tid || !*oid || strlen(tid) >= 256 ||
+      strlen(oid) >= 256)
+    return LL_E_USAGE;
+  char text[600];
+  int n = snprintf(text, sizeof text, "leaselua-principal-v1:%s:%s", tid, oid);
+  for (int i = 0; i < n; i++)
+    if (text[i] >= 'A' && text[i] <= 'Z')
+      text[i] = (char)(text[i] - 'A' + 'a');
+  char hex[LL_SHA256_HEX];
+  ll_status st = ll_sha256_hex(text, (size_t)n, hex);
+  if (st != LL_OK)
+    return st;
+  memcpy(out, hex, LL_FINGERPRINT_LEN - 1);
+  out[LL_FINGERPRINT_LEN - 1] = '\0';
+  return LL_OK;
+}
+
+static int actor_ok(const char *a) {
+  size_t n = strlen(a);
+  if (n == 0 || n > 15)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!((a[i] >= 'a' && a[i] <= 'z') || (a[i] >= 'A' && a[i] <= 'Z') ||
+          (a[i] >= '0' && a[i] <= '9') || a[i] == '-' || a[i] == '_'))
+      return 0;
+  return 1;
+}
+
+int ll_auth_dev_oid(const char *actor, char out[37]) {
+  if (!actor || !actor_ok(actor))
+    return 0;
+  char text[64], hex[LL_SHA256_HEX];
+  int n = snprintf(text, sizeof text, "leaselua-dev-oid:%s", actor);
+  if (ll_sha256_hex(text, (size_t)n, hex) != LL_OK)
+    return 0;
+  hex[12] = '4';                         /* version 4 */
+  hex[16] = "89ab"[(hex[16] - '0') & 3]; /* the RFC 4122 variant */
+  snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12,
+           hex + 16, hex + 20);
+  return 1;
+}
+
+static char *dev_token(int64_t now_s, int64_t lifetime_s, const char *oid);
+
 char *ll_auth_dev_token(int64_t now_s, int64_t lifetime_s) {
+  return dev_token(now_s, lifetime_s, "5c6a1a1e-7d3b-4f43-9b8e-1e0c2d6f4a17");
+}
+
+char *ll_auth_dev_token_for(int64_t now_s, int64_t lifetime_s,
+                            const char *actor) {
+  char oid[37];
+  if (!actor)
+    return ll_auth_dev_token(now_s, lifetime_s);
+  if (!ll_auth_dev_oid(actor, oid))
+    return NULL;
+  return dev_token(now_s, lifetime_s, oid);
+}
+
+static char *dev_token(int64_t now_s, int64_t lifetime_s, const char *oid) {
   static const char tenant[] = "ab1f708d-50f6-404c-a006-d71b2ac7a606";
   static const char header[] = "{\"alg\":\"RS256\",\"typ\":\"JWT\"}";
   static const char signature[] = "leaselua-dev-unsigned";
   char payload[512];
-  int n = snprintf(
-      payload, sizeof payload,
-      "{\"aud\":\"https://storage.azure.com\","
-      "\"iss\":\"https://sts.windows.net/%s/\",\"nbf\":%" PRId64
-      ",\"iat\":%" PRId64 ",\"exp\":%" PRId64 ","
-      "\"oid\":\"5c6a1a1e-7d3b-4f43-9b8e-1e0c2d6f4a17\",\"tid\":\"%s\"}",
-      tenant, now_s - 300, now_s - 300, now_s + lifetime_s, tenant);
+  int n = snprintf(payload, sizeof payload,
+                   "{\"aud\":\"https://storage.azure.com\","
+                   "\"iss\":\"https://sts.windows.net/%s/\",\"nbf\":%" PRId64
+                   ",\"iat\":%" PRId64 ",\"exp\":%" PRId64 ","
+                   "\"oid\":\"%s\",\"tid\":\"%s\"}",
+                   tenant, now_s - 300, now_s - 300, now_s + lifetime_s, oid,
+                   tenant);
   if (n < 0 || (size_t)n >= sizeof payload)
     return NULL;
   char *h = ll_b64url_encode((const unsigned char *)header, strlen(header));

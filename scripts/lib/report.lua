@@ -175,8 +175,34 @@ function M.model(rows, opts)
   m.endpoint_kind = (m.decision and m.decision.endpoint_kind) or (m.manifest and m.manifest.endpoint_kind)
     or "unknown"
   m.verdict = m.decision and m.decision.decision or "NO DECISION"
+  m.identities = M.identities(m.manifest)
+  m.identity = opts.identity or "identities not recorded: the evidence does not distinguish principals"
   m.cloud = m.endpoint_kind == "azure"
   return m
+end
+
+-- identities(manifest) -> a list of {actor, credential, kind, fingerprint,
+-- idtyp}, in the lanes' order then any other actor's; {} when the manifest
+-- records none (a replay, an older bundle: unknown, never distinct).
+function M.identities(mf)
+  local ids, out, seen = mf and mf.identities, {}, {}
+  if type(ids) ~= "table" then return out end
+  local function add(a)
+    local e = ids[a]
+    if type(e) == "table" and not seen[a] then
+      seen[a] = true
+      out[#out + 1] = { actor = a, credential = e.credential, kind = e.kind,
+        fingerprint = type(e.fingerprint) == "string" and e.fingerprint or nil, idtyp = e.idtyp }
+    end
+  end
+  for _, a in ipairs(M.LANES) do add(a) end
+  local rest = {}
+  for a in pairs(ids) do
+    if not seen[a] then rest[#rest + 1] = a end
+  end
+  table.sort(rest)
+  for _, a in ipairs(rest) do add(a) end
+  return out
 end
 
 -- qualification(m) -> the line that must stand next to the endpoint kind.

@@ -425,6 +425,16 @@ local function counted(m, field)
   return #parts > 0 and table.concat(parts, ", ") or '<span class="muted">no outcome rows</span>'
 end
 
+-- The principals, one line per actor, and the sentence about them.
+local function identities(m)
+  local parts = { esc(m.identity) }
+  for _, e in ipairs(m.identities) do
+    parts[#parts + 1] = string.format("<br><code>%s</code> %s (%s, %s)%s", esc(e.fingerprint or "unknown"),
+      esc(e.actor), esc(e.kind), esc(e.credential), e.idtyp and (" idtyp " .. esc(e.idtyp)) or "")
+  end
+  return table.concat(parts)
+end
+
 local function environment(m)
   local mf = m.manifest or {}
   local comps = {}
@@ -448,6 +458,7 @@ local function environment(m)
     "<tr><th>components (manifest)</th><td>", table.concat(comps, " · "), "</td></tr>",
     "<tr><th>storage retries</th><td>", esc(mf.retries), "</td></tr>", proxy,
     "<tr><th>permitted actors</th><td>", esc(table.concat(mf.permitted_actors or {}, ", ")), "</td></tr>",
+    "<tr><th>identities</th><td>", identities(m), "</td></tr>",
     "<tr><th>cleanup authority</th><td>", esc(mf.cleanup_authority), "</td></tr>",
     "</tbody></table></section>",
   }

@@ -61,6 +61,18 @@ function D.summary(m)
     end
   end
   add("")
+  add("## Identities")
+  add("")
+  add(md(m.identity))
+  if #m.identities > 0 then
+    add("")
+    add(row { "actor", "credential", "kind", "principal fingerprint", "idtyp" })
+    add(row { "---", "---", "---", "---", "---" })
+    for _, e in ipairs(m.identities) do
+      add(row { md(e.actor), md(e.credential), md(e.kind), md(e.fingerprint or "unknown"), md(e.idtyp or "-") })
+    end
+  end
+  add("")
   add(require("lib.report_corr").md(m, md))
   add("## Requests")
   add("")

@@ -4,6 +4,7 @@
 -- spec/crash_drills_spec.lua.
 local helper = require "helper"
 local fp = require "support.faultproxy"
+local actors = require "support.actors"
 local cjson = require "cjson"
 
 local M = {}
@@ -25,14 +26,47 @@ local function decision(dir)
   return ok and d or nil
 end
 
-local function main_args(manifest, ev, timeout_ms)
+-- Every drill runs with one credential per actor (support.actors): A, B
+-- and the operator each their own dev token, no default token at all.
+local function with_actors(env, d)
+  local tokens = actors.mint(helper.tmpdir())
+  env.AZURE_STORAGE_TOKEN = false
+  d.fp = tokens.fp -- fingerprints only: d is written to the drill log
+  return actors.args(tokens)
+end
+
+local function append(args, more)
+  for _, a in ipairs(more or {}) do args[#args + 1] = a end
+  return args
+end
+
+local function main_args(manifest, ev, timeout_ms, creds)
   local args = { "scripts/main_handoff.lua", "--manifest", manifest, "--evidence", ev, "--break-period",
     tostring(M.BREAK), "--window-attempts", "1" }
   if timeout_ms then
     args[#args + 1] = "--timeout-ms"
     args[#args + 1] = tostring(timeout_ms)
   end
-  return args
+  return append(args, creds)
+end
+
+-- Every request row's principal is its sender's fingerprint (the
+-- observer reads with the operator's token); d.principals_ok says so,
+-- d.principal_of(row) gives what a row carries.
+local function principal_figures(ev, d)
+  d.principals_ok, d.principal_rows = true, 0
+  for _, r in ipairs(fp.rows(ev)) do
+    if r.record == "intent" or r.record == "outcome" then
+      d.principal_rows = d.principal_rows + 1
+      if r.principal ~= d.fp[actors.sender(r.actor_alias)] then
+        d.principals_ok = false
+        d.principal_bad = (r.step or "?") .. " " .. tostring(r.actor_alias)
+      end
+    end
+  end
+  local m = fp.rows(ev)[1]
+  d.identities = m and m.identities or {}
+  d.shared_identity = m and m.shared_identity
 end
 
 local READS = { ["Get Blob"] = true, ["Get Blob Properties"] = true }
@@ -98,9 +132,10 @@ local function recovery_figures(p, main_n, d)
 end
 
 -- Recovery through the same proxy (its fault rule is spent), then verify.
-local function recover_and_verify(p, ev, env, d)
+local function recover_and_verify(p, ev, env, d, creds)
   local main_n = #fp.log(p, "request")
-  local rc, out = fp.run_host({ "scripts/recovery.lua", "--recover", "--evidence", ev, "--timeout-ms", "10000" }, env)
+  local rc, out = fp.run_host(append({ "scripts/recovery.lua", "--recover", "--evidence", ev, "--timeout-ms",
+    "10000" }, creds), env)
   d.recovery_rc, d.recovery_out = rc, out
   local dec = decision(ev)
   d.recovery_decision = dec and dec.decision or "none"
@@ -109,6 +144,7 @@ local function recover_and_verify(p, ev, env, d)
     if r.record == "reconcile" then d.reconcile_result = r.result end
   end
   recovery_figures(p, main_n, d)
+  principal_figures(ev, d)
   local vrc, vout, verr = fp.run_host({ "verify", ev }, {})
   d.verify_rc, d.verify_out = vrc, vout .. verr
   -- An ACCEPT is printed only with the full chain: verify re-derives the
@@ -149,8 +185,9 @@ function M.run(o)
   local ev = helper.tmpdir() .. "/ev"
   local env = fp.env(p, blob)
   local d = { step = o.label, fault = o.fault, processed = o.processed, blob = blob, ev = ev }
+  local creds = with_actors(env, d)
   local ok, err = pcall(function()
-    local rc, out = fp.run_host(main_args(o.manifest, ev, M.TIMEOUT_MS), env)
+    local rc, out = fp.run_host(main_args(o.manifest, ev, M.TIMEOUT_MS, creds), env)
     d.main_rc, d.main_out = rc, out
     local reqs = fp.log(p, "request")
     local faulted
@@ -177,6 +214,7 @@ function M.run(o)
       if r.record == "outcome" and r.result_classification == "UNKNOWN_OUTCOME" and not d.row_class then
         d.row_class, d.row_step, d.row_status = r.result_classification, r.step, r.http_status
         d.row_transport_error = r.transport_error
+        d.row_actor, d.row_principal = r.actor_alias, r.principal
       end
       if r.record == "finding" and r.kind == "window" then d.window = r.result end
     end
@@ -191,7 +229,7 @@ function M.run(o)
     d.main_decision = dec and dec.decision or "none"
     -- Let the break settle, so that recovery meets a definite state.
     if o.waits_break then fp.sleep(M.BREAK + 0.6) end
-    recover_and_verify(p, ev, env, d)
+    recover_and_verify(p, ev, env, d, creds)
   end)
   return finish(p, t0, d, ok, err)
 end
@@ -204,8 +242,10 @@ function M.full_run(o)
   local p = fp.start(o.rules or {}, 120000, o.idle_close_ms)
   local ev = helper.tmpdir() .. "/ev"
   local d = { blob = blob, ev = ev }
+  local env = fp.env(p, blob)
+  local creds = with_actors(env, d)
   local ok, err = pcall(function()
-    local rc, out = fp.run_host(main_args(o.manifest, ev), fp.env(p, blob))
+    local rc, out = fp.run_host(main_args(o.manifest, ev, nil, creds), env)
     d.rc, d.out = rc, out
     local dec = decision(ev)
     d.decision = dec and dec.decision or "none"
@@ -226,6 +266,7 @@ function M.full_run(o)
         if r.outcome ~= "RESPONSE" then d.transport_rows = d.transport_rows + 1 end
       end
     end
+    principal_figures(ev, d)
     local vrc = fp.run_host({ "verify", ev }, {})
     d.verify_rc = vrc
   end)
@@ -243,9 +284,10 @@ function M.crash(o)
   local ev = helper.tmpdir() .. "/ev"
   local env = fp.env(p, blob)
   local d = { step = o.label, blob = blob, ev = ev }
+  local creds = with_actors(env, d)
   local host
   local ok, err = pcall(function()
-    host = fp.spawn_host(main_args(o.manifest, ev), env)
+    host = fp.spawn_host(main_args(o.manifest, ev, nil, creds), env)
     local held = fp.wait_until(function()
       for _, r in ipairs(fp.log(p, "request")) do
         if r.rule == 0 and r.fault == "delay" then return r end
@@ -268,11 +310,12 @@ function M.crash(o)
     local vrc, vout, verr = fp.run_host({ "verify", ev }, {})
     d.verify_after_kill_rc, d.verify_after_kill_out = vrc, vout .. verr
     if o.waits_break then fp.sleep(M.BREAK + 0.6) end
-    recover_and_verify(p, ev, env, d)
+    recover_and_verify(p, ev, env, d, creds)
     -- the in-flight intent became UNKNOWN_OUTCOME on reopen
     for _, r in ipairs(fp.rows(ev)) do
       if r.record == "outcome" and r.event_id == d.last_event then
         d.intent_class, d.intent_outcome = r.result_classification, r.outcome
+        d.row_actor, d.row_principal = r.actor_alias, r.principal
       end
     end
   end)

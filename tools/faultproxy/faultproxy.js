@@ -17,7 +17,9 @@
 //    "lease_action":"acquire","lease":null,"proposed":"3f2a...","revision":null,
 //    "body_len":0,"fault":"drop","rule":0}
 // (lease and proposed: 12 hex digits of the SHA-256 of the lease ID, never
-// the ID itself)
+// the ID itself; auth: the same of the bearer token after "Bearer ", or of
+// the sig= value of a SAS, never the credential itself; client_request_id:
+// x-ms-client-request-id, which the ledger's intent row records too)
 // then {"kind":"upstream","n":1,"upstream_status":201} as soon as Azurite
 // answered a forwarded request (it was processed), and, when the proxy is
 // done with it, a {"kind":"result","n":1,...} line saying what the client
@@ -103,6 +105,16 @@ let connSeq = 0;
 
 function log(obj) {
   fs.appendFileSync(logPath, JSON.stringify(obj) + "\n");
+}
+
+// Which credential a request carried, as a tag a spec can compare with
+// its own hash of each actor's token: never the token itself.
+function authTag(authorization, query) {
+  const h = (s) => crypto.createHash("sha256").update(s).digest("hex").slice(0, 12);
+  const m = /^Bearer (.+)$/.exec(authorization || "");
+  if (m) return h(m[1]);
+  const sig = /(?:^|&)sig=([^&]*)/.exec(query || "");
+  return sig ? h(decodeURIComponent(sig[1])) : null;
 }
 
 // Lease IDs are secrets: the log keeps a short hash, enough to tell A's
@@ -238,6 +250,8 @@ function handle(req, res, body) {
     lease: leaseTag(req.headers["x-ms-lease-id"]),
     proposed: leaseTag(req.headers["x-ms-proposed-lease-id"]),
     revision: revisionOf(body),
+    auth: authTag(req.headers.authorization, query),
+    client_request_id: req.headers["x-ms-client-request-id"] || null,
     body_len: body.length,
     fault,
     rule: rule ? rule.index : null,

@@ -42,6 +42,14 @@ typedef struct {
   char token_command[1024];
   char imds_endpoint[512]; /* --imds-endpoint (tests: a loopback IMDS) */
   char client_id[128];     /* --client-id, a user-assigned identity */
+  /* one actor's own credential, a SPEC of credentials.h: --credential-a,
+   * --credential-b, --credential-operator, --credential-observer */
+  char cred_a[1100], cred_b[1100], cred_operator[1100], cred_observer[1100];
+  /* no default credential is configured, which actors' own credentials
+   * may make up for (checked by ll_transport_make); the error to give
+   * when they do not */
+  int no_default;
+  ll_error no_default_err;
   /* the service version: --api-version (else the manifest's, else
    * LL_API_VERSION); an unlisted one needs --allow-api-version */
   char api_version[16];

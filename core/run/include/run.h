@@ -10,6 +10,7 @@
 #include "auth.h"
 #include "blob.h"
 #include "clock.h"
+#include "credentials.h"
 #include "http.h"
 #include "ledger.h"
 #include "model.h"
@@ -23,13 +24,23 @@ typedef struct {
   const char *account_url; /* target */
   const char *container;
   const char *blob;
-  const char *lua_version;   /* for environment.json */
-  ll_transport *transport;   /* ownership moves to the run (even on failure) */
-  ll_clock *clock;           /* ownership moves to the run */
-  ll_auth *auth;             /* ownership moves to the run; NULL in replay */
-  size_t max_single_put;     /* 0: LL_MAX_SINGLE_PUT */
-  const char *fixture_label; /* replay: the fixture's endpoint kind */
-  const char *api_version;   /* --api-version; NULL: the manifest's */
+  const char *lua_version; /* for environment.json */
+  ll_transport *transport; /* ownership moves to the run (even on failure) */
+  ll_clock *clock;         /* ownership moves to the run */
+  ll_auth *auth;           /* ownership moves to the run; NULL in replay */
+  /* Actors' own credentials (credentials.h; NULL: the default auth), and
+   * every credential's source name, for the identity record. Ownership
+   * moves to the run, even on failure. */
+  ll_auth *actor_auth[LL_ACTOR__COUNT];
+  const char *auth_source;
+  const char *actor_source[LL_ACTOR__COUNT];
+  /* The flow's declared actors: the identity record has one entry each,
+   * and one for the observer. */
+  const char (*actors)[16];
+  int nactors;
+  size_t max_single_put;          /* 0: LL_MAX_SINGLE_PUT */
+  const char *fixture_label;      /* replay: the fixture's endpoint kind */
+  const char *api_version;        /* --api-version; NULL: the manifest's */
   int allow_unlisted_api_version; /* --allow-api-version (manifest.h) */
   const char *lock_dir;           /* NULL: the per-user default (core/lock.h) */
   const char *proxy;           /* scheme://host:port, no userinfo; NULL: none */

@@ -39,6 +39,8 @@ typedef struct {
   char blob_path[512];
   int host_declared;     /* azure by the manifest's declared_azure_host */
   long lease_bindings;   /* lease_bind rows */
+  char identity[400];    /* identity.h's statement about the principals */
+  int shared_identity;   /* the manifest's shared_identity; -1: absent */
   int cleanup_confirmed; /* last lifecycle: its blob deleted (accepted) */
   int absent_confirmed;  /* ...and a later read of it answered 404 */
   int destructive;       /* last lifecycle was declared destructive */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "auth_command.h"
+#include "auth_ident.h"
 #include "auth_identity.h"
 #include "clock.h"
 #include "http.h"
@@ -39,6 +40,14 @@ typedef struct {
                             http://169.254.169.254/metadata/identity/oauth2/token */
   const char *client_id; /* optional user-assigned identity */
   const char *resource;  /* default https://storage.azure.com/ */
+  /* One actor's own credential (DESIGN.md, "Actors and identities"): the
+   * source is named explicitly, so the one-credential rule of the
+   * environment (a SAS and a token both set) does not apply to it. */
+  int explicit_source;
+  const char *env_name; /* TOKEN_ENV or SAS: the variable; NULL: the
+                           default AZURE_STORAGE_TOKEN / AZURE_STORAGE_SAS */
+  const char *sas_file; /* SAS: read the query from this file instead */
+  const char *label;    /* how messages name the source; NULL: the default */
 } ll_auth_options;
 
 typedef struct ll_auth ll_auth;
@@ -87,6 +96,10 @@ ll_status ll_auth_apply(const ll_auth *a, const char *url, char **out_url,
 /* Secrets that must never reach any output, for scanners: the token and the
  * SAS sig value, or NULL. */
 const char *ll_auth_secret(const ll_auth *a, int which);
+
+/* What the credential says about its principal (auth_ident.h): never a
+ * secret. NULL for NULL. */
+const ll_auth_ident *ll_auth_identity(const ll_auth *a);
 
 /* The token's expiry (UTC ms, the earlier of the JWT exp and the identity
  * endpoint's expires_on), or 0 for a SAS. For the manifest. */
