@@ -18,6 +18,7 @@
 #include "auth.h"
 #include "http.h"
 #include "l_common.h"
+#include "l_corroborate.h"
 #include "l_host.h"
 #include "l_replay_args.h"
 #include "l_report.h"
@@ -55,6 +56,11 @@ static const char usage[] =
     "and\n"
     "                                   leaselua's paths (installed or build "
     "tree)\n"
+    "       leaselua corroborate DIR --logs FILE... | --print-query\n"
+    "                                   join the run with Azure Storage's own "
+    "logs\n"
+    "                                   (exit 0 CORROBORATED, 1 INCOMPLETE,\n"
+    "                                   2 CONTRADICTED; not the decision)\n"
     "       leaselua dev-token [SECS] [--actor NAME]\n"
     "                                   an unsigned JWT for Azurite's --oauth "
     "basic;\n"
@@ -406,6 +412,8 @@ int main(int argc, char **argv) {
     }
     return ll_report_main(dir, outdir, stdout, stderr);
   }
+  if (strcmp(argv[1], "corroborate") == 0) /* docs/CORROBORATION.md */
+    return ll_corroborate_main(argc - 2, argv + 2, stdout, stderr);
   if (strcmp(argv[1], "spec") == 0) /* a user's busted specs */
     return ll_spec_main(argc - 2, argv + 2, stderr);
   if (strcmp(argv[1], "verify") == 0) /* its own arguments and exit codes */

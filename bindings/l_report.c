@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "corroborate_query.h"
+#include "input.h"
 #include "l_common.h"
 #include "l_json.h"
 #include "l_sandbox.h"
@@ -31,8 +33,10 @@ typedef struct {
   const cJSON *deviations;
   const char *dir;
   long torn_row;
-  const char *signer;   /* the signature line (signer_line) */
-  const char *identity; /* identity.h's statement about the principals */
+  const char *signer;              /* the signature line (signer_line) */
+  const char *identity;            /* identity.h's statement */
+  const cJSON *corroboration;      /* DIR/corroboration.json, or NULL */
+  const char *corroboration_query; /* --print-query's text, or NULL */
 } render_args;
 
 /* The message handler: a string gets its traceback; a table's raw string
@@ -72,6 +76,14 @@ static int render(lua_State *L) {
   lua_setfield(L, -2, "signer");
   lua_pushstring(L, a->identity);
   lua_setfield(L, -2, "identity");
+  if (a->corroboration) {
+    ll_lua_push_json(L, a->corroboration);
+    lua_setfield(L, -2, "corroboration");
+  }
+  if (a->corroboration_query) {
+    lua_pushstring(L, a->corroboration_query);
+    lua_setfield(L, -2, "corroboration_query");
+  }
   lua_call(L, 2, 2);
   if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
     return ll_lua_raise(L, LL_E_INTERNAL,
@@ -240,7 +252,8 @@ int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
     return 64;
   }
   int rc = 70;
-  cJSON *rows = NULL, *deviations = NULL;
+  cJSON *rows = NULL, *deviations = NULL, *corroboration = NULL;
+  char *query = NULL;
   lua_State *L = NULL;
   long bad = 0;
   ll_error err = {0};
@@ -260,6 +273,21 @@ int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
     goto cleanup;
   }
   deviations = cJSON_Parse(ll_known_deviations_json);
+  /* the run's corroboration, when one was made (docs/CORROBORATION.md),
+   * and the query that fetches the logs */
+  char cpath[PATH_MAX];
+  ll_buf cbuf = {0}, qbuf = {0};
+  ll_error cerr = {0};
+  snprintf(cpath, sizeof cpath, "%s/corroboration.json", dir);
+  if (access(cpath, F_OK) == 0 &&
+      ll_input_read(cpath, "corroboration", "DIR", 16u * 1024u * 1024u, &cbuf,
+                    &cerr) == LL_OK)
+    corroboration = cJSON_Parse(cbuf.p);
+  free(cbuf.p);
+  if (ll_corr_query(dir, 300, &qbuf, &cerr) == LL_OK)
+    query = qbuf.p;
+  else
+    free(qbuf.p);
   if (!(L = luaL_newstate())) {
     fprintf(errs, "leaselua: out of memory\n");
     goto cleanup;
@@ -275,7 +303,9 @@ int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
                       .dir = dir,
                       .torn_row = torn,
                       .signer = signer,
-                      .identity = identity};
+                      .identity = identity,
+                      .corroboration = corroboration,
+                      .corroboration_query = query};
   lua_pushcfunction(L, traceback);
   lua_pushcfunction(L, render);
   lua_pushlightuserdata(L, &args);
@@ -313,6 +343,8 @@ cleanup:
   if (L)
     lua_close(L);
   cJSON_Delete(deviations);
+  cJSON_Delete(corroboration);
+  free(query);
   cJSON_Delete(rows);
   return rc;
 }

@@ -50,6 +50,15 @@ int64_t ll_clock_utc_ms(ll_clock *c) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t ll_days_from_civil(int64_t y, int m, int d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
 void ll_clock_format_utc(int64_t utc_ms, char *buf, unsigned cap) {
   time_t s = (time_t)(utc_ms / 1000);
   struct tm tm;

@@ -376,6 +376,29 @@ static ll_status rederive(const cJSON *exp, ll_verify_report *rep,
   return st;
 }
 
+/* A corroboration appended beside the run (docs/CORROBORATION.md) keeps
+ * its own chain; when the file is there, the chain must hold. */
+static ll_status corroboration_chain(const char *dir, ll_verify_report *rep,
+                                     ll_error *err) {
+  char path[1024];
+  struct stat sb;
+  snprintf(path, sizeof path, "%s/corroboration.jsonl", dir);
+  if (lstat(path, &sb) != 0)
+    return LL_OK;
+  if (!S_ISREG(sb.st_mode))
+    return problem(rep, err, 0, "corroboration.jsonl is not a regular file");
+  cJSON *rows = NULL;
+  long bad = 0;
+  ll_error e = {0};
+  ll_status st = ll_ledger_read_file(path, &rows, &bad, &e);
+  cJSON_Delete(rows);
+  if (st == LL_E_TAMPER)
+    return problem(rep, err, 0, "corroboration.jsonl: %s", e.message);
+  if (st != LL_OK)
+    return ll_fail(err, st, "%s", e.message);
+  return LL_OK;
+}
+
 ll_status ll_verify_dir_mode(const char *dir, ll_verify_mode mode,
                              ll_verify_report *rep, ll_error *err) {
   char ppath[1024], epath[1024];
@@ -426,6 +449,8 @@ ll_status ll_verify_dir_mode(const char *dir, ll_verify_mode mode,
     st = scan_export(epath, &b, rep, err);
   if (st == LL_OK)
     st = rederive(exp, rep, err);
+  if (st == LL_OK && !rep->export_only)
+    st = corroboration_chain(dir, rep, err);
 done:
   binds_free(&b);
   cJSON_Delete(prot);

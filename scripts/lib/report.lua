@@ -270,7 +270,9 @@ end
 
 -- render(rows, opts) -> html, markdown. opts: dir, torn_row,
 -- known_deviations (the reviewed table, for the reasons), signer (the
--- host's line on the bundle's signature: "unsigned" or the signing key).
+-- host's line on the bundle's signature: "unsigned" or the signing key),
+-- corroboration (DIR/corroboration.json) and corroboration_query
+-- (--print-query), from C.
 function M.render(rows, opts)
   local m = M.model(rows, opts)
   local html = require("lib.report_html").page(m)

@@ -73,6 +73,7 @@ function D.summary(m)
     end
   end
   add("")
+  add(require("lib.report_corr").md(m, md))
   add("## Requests")
   add("")
   add(row { "event", "step", "operation", "actor", "lease sent", "HTTP", "error code", "observed", "class" })

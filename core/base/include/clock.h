@@ -18,6 +18,9 @@ int64_t ll_clock_utc_ms(ll_clock *c);
 /* RFC 3339 UTC with milliseconds, e.g. 2026-11-30T06:48:16.123Z; buf >= 32. */
 void ll_clock_utc_str(ll_clock *c, char *buf, unsigned cap);
 void ll_clock_format_utc(int64_t utc_ms, char *buf, unsigned cap);
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+ * days_from_civil), for parsing UTC stamps without timegm. */
+int64_t ll_days_from_civil(int64_t y, int m, int d);
 /* Real: nanosleep. Virtual: advances the clock at once. */
 void ll_clock_sleep_ms(ll_clock *c, int64_t ms);
 /* Virtual only: move to at least mono_ns (never backwards). */

@@ -1,0 +1,198 @@
+/* The log set: its records and files, the time and the category rules
+ * the three parsers share (log_rec.h). */
+#include "log_rec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "clock.h"
+
+static const char *const format_names[LL_LOG__FORMATS] = {
+    [LL_LOG_DIAGNOSTIC] = "diagnostic-setting JSON lines",
+    [LL_LOG_ANALYTICS] = "StorageBlobLogs query result (az monitor "
+                         "log-analytics query)",
+    [LL_LOG_CLASSIC] = "Storage Analytics log ($logs)",
+};
+
+const char *ll_log_format_name(ll_log_format f) {
+  return (int)f >= 0 && f < LL_LOG__FORMATS ? format_names[f] : "unknown";
+}
+
+void ll_log_set_free(ll_log_set *s) {
+  if (!s)
+    return;
+  free(s->recs);
+  for (int i = 0; i < s->nfiles; i++)
+    free(s->files[i]);
+  memset(s, 0, sizeof *s);
+}
+
+ll_log_rec *ll_log_push(ll_log_set *s, int file, long line, ll_error *err) {
+  const char *name = file >= 0 && file < s->nfiles ? s->files[file] : "log";
+  if (s->n >= LL_LOG_RECORDS_MAX) {
+    ll_fail(err, LL_E_USAGE,
+            "%s: more than %d log records in all; pass only the logs of the "
+            "run's hours (--print-query narrows them)",
+            name, LL_LOG_RECORDS_MAX);
+    return NULL;
+  }
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    ll_log_rec *r = ll_realloc(s->recs, cap * sizeof *r);
+    if (!r) {
+      ll_fail(err, LL_E_NOMEM, "out of memory reading %s", name);
+      return NULL;
+    }
+    s->recs = r;
+    s->cap = cap;
+  }
+  ll_log_rec *r = &s->recs[s->n++];
+  memset(r, 0, sizeof *r);
+  r->file = file;
+  r->line = line;
+  if (file >= 0 && file < s->nfiles)
+    s->file_records[file]++;
+  return r;
+}
+
+void ll_log_pop(ll_log_set *s) {
+  if (s->n > 0) {
+    int f = s->recs[s->n - 1].file;
+    if (f >= 0 && f < s->nfiles && s->file_records[f] > 0)
+      s->file_records[f]--;
+    s->n--;
+  }
+}
+
+int ll_log_put(char *dst, size_t cap, const char *src, size_t len) {
+  if (len >= cap) {
+    ll_strlcpy(dst, "(overlong)", cap);
+    return 0;
+  }
+  memcpy(dst, src, len);
+  dst[len] = '\0';
+  return 1;
+}
+
+void ll_log_put_path(char *dst, size_t cap, const char *uri, size_t len) {
+  const char *p = uri, *end = uri + len;
+  const char *scheme = NULL;
+  for (const char *q = uri; q + 2 < end; q++)
+    if (q[0] == ':' && q[1] == '/' && q[2] == '/') {
+      scheme = q;
+      break;
+    } else if (q[0] == '/' || q[0] == '?') {
+      break;
+    }
+  if (scheme) {
+    p = scheme + 3;
+    while (p < end && *p != '/' && *p != '?' && *p != '#')
+      p++;
+  }
+  const char *e = p;
+  while (e < end && *e != '?' && *e != '#')
+    e++;
+  if (p == e)
+    ll_strlcpy(dst, "/", cap);
+  else
+    (void)ll_log_put(dst, cap, p, (size_t)(e - p));
+}
+
+static int digits(const char *s, int n, int *out) {
+  int v = 0;
+  for (int i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return -1;
+    v = v * 10 + (s[i] - '0');
+  }
+  *out = v;
+  return 0;
+}
+
+int ll_log_parse_time(const char *s, int64_t *out_ms) {
+  int y, mo, d, h, mi, se, ms = 0;
+  if (!s || strlen(s) < 19)
+    return -1;
+  if (digits(s, 4, &y) || (s[4] != '-' && s[4] != '/') ||
+      digits(s + 5, 2, &mo) || s[7] != s[4] || digits(s + 8, 2, &d) ||
+      (s[10] != 'T' && s[10] != ' ') || digits(s + 11, 2, &h) || s[13] != ':' ||
+      digits(s + 14, 2, &mi) || s[16] != ':' || digits(s + 17, 2, &se))
+    return -1;
+  const char *p = s + 19;
+  if (*p == '.') {
+    int n = 0;
+    p++;
+    while (*p >= '0' && *p <= '9') {
+      if (n < 3)
+        ms = ms * 10 + (*p - '0');
+      n++, p++;
+    }
+    if (n == 0 || n > 9)
+      return -1;
+    for (; n < 3; n++)
+      ms *= 10;
+  }
+  if (*p == 'Z')
+    p++;
+  if (*p)
+    return -1;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+    return -1;
+  *out_ms = ((ll_days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 +
+            (int64_t)se * 1000 + ms;
+  return 0;
+}
+
+/* Operations whose category is plain from the REST operation; the lease
+ * operations are not among them (no page read here states it). */
+static const char *const reads[] = {
+    "GetBlob",         "GetBlobProperties",      "GetBlobMetadata",
+    "GetBlobTags",     "GetBlockList",           "ListBlobs",
+    "GetContainerACL", "GetContainerProperties", "GetContainerMetadata"};
+static const char *const writes[] = {
+    "PutBlob",         "PutBlock",        "PutBlockList",
+    "CreateContainer", "SetBlobMetadata", "SetBlobProperties",
+    "CopyBlob",        "AppendBlock",     "SetBlobTags"};
+static const char *const deletes[] = {"DeleteBlob", "DeleteContainer"};
+
+static int among(const char *op, const char *const *list, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(op, list[i]) == 0)
+      return 1;
+  return 0;
+}
+
+#define AMONG(op, list) among(op, list, sizeof list / sizeof *list)
+
+const char *ll_log_category_of(const char *op) {
+  return AMONG(op, reads)     ? "StorageRead"
+         : AMONG(op, writes)  ? "StorageWrite"
+         : AMONG(op, deletes) ? "StorageDelete"
+                              : NULL;
+}
+
+int ll_log_is_read(const char *op) {
+  return AMONG(op, reads);
+}
+
+ll_status ll_log_finish(ll_log_set *s, ll_log_rec *r, ll_error *err) {
+  const char *name =
+      r->file >= 0 && r->file < s->nfiles ? s->files[r->file] : "log";
+  const char *missing = !r->time[0]        ? "time"
+                        : !r->operation[0] ? "operation name"
+                        : !r->status[0]    ? "status code"
+                                           : NULL;
+  if (missing)
+    return ll_fail(err, LL_E_USAGE, "%s: record %ld has no %s (%s)", name,
+                   r->line, missing, ll_log_format_name(r->format));
+  if (ll_log_parse_time(r->time, &r->utc_ms) != 0)
+    return ll_fail(err, LL_E_USAGE,
+                   "%s: record %ld: time \"%s\" is not a UTC time like "
+                   "2019-02-28T19:10:21.2123117Z",
+                   name, r->line, r->time);
+  const char *cat = ll_log_category_of(r->operation);
+  if (!r->category[0] && cat)
+    ll_strlcpy(r->category, cat, sizeof r->category);
+  return LL_OK;
+}

@@ -1,0 +1,454 @@
+-- `leaselua corroborate` (issue 17): a replayed run's export joined with
+-- documented-format service logs the generator makes from the run itself
+-- (spec/support/logs_gen.lua), in all three formats, and the variants the
+-- issue lists, each with its verdict and exit code; verify still passes
+-- on the bundle afterwards, and the run's ledgers are never touched.
+local helper = require "helper"
+local rp = require "support.replay"
+local gen = require "support.logs_gen"
+local cjson = require "cjson"
+
+local FORMATS = { "diagnostic", "analytics", "classic" }
+
+local function sh(cmd)
+  local p = assert(io.popen(cmd))
+  local out = p:read("a")
+  p:close()
+  return out
+end
+
+local function sha(path) return sh("sha256sum " .. helper.quote(path)):match("^(%x+)") end
+
+-- a fresh bundle: main run (and recovery phases) replayed offline
+local cache = {}
+local function bundle(fixture, recovery)
+  local key = fixture .. (recovery or "")
+  if not cache[key] then
+    local dir = rp.tmpdir() .. "/ev"
+    local rc, out, err = rp.replay("main_handoff", "documented/" .. fixture, dir)
+    assert(rc == 0 or rc == 2, "replay failed: " .. out .. err)
+    if recovery then
+      rc, out, err = rp.replay("recovery", "documented/" .. recovery, dir)
+      assert(rc == 0, "recovery failed: " .. out .. err)
+    end
+    cache[key] = dir
+  end
+  local copy = rp.tmpdir() .. "/ev"
+  os.execute("cp -a " .. helper.quote(cache[key]) .. " " .. helper.quote(copy))
+  return copy
+end
+
+local function corroborate(dir, files, extra)
+  local args = { "corroborate", dir, "--json" }
+  for _, a in ipairs(extra or {}) do args[#args + 1] = a end
+  args[#args + 1] = "--logs"
+  for _, f in ipairs(files) do args[#args + 1] = f end
+  local rc, out, err = helper.run(args, rp.OFFLINE)
+  local ok, res = pcall(cjson.decode, out)
+  return rc, ok and res or nil, err, out
+end
+
+local function log_file(_, name, text) return gen.write(rp.tmpdir() .. "/" .. name, text) end
+
+-- the checks every corroboration must pass, whatever its verdict
+local function after(dir, ledgers)
+  rp.assert_verifies(dir)
+  assert.are.equal(ledgers.export, sha(dir .. "/export/ledger.jsonl"), "the export ledger changed")
+  assert.are.equal(ledgers.protected, sha(dir .. "/protected/ledger.jsonl"), "the protected ledger changed")
+  local json = helper.read(dir .. "/corroboration.json")
+  local jsonl = helper.read(dir .. "/corroboration.jsonl")
+  assert.truthy(json and jsonl, "corroboration.json and corroboration.jsonl are written")
+  for _, oid in pairs(gen.OID) do
+    assert.is_nil(json:find(oid, 1, true), "a raw object ID reached corroboration.json")
+    assert.is_nil(jsonl:find(oid, 1, true), "a raw object ID reached corroboration.jsonl")
+  end
+end
+
+local function ledgers(dir)
+  return { export = sha(dir .. "/export/ledger.jsonl"), protected = sha(dir .. "/protected/ledger.jsonl") }
+end
+
+local function texts(list)
+  local t = {}
+  for _, e in ipairs(list or {}) do t[#t + 1] = e.check .. ": " .. e.text end
+  return table.concat(t, "\n")
+end
+
+-- the principal fingerprint of the shared contract, as a reviewer
+-- computes it with coreutils
+local function fingerprint(tid, oid)
+  return sh(string.format("printf 'leaselua-principal-v1:%%s:%%s' %s %s | sha256sum | cut -c1-16",
+    helper.quote(tid), helper.quote(oid))):match("%x+")
+end
+
+describe("leaselua corroborate", function()
+  teardown(rp.cleanup)
+
+  for _, format in ipairs(FORMATS) do
+    it("corroborates a run with its own " .. format .. " log (exit 0)", function()
+      local dir = bundle("azure-main-handoff-accept")
+      local l = ledgers(dir)
+      local f = log_file(dir, "clean." .. format, gen.text(gen.records(dir), format))
+      local rc, res, err = corroborate(dir, { f })
+      assert.are.equal(0, rc, err)
+      assert.are.equal("CORROBORATED", res.verdict, texts(res.contradictions) .. texts(res.missing))
+      assert.are.equal(0, res.contradictions_total)
+      assert.are.equal(0, res.missing_total)
+      assert.are.equal(res.requests, res.log_records)
+      assert.are.equal("ACCEPT", res.decision_run.decision)
+      assert.are.equal("identities not recorded", res.identity.status)
+      after(dir, l)
+    end)
+  end
+
+  it("reads a mix of the three formats in one call", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local recs = gen.records(dir)
+    local parts = { {}, {}, {} }
+    for i, r in ipairs(recs) do table.insert(parts[i % 3 + 1], r) end
+    local files = {}
+    for i, format in ipairs(FORMATS) do files[i] = log_file(dir, "mix." .. format, gen.text(parts[i], format)) end
+    local rc, res = corroborate(dir, files)
+    assert.are.equal(0, rc)
+    assert.are.equal("CORROBORATED", res.verdict)
+    assert.are.equal(3, #res.logs)
+    after(dir, ledgers(dir))
+  end)
+
+  it("names a PutBlob logged twice as a hidden re-send (CONTRADICTED, exit 2)", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local l = ledgers(dir)
+    local recs = gen.records(dir)
+    for i, r in ipairs(recs) do
+      if r.op == "PutBlob" then
+        table.insert(recs, i + 1, r)
+        break
+      end
+    end
+    local rc, res = corroborate(dir, { log_file(dir, "twice.json", gen.text(recs, "diagnostic")) })
+    assert.are.equal(2, rc)
+    assert.are.equal("CONTRADICTED", res.verdict)
+    assert.matches("hidden re%-send: seq %d+ Put Blob's client request ID .* is logged 2 times",
+      texts(res.contradictions))
+    after(dir, l)
+  end)
+
+  it("names an accepted PutBlob by another principal inside the window (CONTRADICTED)", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local l = ledgers(dir)
+    local recs = gen.records(dir)
+    gen.stranger(recs, "PutBlob", 201)
+    local rc, res = corroborate(dir, { log_file(dir, "stale.log", gen.text(recs, "classic")) })
+    assert.are.equal(2, rc)
+    local fp = fingerprint(gen.TENANT, gen.OID.stranger)
+    assert.matches("unrecorded accepted PutBlob 201 at .* by " .. fp, texts(res.contradictions))
+    assert.are.equal(1, res.unrecorded_total)
+    assert.are.equal(fp, res.unrecorded[1].principal)
+    after(dir, l)
+  end)
+
+  it("names an accepted lease operation by another principal whatever category the log gives it", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local recs = gen.records(dir)
+    local r = gen.stranger(recs, "BreakBlobLease", 202)
+    r.category = "StorageRead"
+    local rc, res = corroborate(dir, { log_file(dir, "break.json", gen.text(recs, "diagnostic")) })
+    assert.are.equal(2, rc)
+    assert.matches("unrecorded accepted BreakBlobLease 202", texts(res.contradictions))
+    after(dir, ledgers(dir))
+  end)
+
+  it("lists a GetBlob by another principal and still corroborates (a reader is allowed)", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local l = ledgers(dir)
+    local recs = gen.records(dir)
+    gen.stranger(recs, "GetBlob", 200)
+    local rc, res = corroborate(dir, { log_file(dir, "reader.azjson", gen.text(recs, "analytics")) })
+    assert.are.equal(0, rc, texts(res.contradictions))
+    assert.are.equal("CORROBORATED", res.verdict)
+    assert.are.equal(1, res.unrecorded_total)
+    assert.are.equal("GetBlob", res.unrecorded[1].operation)
+    assert.are.equal(fingerprint(gen.TENANT, gen.OID.stranger), res.unrecorded[1].principal)
+    after(dir, l)
+  end)
+
+  it("names a request the logs lack (INCOMPLETE, exit 1)", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local l = ledgers(dir)
+    local recs = gen.records(dir)
+    local gone = table.remove(recs, 5)
+    local rc, res = corroborate(dir, { log_file(dir, "gap.json", gen.text(recs, "diagnostic")) })
+    assert.are.equal(1, rc)
+    assert.are.equal("INCOMPLETE", res.verdict)
+    assert.matches("no log record of seq " .. math.tointeger(gone.seq) .. " " .. gone.operation, texts(res.missing))
+    after(dir, l)
+  end)
+
+  it("names a status that differs from the ledger's, never normalised (CONTRADICTED)", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local l = ledgers(dir)
+    local recs = gen.records(dir)
+    for _, r in ipairs(recs) do
+      if r.op == "PutBlob" and r.status == 201 then
+        r.status, r.text = 500, "InternalError"
+        break
+      end
+    end
+    local rc, res = corroborate(dir, { log_file(dir, "status.log", gen.text(recs, "classic")) })
+    assert.are.equal(2, rc)
+    assert.matches("status: seq %d+ Put Blob: the ledger holds 201, the service logged 500", texts(res.contradictions))
+    after(dir, l)
+  end)
+
+  it("says the logs end before the run did (INCOMPLETE, coverage)", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local l = ledgers(dir)
+    local recs = gen.records(dir)
+    for _ = 1, 6 do table.remove(recs) end
+    local rc, res = corroborate(dir, { log_file(dir, "short.json", gen.text(recs, "diagnostic")) })
+    assert.are.equal(1, rc)
+    assert.matches("coverage: the logs end at .*, before the run's last request at", texts(res.missing))
+    after(dir, l)
+  end)
+
+  it("says which category is missing when the run used it", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local recs, kept = gen.records(dir), {}
+    for _, r in ipairs(recs) do
+      if r.op ~= "DeleteBlob" then kept[#kept + 1] = r end
+    end
+    local rc, res = corroborate(dir, { log_file(dir, "nodelete.json", gen.text(kept, "diagnostic")) })
+    assert.are.equal(1, rc)
+    assert.matches("no StorageDelete records in the logs", texts(res.missing))
+  end)
+
+  it("settles an UNKNOWN_OUTCOME Put the log shows as 201: a settlement row, the decision re-derived beside the run's",
+    function()
+      local dir = bundle("rev5-lost")
+      local l = ledgers(dir)
+      local rc, res = corroborate(dir, { log_file(dir, "set.json", gen.text(gen.records(dir, { unknown = "201" }),
+        "diagnostic")) })
+      assert.are.equal(0, rc, texts(res.missing) .. texts(res.contradictions))
+      assert.are.equal(1, res.settlements_total)
+      local s = res.settlements[1]
+      assert.are.equal("Put Blob", s.operation)
+      assert.are.equal("UNKNOWN", s.ledger_outcome)
+      assert.are.equal("201", s.logged_status)
+      assert.are.equal("HOLD", res.decision_run.decision, "the run's own decision is never changed")
+      assert.are.equal("HOLD", rp.decision(dir).decision)
+      assert.is_table(res.decision_with_logs)
+      assert.matches("final content not read back", table.concat(res.decision_with_logs.reasons, "\n"))
+      -- the settlement is a row of its own, before the corroboration row
+      local rows = {}
+      for line in io.lines(dir .. "/corroboration.jsonl") do rows[#rows + 1] = cjson.decode(line) end
+      assert.are.equal("settlement", rows[1].record)
+      assert.are.equal(s.outcome_seq, rows[1].outcome_seq)
+      assert.are.equal("corroboration", rows[2].record)
+      assert.are.equal(1, rows[2].settlement_seq_first)
+      after(dir, l)
+    end)
+
+  it("re-derives ACCEPT for a settled Put that a recovery read back", function()
+    local dir = bundle("rev5-lost", "rev5-lost.recovery-committed")
+    local rc, res = corroborate(dir, { log_file(dir, "set.log", gen.text(gen.records(dir, { unknown = "201" }),
+      "classic")) })
+    assert.are.equal(0, rc, texts(res.missing) .. texts(res.contradictions))
+    assert.are.equal("ACCEPT", res.decision_with_logs.decision)
+    after(dir, ledgers(dir))
+  end)
+
+  it("names an UNKNOWN_OUTCOME Put the logs do not hold (INCOMPLETE)", function()
+    local dir = bundle("rev5-lost")
+    local l = ledgers(dir)
+    local rc, res = corroborate(dir, { log_file(dir, "absent.azjson", gen.text(gen.records(dir), "analytics")) })
+    assert.are.equal(1, rc)
+    assert.matches("settled: seq %d+ Put Blob %(UNKNOWN outcome%)", texts(res.missing))
+    assert.are.equal(0, res.settlements_total)
+    assert.are.equal(cjson.null, res.decision_with_logs)
+    after(dir, l)
+  end)
+
+  it("refuses a file in none of the formats with one line naming it (exit 64)", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local f = log_file(dir, "notes.txt", "these are not logs\n")
+    local rc, _, err = corroborate(dir, { f })
+    assert.are.equal(64, rc)
+    assert.matches("^leaselua: corroborate: [^\n]*/notes%.txt: not a log leaselua reads: expected", err)
+    assert.are.equal(1, helper.count(err, "\n"))
+    assert.is_nil(helper.read(dir .. "/corroboration.json"), "nothing is written for bad input")
+  end)
+
+  it("refuses truncated JSON in either JSON form (exit 64)", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local recs = gen.records(dir)
+    for _, format in ipairs({ "diagnostic", "analytics" }) do
+      local text = gen.text(recs, format)
+      local rc, _, err = corroborate(dir, { log_file(dir, "cut." .. format, text:sub(1, #text // 2)) })
+      assert.are.equal(64, rc, err)
+      assert.matches("cut%." .. format .. ": .*truncated or malformed", err)
+    end
+    local text = gen.text(recs, "classic")
+    local rc, _, err = corroborate(dir, { log_file(dir, "cut.classic", text:sub(1, #text // 2)) })
+    assert.are.equal(64, rc)
+    assert.matches("cut%.classic: line %d+", err)
+    assert.is_nil(helper.read(dir .. "/corroboration.json"))
+  end)
+
+  it("appends to its own hash chain each time, and refuses a broken one", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local f = log_file(dir, "clean.json", gen.text(gen.records(dir), "diagnostic"))
+    assert.are.equal(0, (corroborate(dir, { f })))
+    assert.are.equal(0, (corroborate(dir, { f })))
+    local rows = {}
+    for line in io.lines(dir .. "/corroboration.jsonl") do rows[#rows + 1] = cjson.decode(line) end
+    assert.are.equal(2, #rows)
+    assert.are.equal(rows[1].row_hash, rows[2].prev_hash)
+    assert.are.equal(2, cjson.decode(helper.read(dir .. "/corroboration.json")).corroboration_seq)
+    local text = helper.read(dir .. "/corroboration.jsonl"):gsub("CORROBORATED", "CONTRADICTED", 1)
+    helper.write(dir .. "/corroboration.jsonl", text)
+    local rc, _, err = corroborate(dir, { f })
+    assert.are.equal(64, rc)
+    assert.matches("corroboration%.jsonl.*chain broken at row 1", err)
+    -- and verify sees the broken chain too
+    local vrc, vout, verr = helper.run({ "verify", dir })
+    assert.are.equal(2, vrc)
+    assert.matches("corroboration%.jsonl: chain broken at row 1", vout .. verr)
+  end)
+
+  it("--print-query prints the KQL, the az command and the blob prefixes (golden file)", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local rc, out, err = helper.run({ "corroborate", dir, "--print-query" }, rp.OFFLINE)
+    assert.are.equal(0, rc, err)
+    local rows = gen.rows(dir)
+    -- every column corroborate reads, the blob and the window
+    for _, col in ipairs({ "TimeGenerated", "Category", "OperationName", "StatusCode", "StatusText", "CorrelationId",
+      "ClientRequestId", "Uri", "CallerIpAddress", "AuthenticationType", "RequesterObjectId",
+      "RequesterTenantId" }) do
+      assert.truthy(out:find("| project [^\n]*" .. col), col .. " is not projected")
+    end
+    assert.truthy(out:find('Uri contains "' .. rows[1].blob_path .. '"', 1, true))
+    assert.truthy(out:find("datetime(2026-12-01T08:55:00.000Z) .. datetime(", 1, true))
+    assert.truthy(out:find("az monitor log-analytics query --workspace", 1, true))
+    assert.truthy(out:find("insights-logs-storagewrite/resourceId=/SUBSCRIPTIONS/", 1, true))
+    local n = 0
+    for _, r in ipairs(rows) do
+      if r.record == "intent" then
+        n = n + 1
+        assert.truthy(out:find('"' .. r.client_request_id .. '"', 1, true), "a client request ID is not queried")
+      end
+    end
+    -- the golden file: the run's own IDs and directory replaced
+    local norm = out:gsub(rows[1].run_id:gsub("%p", "%%%0"), "RUN_ID"):gsub(dir:gsub("%p", "%%%0"), "DIR")
+    norm = norm:gsub('"%x+%-%x+%-%x+%-%x+%-%x+"', '"CLIENT-REQUEST-ID"')
+    local golden = helper.read("fixtures/logs/print-query.golden")
+    assert.are.equal(golden, norm)
+    assert.are.equal(n, helper.count(norm, '"CLIENT%-REQUEST%-ID"'))
+  end)
+
+  it("ships log fixtures that read as their formats, each labelled documented with its source", function()
+    local dir = bundle("rev5-lost")
+    local readme = helper.read("fixtures/logs/README.md")
+    for _, name in ipairs({ "rev5-lost.diagnostic.jsonl", "rev5-lost.storagebloblogs.azjson",
+      "rev5-lost.classic.log" }) do
+      local rc, res, err = corroborate(dir, { "fixtures/logs/" .. name })
+      assert.is_true(rc == 1 or rc == 2, name .. ": " .. tostring(rc) .. " " .. err)
+      assert.are.equal(27, res.log_records, name) -- the run's 27 requests, rev 5 logged
+      assert.truthy(readme:find("| `" .. name .. "` | documented |", 1, true), name .. " is not labelled in the README")
+    end
+    assert.matches("Azurite writes none", readme)
+  end)
+
+  it("the report shows the run's decision and the corroboration side by side, and the query", function()
+    local dir = bundle("rev5-lost")
+    local out = rp.tmpdir() .. "/report"
+    local rc0, _, err0 = helper.run({ "report", dir, "--out", out }, rp.OFFLINE)
+    assert.are.equal(0, rc0, err0)
+    assert.matches("Not corroborated", helper.read(out .. "/summary.md"))
+    assert.truthy(helper.read(out .. "/report.html"):find("StorageBlobLogs", 1, true), "the query is in the report")
+    corroborate(dir, { log_file(dir, "set.json", gen.text(gen.records(dir, { unknown = "201" }), "diagnostic")) })
+    local rc, _, err = helper.run({ "report", dir, "--out", out }, rp.OFFLINE)
+    assert.are.equal(0, rc, err)
+    local md = helper.read(out .. "/summary.md")
+    assert.truthy(md:find("| the run's decision | with the service's logs | corroboration |", 1, true), md)
+    assert.truthy(md:find("| HOLD | HOLD | **CORROBORATED** |", 1, true), md)
+    local html = helper.read(out .. "/report.html")
+    assert.truthy(html:find('<section id="corroboration">', 1, true))
+    assert.truthy(html:find("<td>HOLD</td><td>HOLD</td><td><b>CORROBORATED</b></td>", 1, true))
+  end)
+
+  it("never writes a raw object ID, even one a log puts in another field (secret scan, exit 70)", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local recs = gen.records(dir)
+    recs[3].crid = recs[3].oid -- the request is then found only by its request ID, under this "ID"
+    local rc, _, err = corroborate(dir, { log_file(dir, "oid.json", gen.text(recs, "diagnostic")) })
+    assert.are.equal(70, rc, err)
+    assert.matches("would hold", err)
+    assert.is_nil(helper.read(dir .. "/corroboration.json"))
+  end)
+
+  -- The manifest row given an identity record (actors16's contract), the
+  -- export re-chained: what a bundle with identities looks like to the join.
+  local function with_identities(dir, ids)
+    local path = dir .. "/export/ledger.jsonl"
+    local lines = {}
+    for l in io.lines(path) do lines[#lines + 1] = l end
+    local parts = {}
+    for actor, fp in pairs(ids) do parts[#parts + 1] = string.format('"%s":{"fingerprint":"%s"}', actor, fp) end
+    lines[1] = lines[1]:gsub('"record":"manifest",', '"record":"manifest","identities":{' .. table.concat(parts, ",")
+      .. "},", 1)
+    lines = require("support.ledger_builder").rechain(lines)
+    helper.write(path, table.concat(lines, "\n") .. "\n")
+  end
+
+  it("checks each request's requester against its actor's recorded fingerprint", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local ids = {}
+    for _, actor in ipairs({ "A", "B", "operator", "observer" }) do
+      ids[actor] = fingerprint(gen.TENANT, gen.OID[actor])
+    end
+    with_identities(dir, ids)
+    local f = log_file(dir, "ids.json", gen.text(gen.records(dir), "diagnostic"))
+    local rc, res = corroborate(dir, { f })
+    assert.are.equal(0, rc, texts(res.contradictions))
+    assert.are.equal("checked", res.identity.status)
+    assert.are.equal(res.requests, res.identity.checked)
+    -- B's requests logged under A's principal: each one named
+    ids.B = fingerprint(gen.TENANT, gen.OID.stranger)
+    local dir2 = bundle("azure-main-handoff-accept")
+    with_identities(dir2, ids)
+    rc, res = corroborate(dir2, { log_file(dir2, "ids2.json", gen.text(gen.records(dir2), "diagnostic")) })
+    assert.are.equal(2, rc)
+    assert.matches("identity: seq %d+ [%w ]+ by B: the service logged principal " ..
+      fingerprint(gen.TENANT, gen.OID.B) .. ", not the actor's " .. ids.B, texts(res.contradictions))
+  end)
+
+  it("--sign-key re-signs the bundle so that SHA256SUMS covers the corroboration", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local keys = rp.tmpdir()
+    local key = keys .. "/key"
+    assert.truthy(os.execute(("ssh-keygen -q -t ed25519 -N '' -C corroborator -f %s </dev/null >/dev/null"):format(
+      helper.quote(key))))
+    local pub = assert(helper.read(key .. ".pub")):match("^(%S+ %S+)")
+    local allowed = helper.write(keys .. "/allowed", "corroborator " .. pub .. "\n")
+    local f = log_file(dir, "clean.json", gen.text(gen.records(dir), "diagnostic"))
+    local rc, res, err = corroborate(dir, { f }, { "--sign-key", key })
+    assert.are.equal(0, rc, err)
+    assert.are.equal("CORROBORATED", res.verdict)
+    local sums = helper.read(dir .. "/SHA256SUMS")
+    assert.truthy(sums:find("  corroboration.json\n", 1, true), sums)
+    assert.truthy(sums:find("  corroboration.jsonl\n", 1, true), sums)
+    local vrc, vout, verr = helper.run({ "verify", dir, "--allowed-signers", allowed })
+    assert.are.equal(0, vrc, vout .. verr)
+    -- a key that is not one is refused before anything is written
+    local d2 = bundle("azure-main-handoff-accept")
+    local rc2 = corroborate(d2, { f }, { "--sign-key", allowed })
+    assert.are.equal(64, rc2)
+    assert.is_nil(helper.read(d2 .. "/corroboration.json"))
+  end)
+
+  it("refuses a directory that holds no run, before reading any log (exit 64)", function()
+    local rc, _, err = helper.run({ "corroborate", rp.tmpdir(), "--logs", "/nonexistent" }, rp.OFFLINE)
+    assert.are.equal(64, rc)
+    assert.matches("not an evidence directory", err)
+  end)
+end)
