@@ -51,7 +51,7 @@ ll_status ll_chain_append(int dirfd, const char *name, cJSON *row,
     }
     memcpy(prev, last, sizeof prev);
   }
-  st = ll_ledger_seal(row, n + 1, prev, &line, hash, err);
+  st = ll_ledger_seal(row, n + 1, prev, &line, NULL, hash, err);
   if (st == LL_OK)
     st = ll_ledger_write_durable(fd, line.p, line.n, err);
   if (st == LL_OK)
