@@ -232,6 +232,107 @@ static void test_sign_and_check(void) {
   CHECK_INT(ll_bundle_check(at("u"), at("none"), &rep, &err), LL_E_USAGE);
 }
 
+static void put_bytes(const char *path, const char *p, size_t n) {
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  if (f) {
+    CHECK(fwrite(p, 1, n, f) == n);
+    fclose(f);
+  }
+}
+
+/* Review finding 3: a SHA256SUMS holding a NUL byte crashed the check
+ * (strchr found no newline after the NUL). Every malformed file is a BAD
+ * signature file, never a crash: NULs anywhere, no final newline, empty
+ * lines, very long lines, and random mixes of the bytes that matter. */
+static void test_malformed_sums(void) {
+  char hex[LL_SHA256_HEX];
+  CHECK(ll_sha256_hex("{}\n", 3, hex) == LL_OK);
+  char good[128];
+  snprintf(good, sizeof good, "%s  z.json\n", hex);
+  static char buf[200000];
+  static const struct {
+    const char *what;
+    int kind;
+  } cases[] = {
+      {"NUL alone", 0},         {"NUL after a good line", 1},
+      {"NUL in a path", 2},     {"no final newline", 3},
+      {"an empty line", 4},     {"a very long line", 5},
+      {"a NUL, no newline", 6},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    size_t n = 0;
+    switch (cases[i].kind) {
+    case 0:
+      memcpy(buf, "\0\n", 2), n = 2;
+      break;
+    case 1:
+      n = strlen(good);
+      memcpy(buf, good, n);
+      memcpy(buf + n, "\0x\n", 3), n += 3;
+      break;
+    case 2:
+      n = strlen(good);
+      memcpy(buf, good, n);
+      buf[66] = '\0';
+      break;
+    case 3:
+      n = strlen(good) - 1;
+      memcpy(buf, good, n);
+      break;
+    case 4:
+      n = strlen(good);
+      memcpy(buf, good, n);
+      buf[n++] = '\n';
+      break;
+    case 5:
+      memcpy(buf, hex, 64);
+      memset(buf + 64, 'a', sizeof buf - 65);
+      buf[64] = buf[65] = ' ';
+      buf[sizeof buf - 1] = '\n';
+      n = sizeof buf;
+      break;
+    default:
+      memcpy(buf, hex, 64);
+      memcpy(buf + 64, "  z\0", 4), n = 68;
+      break;
+    }
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "rm -rf '%s' && mkdir '%s' && printf '{}\\n' > '%s/z.json'",
+             at("m"), at("m"), at("m"));
+    CHECK(system(cmd) == 0);
+    CHECK(ll_bundle_sign(at("m"), at("k"), &(ll_error){0}) == LL_OK);
+    put_bytes(at("m/SHA256SUMS"), buf, n);
+    ll_sign_report rep;
+    ll_error e = {0};
+    CHECK_INT(ll_bundle_check(at("m"), NULL, &rep, &e), LL_E_TAMPER);
+    CHECK_INT(rep.state, LL_SIG_BAD);
+    if (!strstr(rep.problem, "SHA256SUMS"))
+      fprintf(stderr, "%s: %s\n", cases[i].what, rep.problem);
+    CHECK(strstr(rep.problem, "SHA256SUMS") != NULL);
+  }
+  /* random mixes of NUL, newline, space, hex, '/', '.': never a crash,
+   * never LL_OK (the signature no longer matches, at the least) */
+  static const char alphabet[] = {'\0', '\n', ' ', 'a', '0', '/', '.', 'z'};
+  unsigned long seed = 12345;
+  for (int round = 0; round < 48; round++) {
+    size_t n = 0;
+    if (round % 2)
+      n = strlen(good), memcpy(buf, good, n);
+    size_t extra = (size_t)(round * 37 % 300) + 1;
+    for (size_t j = 0; j < extra; j++) {
+      seed = seed * 1103515245u + 12345u;
+      buf[n++] = alphabet[(seed >> 16) % sizeof alphabet];
+    }
+    put_bytes(at("m/SHA256SUMS"), buf, n);
+    ll_sign_report rep;
+    ll_error e = {0};
+    CHECK_INT(ll_bundle_check(at("m"), NULL, &rep, &e), LL_E_TAMPER);
+    CHECK_INT(rep.state, LL_SIG_BAD);
+  }
+}
+
 int main(void) {
   char *d = ll_test_tmpdir();
   CHECK(d != NULL);
@@ -242,6 +343,7 @@ int main(void) {
   test_proc_options();
   test_key_check();
   test_sign_and_check();
+  test_malformed_sums();
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
   CHECK(system(cmd) == 0);

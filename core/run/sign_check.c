@@ -17,6 +17,7 @@
 #include "input.h"
 
 #define SUMS_FILE_MAX (16u * 1024u * 1024u)
+#define LL_SIGN_REL_MAX 2048 /* a bundle path is at most 2048 bytes too */
 
 const char *ll_sig_state_name(ll_sig_state s) {
   switch (s) {
@@ -116,9 +117,24 @@ static ll_status check_sums(const char *dir, ll_sign_report *rep,
     st = bad(rep, err, LL_SIGN_SUMS " does not end with a newline");
     goto cleanup;
   }
+  /* a NUL would end every string below early: the file is malformed
+   * (sha256sum never writes one), never a crash or a shorter list */
+  const char *nul = b.n ? memchr(b.p, '\0', b.n) : NULL;
+  if (nul) {
+    size_t at = (size_t)(nul - b.p), lno = 1;
+    for (size_t i = 0; i < at; i++)
+      lno += b.p[i] == '\n';
+    st = bad(rep, err, LL_SIGN_SUMS " line %zu holds a NUL byte", lno);
+    goto cleanup;
+  }
   long lineno = 0;
-  for (char *line = b.p; *line; lineno++) {
-    char *nl = strchr(line, '\n');
+  char *end = b.p + b.n;
+  for (char *line = b.p; line && line < end; lineno++) {
+    char *nl = memchr(line, '\n', (size_t)(end - line));
+    if (!nl) { /* unreachable: the file ends with a newline */
+      st = bad(rep, err, LL_SIGN_SUMS " line %ld has no newline", lineno + 1);
+      goto cleanup;
+    }
     *nl = '\0';
     char *rel = line + 66;
     if (strlen(line) < 67 || !is_hex64(line) || line[64] != ' ' ||
@@ -126,6 +142,12 @@ static ll_status check_sums(const char *dir, ll_sign_report *rep,
       st = bad(rep, err,
                LL_SIGN_SUMS " line %ld is not \"<64 hex>  <relative path>\"",
                lineno + 1);
+      goto cleanup;
+    }
+    if (strlen(rel) > LL_SIGN_REL_MAX) {
+      st = bad(rep, err,
+               LL_SIGN_SUMS " line %ld names a path longer than %d bytes",
+               lineno + 1, LL_SIGN_REL_MAX);
       goto cleanup;
     }
     if (nn && strcmp(names[nn - 1], rel) >= 0) {
