@@ -333,6 +333,25 @@ static void test_malformed_sums(void) {
   }
 }
 
+/* Review finding 4: a relative bundle path starting with '-' was read by
+ * ssh-keygen as options. It is signed and checked like any other. */
+static void test_dash_dir(void) {
+  char cwd[1024];
+  CHECK(getcwd(cwd, sizeof cwd) != NULL);
+  CHECK(chdir(root) == 0);
+  CHECK(mkdir("-Yx", 0700) == 0);
+  put("-Yx/f", "x\n");
+  ll_error err = {0};
+  CHECK_INT(ll_bundle_sign("-Yx", at("k"), &err), LL_OK);
+  if (err.message[0])
+    fprintf(stderr, "-Yx: %s\n", err.message);
+  ll_sign_report rep;
+  CHECK_INT(ll_bundle_check("-Yx", at("allowed"), &rep, &err), LL_OK);
+  CHECK_INT(rep.state, LL_SIG_GOOD);
+  CHECK_INT(rep.listed, 1);
+  CHECK(chdir(cwd) == 0);
+}
+
 int main(void) {
   char *d = ll_test_tmpdir();
   CHECK(d != NULL);
@@ -344,6 +363,7 @@ int main(void) {
   test_key_check();
   test_sign_and_check();
   test_malformed_sums();
+  test_dash_dir();
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
   CHECK(system(cmd) == 0);

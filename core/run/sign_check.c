@@ -271,7 +271,8 @@ static ll_status check_history(const char *dir, const char *allowed,
   for (int n = 1; n <= LL_SIGN_HISTORY_MAX + 1; n++) {
     char slot[4608], sums[4608], sig[4608], why[256];
     struct stat sb;
-    ll_sign_path(slot, sizeof slot, "%s/" LL_SIGN_HISTORY "/%d", dir, n);
+    ll_sign_path(slot, sizeof slot, "%s%s/" LL_SIGN_HISTORY "/%d",
+                 LL_SIGN_DASH(dir), dir, n);
     if (lstat(slot, &sb) != 0)
       return LL_OK;
     if (n > LL_SIGN_HISTORY_MAX)
@@ -302,7 +303,7 @@ static ll_status check_history(const char *dir, const char *allowed,
 
 ll_status ll_bundle_check(const char *dir, const char *allowed,
                           ll_sign_report *rep, ll_error *err) {
-  char sums[4608], sig[4608], why[256];
+  char sums[4608], sig[4608], why[256], allowed_arg[4608];
   struct stat sb;
   memset(rep, 0, sizeof *rep);
   if (strlen(dir) > 2048)
@@ -317,8 +318,12 @@ ll_status ll_bundle_check(const char *dir, const char *allowed,
       return st;
     close(fd);
   }
-  ll_sign_path(sums, sizeof sums, "%s/" LL_SIGN_SUMS, dir);
-  ll_sign_path(sig, sizeof sig, "%s/" LL_SIGN_SIG, dir);
+  ll_sign_path(sums, sizeof sums, "%s%s/" LL_SIGN_SUMS, LL_SIGN_DASH(dir), dir);
+  ll_sign_path(sig, sizeof sig, "%s%s/" LL_SIGN_SIG, LL_SIGN_DASH(dir), dir);
+  ll_sign_path(allowed_arg, sizeof allowed_arg, "%s%s",
+               allowed ? LL_SIGN_DASH(allowed) : "", allowed ? allowed : "");
+  if (allowed)
+    allowed = allowed_arg;
   int has_sums = lstat(sums, &sb) == 0;
   int has_sig = lstat(sig, &sb) == 0;
   if (has_sig && !S_ISREG(sb.st_mode))
