@@ -352,6 +352,104 @@ static void test_dash_dir(void) {
   CHECK(chdir(cwd) == 0);
 }
 
+/* The host's signing declaration (review findings 1 and 2): which note
+ * steps are the host's, which rows are its declaration, and the one check
+ * of a declaration against a signature report. */
+static void test_declared(void) {
+  static const struct {
+    const char *step;
+    int reserved;
+  } steps[] = {{"signing", 1},  {"Signing", 1}, {" SIGNING\t", 1},
+               {"signing2", 0}, {"8", 0},       {"", 0},
+               {"sign", 0}};
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+    CHECK_INT(ll_sign_step_reserved(steps[i].step), steps[i].reserved);
+  CHECK_INT(ll_sign_step_reserved(NULL), 0);
+  static const struct {
+    const char *row, *key;
+    int got;
+  } rows[] = {
+      {"{\"record\":\"note\",\"step\":\"signing\",\"text\":\"t\","
+       "\"sign_key\":\"SHA256:abc\"}",
+       "SHA256:abc", 1},
+      {"{\"record\":\"note\",\"step\":\"signing\",\"text\":\"with "
+       "SHA256:abc\"}",
+       "", -1},
+      {"{\"record\":\"note\",\"step\":\"signing\",\"sign_key\":\"abc\"}", "",
+       -1},
+      {"{\"record\":\"note\",\"step\":\"signing\",\"sign_key\":\"SHA256:\"}",
+       "", -1},
+      {"{\"record\":\"note\",\"step\":\"signing\",\"sign_key\":\"SHA256:a b\"}",
+       "", -1},
+      {"{\"record\":\"note\",\"step\":\"signing\",\"sign_key\":1}", "", -1},
+      {"{\"record\":\"note\",\"step\":\"8\",\"sign_key\":\"SHA256:abc\"}", "",
+       0},
+      {"{\"record\":\"stop\",\"step\":\"signing\"}", "", 0},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    cJSON *r = cJSON_Parse(rows[i].row);
+    char key[LL_SIGN_FP_MAX] = "";
+    CHECK(r != NULL);
+    CHECK_INT(ll_sign_note_key(r, key), rows[i].got);
+    CHECK_STR(key, rows[i].key);
+    cJSON_Delete(r);
+  }
+  /* over rows: the last declaration counts, a forged one stops it */
+  cJSON *all = cJSON_Parse(
+      "[{\"record\":\"manifest\"},"
+      "{\"record\":\"note\",\"step\":\"signing\",\"sign_key\":\"SHA256:k1\"},"
+      "{\"record\":\"decision\"},"
+      "{\"record\":\"note\",\"step\":\"signing\",\"sign_key\":\"SHA256:k2\"}]");
+  char key[LL_SIGN_FP_MAX];
+  int ended = 0;
+  long bad = 0;
+  CHECK_INT(ll_sign_declared(all, key, &ended, &bad), 0);
+  CHECK_STR(key, "SHA256:k2");
+  CHECK_INT(ended, 1);
+  cJSON_AddItemToArray(all, cJSON_Parse("{\"record\":\"note\",\"step\":"
+                                        "\"signing\",\"text\":\"no key\"}"));
+  CHECK_INT(ll_sign_declared(all, key, &ended, &bad), -1);
+  CHECK_INT(bad, 5);
+  cJSON_Delete(all);
+  /* the declaration against a report */
+  static const struct {
+    ll_sig_state state;
+    const char *fp, *declared;
+    int ended;
+    ll_sig_state want;
+    const char *problem, *note;
+  } checks[] = {
+      {LL_SIG_UNSIGNED, "", "", 1, LL_SIG_UNSIGNED, "", ""},
+      {LL_SIG_UNSIGNED, "", "SHA256:k", 1, LL_SIG_BAD,
+       "its signature was removed", ""},
+      {LL_SIG_UNSIGNED, "", "SHA256:k", 0, LL_SIG_UNSIGNED, "",
+       "the run has not ended"},
+      {LL_SIG_UNCHECKED, "SHA256:k", "SHA256:k", 1, LL_SIG_UNCHECKED, "", ""},
+      {LL_SIG_GOOD, "SHA256:j", "SHA256:k", 1, LL_SIG_BAD,
+       "signed with key SHA256:j, but the ledger says", ""},
+      {LL_SIG_GOOD, "SHA256:j", "", 1, LL_SIG_GOOD, "", ""},
+  };
+  for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+    ll_sign_report rep = {.state = checks[i].state};
+    ll_strlcpy(rep.key.fingerprint, checks[i].fp, sizeof rep.key.fingerprint);
+    ll_sign_check_declared(&rep, checks[i].declared, checks[i].ended);
+    CHECK_INT(rep.state, checks[i].want);
+    CHECK(strstr(rep.problem, checks[i].problem) != NULL);
+    CHECK(strstr(rep.note, checks[i].note) != NULL);
+    CHECK(!checks[i].problem[0] == !rep.problem[0]);
+  }
+  /* the combined check on disk: an unsigned folder that declared a key */
+  CHECK(mkdir(at("d"), 0700) == 0);
+  put(at("d/f"), "x");
+  ll_sign_report rep;
+  ll_error e = {0};
+  CHECK_INT(ll_bundle_check_declared(at("d"), NULL, "SHA256:k", 1, &rep, &e),
+            LL_E_TAMPER);
+  CHECK(strstr(e.message, "its signature was removed") != NULL);
+  CHECK_INT(ll_bundle_check_declared(at("d"), NULL, "", 1, &rep, &e), LL_OK);
+  CHECK_INT(rep.state, LL_SIG_UNSIGNED);
+}
+
 int main(void) {
   char *d = ll_test_tmpdir();
   CHECK(d != NULL);
@@ -364,6 +462,7 @@ int main(void) {
   test_sign_and_check();
   test_malformed_sums();
   test_dash_dir();
+  test_declared();
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
   CHECK(system(cmd) == 0);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -365,4 +366,100 @@ ll_status ll_bundle_check(const char *dir, const char *allowed,
     return hs;
   rep->state = state;
   return LL_OK;
+}
+
+int ll_sign_step_reserved(const char *step) {
+  if (!step)
+    return 0;
+  while (*step == ' ' || *step == '\t')
+    step++;
+  size_t n = strlen(step);
+  while (n && (step[n - 1] == ' ' || step[n - 1] == '\t'))
+    n--;
+  return n == sizeof LL_SIGN_NOTE_STEP - 1 &&
+         strncasecmp(step, LL_SIGN_NOTE_STEP, n) == 0;
+}
+
+static const char *row_str(const cJSON *row, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int ll_sign_note_key(const cJSON *row, char key[LL_SIGN_FP_MAX]) {
+  const char *rec = row_str(row, "record");
+  const char *step = row_str(row, "step");
+  if (!rec || strcmp(rec, "note") != 0 || !step ||
+      strcmp(step, LL_SIGN_NOTE_STEP) != 0)
+    return 0;
+  const char *k = row_str(row, LL_SIGN_NOTE_KEY);
+  size_t n = k ? strlen(k) : 0;
+  if (!k || strncmp(k, "SHA256:", 7) != 0 || n < 8 || n >= LL_SIGN_FP_MAX ||
+      strcspn(k, " \t\n") != n)
+    return -1;
+  memcpy(key, k, n + 1);
+  return 1;
+}
+
+int ll_sign_declared(const cJSON *rows, char key[LL_SIGN_FP_MAX], int *ended,
+                     long *bad_row) {
+  key[0] = '\0';
+  *ended = 0;
+  long seq = 0;
+  const cJSON *r;
+  cJSON_ArrayForEach(r, rows) {
+    seq++;
+    char k[LL_SIGN_FP_MAX];
+    int got = ll_sign_note_key(r, k);
+    if (got < 0) {
+      if (bad_row)
+        *bad_row = seq;
+      return -1;
+    }
+    if (got > 0)
+      memcpy(key, k, sizeof k);
+    const char *rec = row_str(r, "record");
+    if (rec && strcmp(rec, "decision") == 0)
+      *ended = 1;
+  }
+  return 0;
+}
+
+void ll_sign_check_declared(ll_sign_report *rep, const char *declared,
+                            int ended) {
+  if (!declared || !declared[0] || rep->problem[0])
+    return;
+  if (rep->state == LL_SIG_UNSIGNED && !ended) {
+    /* no decision: the run was killed before it ended, and so before
+     * the host could sign it; recovery signs it */
+    snprintf(rep->note, sizeof rep->note,
+             "the ledger says the host signs it with key %s when the run "
+             "ends; the run has not ended (no decision): recover it with "
+             "--sign-key",
+             declared);
+  } else if (rep->state == LL_SIG_UNSIGNED) {
+    rep->state = LL_SIG_BAD;
+    snprintf(rep->problem, sizeof rep->problem,
+             "the ledger says the host signed this bundle with key %s, but "
+             "it is unsigned: its signature was removed (or the host was "
+             "killed between the decision and the signing)",
+             declared);
+  } else if (strcmp(rep->key.fingerprint, declared) != 0) {
+    rep->state = LL_SIG_BAD;
+    snprintf(rep->problem, sizeof rep->problem,
+             "signed with key %s, but the ledger says the host signed it "
+             "with key %s",
+             rep->key.fingerprint, declared);
+  }
+}
+
+ll_status ll_bundle_check_declared(const char *dir, const char *allowed,
+                                   const char *declared, int ended,
+                                   ll_sign_report *rep, ll_error *err) {
+  ll_status st = ll_bundle_check(dir, allowed, rep, err);
+  if (st != LL_OK && st != LL_E_TAMPER)
+    return st;
+  ll_sign_check_declared(rep, declared, ended);
+  if (rep->state == LL_SIG_BAD)
+    return ll_fail(err, LL_E_TAMPER, "%s", rep->problem);
+  return st;
 }
