@@ -26,6 +26,7 @@
 #include "l_sandbox.h"
 #include "l_spec.h"
 #include "l_verify.h"
+#include "ledger.h"
 #include "operator.h"
 #include "sign.h"
 
@@ -147,16 +148,26 @@ static int asks_help(int n, char **args) {
   return 0;
 }
 
-/* The export holds the host's "signing" note (rows are written compact,
- * keys in a fixed order, so the note's head is always these bytes). */
+/* The export's rows hold the host's signing declaration (sign.h; parsed,
+ * never a byte search a script's text could match), or a signing note the
+ * host did not write: then too the key is asked for (fail closed). The
+ * rows before a torn or broken line count: a killed run's ledger. */
 static int declares_signing(const char *dir) {
-  char path[PATH_MAX];
-  ll_buf b = {0};
+  char path[PATH_MAX], key[LL_SIGN_FP_MAX];
+  cJSON *rows = NULL;
+  long bad = 0;
+  int ended = 0;
   int n = snprintf(path, sizeof path, "%s/export/ledger.jsonl", dir);
-  int found = n > 0 && (size_t)n < sizeof path &&
-              ll_buf_read_file(&b, path, 256u * 1024u * 1024u) == LL_OK &&
-              b.p && strstr(b.p, "\"record\":\"note\",\"step\":\"signing\"");
-  free(b.p);
+  if (n <= 0 || (size_t)n >= sizeof path)
+    return 0;
+  ll_error err = {0};
+  /* a broken chain still yields the rows before it: they are what counts */
+  if (ll_ledger_read_file(path, &rows, &bad, &err) == LL_E_NOMEM) {
+    cJSON_Delete(rows);
+    return 1;
+  }
+  int found = rows && (ll_sign_declared(rows, key, &ended, &bad) < 0 || key[0]);
+  cJSON_Delete(rows);
   return found;
 }
 

@@ -192,17 +192,31 @@ static int make_outdir(const char *outdir, const struct stat *dir_sb,
 
 /* What the report says of the signature: "unsigned", the signing key
  * (whose owner only an allowed-signers file names: leaselua verify), or
- * why the signature does not hold. Without an allowed-signers file. */
-static void signer_line(const char *dir, char *buf, size_t cap) {
+ * why the signature does not hold: checked against the ledger's signing
+ * declaration as verify checks it (sign.h), so a removed signature is
+ * said to be removed. Without an allowed-signers file. */
+static void signer_line(const char *dir, const cJSON *rows, char *buf,
+                        size_t cap) {
+  char declared[LL_SIGN_FP_MAX];
+  int ended = 0;
+  long row = 0;
+  if (ll_sign_declared(rows, declared, &ended, &row) < 0) {
+    snprintf(buf, cap,
+             "BAD SIGNATURE: row %ld is a signing note the host did not "
+             "write (leaselua verify %.300s)",
+             row, dir);
+    return;
+  }
   ll_sign_report *sr = malloc(sizeof *sr);
   ll_error err = {0};
   if (!sr) {
     snprintf(buf, cap, "signature not checked (out of memory)");
     return;
   }
-  ll_status st = ll_bundle_check(dir, NULL, sr, &err);
+  ll_status st = ll_bundle_check_declared(dir, NULL, declared, ended, sr, &err);
   if (st == LL_OK && sr->state == LL_SIG_UNSIGNED) {
-    snprintf(buf, cap, "unsigned");
+    snprintf(buf, cap, "unsigned%s%s%s", sr->note[0] ? " (" : "", sr->note,
+             sr->note[0] ? ")" : "");
   } else if (st == LL_OK) {
     int n = snprintf(buf, cap,
                      "signed with %s key %s (%ld files match SHA256SUMS; "
@@ -294,7 +308,7 @@ int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
   }
   ll_sandbox_open(L);
   char signer[1024];
-  signer_line(dir, signer, sizeof signer);
+  signer_line(dir, rows, signer, sizeof signer);
   /* the same sentence verify prints (identity.h), from the manifest row */
   char identity[400];
   ll_identity_statement(rows ? rows->child : NULL, identity, sizeof identity);

@@ -337,7 +337,8 @@ static int l_open(lua_State *L) {
       snprintf(text, sizeof text,
                "the host signs the bundle when the run ends, with %s",
                host->sign_key_fp);
-      if (ll_run_note(h->run, "signing", text, &err) != LL_OK)
+      const char *fp = strstr(host->sign_key_fp, "SHA256:");
+      if (ll_run_note_signing(h->run, text, fp, &err) != LL_OK)
         return ll_lua_raise(L, err.code, err.message);
     }
   }

@@ -158,35 +158,6 @@ static int print_json(const ll_verify_report *rep, const char *what,
   return 0;
 }
 
-/* The ledger's signing note against the signature: a bundle the host
- * said it signs must be signed, by that key. */
-static void check_declared(const ll_verify_report *rep, ll_sign_report *sr) {
-  if (!rep->sign_declared[0] || sr->problem[0])
-    return;
-  if (sr->state == LL_SIG_UNSIGNED && !rep->decision[0]) {
-    /* no decision: the run was killed before it ended, and so before
-     * the host could sign it; recovery signs it */
-    snprintf(sr->note, sizeof sr->note,
-             "the ledger says the host signs it with key %s when the run "
-             "ends; the run has not ended (no decision): recover it with "
-             "--sign-key",
-             rep->sign_declared);
-  } else if (sr->state == LL_SIG_UNSIGNED) {
-    sr->state = LL_SIG_BAD;
-    snprintf(sr->problem, sizeof sr->problem,
-             "the ledger says the host signed this bundle with key %s, but "
-             "it is unsigned: its signature was removed (or the host was "
-             "killed between the decision and the signing)",
-             rep->sign_declared);
-  } else if (strcmp(sr->key.fingerprint, rep->sign_declared) != 0) {
-    sr->state = LL_SIG_BAD;
-    snprintf(sr->problem, sizeof sr->problem,
-             "signed with key %s, but the ledger says the host signed it "
-             "with key %s",
-             sr->key.fingerprint, rep->sign_declared);
-  }
-}
-
 /* One line for the signature, and one per earlier signature. */
 static void print_signature(const ll_sign_report *sr, FILE *out) {
   if (sr->state == LL_SIG_UNSIGNED) {
@@ -264,7 +235,9 @@ int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs) {
   }
   ll_sign_report sr;
   ll_error serr = {0};
-  ll_status ss = ll_bundle_check(dir, allowed, &sr, &serr);
+  /* the signature against the ledger's declaration too (sign.h) */
+  ll_status ss = ll_bundle_check_declared(dir, allowed, rep.sign_declared,
+                                          rep.decision[0] != '\0', &sr, &serr);
   if (ss == LL_E_NOMEM) {
     fprintf(errs, "leaselua: verify: out of memory checking the signature: "
                   "nothing was concluded\n");
@@ -274,7 +247,6 @@ int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs) {
     fprintf(errs, "leaselua: verify: %s\n", serr.message);
     return 64;
   }
-  check_declared(&rep, &sr);
   const char *what = NULL;
   if (st != LL_OK) {
     what = rep.problem[0] ? rep.problem : err.message;

@@ -412,6 +412,9 @@ describe("hostile values", function()
       { h.run.lifecycle, { h.run, { destructive = "yes" } }, "option 'destructive' must be true or false" },
       { h.run.note, { h.run, "s", MIB }, "run:note: the text must be a string of at most 4095 bytes" },
       { h.run.note, { h.run, "s", "a\0b" }, "run:note: the text holds a NUL byte" },
+      -- the host's signing declaration is not a script's to write (or erase)
+      { h.run.note, { h.run, "signing", "no key here" }, "run:note: the step 'signing' is the host's" },
+      { h.run.note, { h.run, " Signing ", "x" }, "run:note: the step 'signing' is the host's" },
       { h.run.sleep, { h.run, math.huge },
         "run:sleep: the time in ms must be an integer from 0 to 600000, got infinity" },
       { h.run.declare, { h.run, math.maxinteger, "A" }, "got 9223372036854775807" },

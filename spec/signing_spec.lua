@@ -336,6 +336,30 @@ describe("signed bundles", function()
     assert.matches("signed by bob@example.org", gout, 1, true)
   end)
 
+  -- review finding 2: the gap control's --after and the report used a
+  -- check of their own, which took a stripped signature for "unsigned"
+  it("a stripped signature is refused by --after and named by the report, as verify names it", function()
+    local main = helper.tmpdir() .. "/main"
+    local rc, out, err = replay_signed("main_handoff", "emulator/main-handoff-accept", main, alice)
+    assert.are.equal(0, rc, out .. err)
+    os.remove(main .. "/SHA256SUMS")
+    os.remove(main .. "/SHA256SUMS.sig")
+    local vrc, v = verify_json(main)
+    assert.are.equal(2, vrc)
+    assert.matches("unsigned: its signature was removed", v.signature.problem, 1, true)
+    local gap = helper.tmpdir() .. "/gap"
+    rc, out, err = replay_signed("gap_control", "emulator/gap-control", gap, bob,
+      { "--destructive", "--after", main, "--break-period", "10" })
+    assert.are.equal(64, rc, out .. err)
+    assert.matches("its signature does not hold", err, 1, true)
+    assert.matches("its signature was removed", err, 1, true)
+    local rep = helper.tmpdir() .. "/rep"
+    assert.are.equal(0, (helper.run({ "report", main, "--out", rep })))
+    local md = assert(helper.read(rep .. "/summary.md"))
+    assert.matches("- Signature: BAD SIGNATURE: the ledger says the host signed this bundle", md, 1, true)
+    assert.not_matches("- Signature: unsigned", md, 1, true)
+  end)
+
   it("refuses a bad key before the first request, in one line, exit 64", function()
     local enc = keys .. "/withpass"
     assert.are.equal(0, (sh(("ssh-keygen -q -t ed25519 -N secret -f %s </dev/null"):format(q(enc)))))
@@ -383,6 +407,64 @@ describe("signed bundles", function()
     assert.are.equal(2, (rp.replay("main_handoff", "documented/rev5-lost", u)))
     assert.are.equal(0, (helper.run({ "report", u })))
     assert.matches("- Signature: unsigned\n", assert(helper.read(u .. "/summary.md")), 1, true)
+  end)
+
+  -- review finding 1: a script's run:note("signing", ...) once reset
+  -- the key the ledger declares, so a stripped signature passed verify
+  it("a script cannot write the host's signing note, so it cannot erase the declared key", function()
+    local src = assert(helper.read(root .. "/scripts/main_handoff.lua"))
+    local forged, n = src:gsub("\nlocal step = out.stepper",
+      "\nrun:note(\"signing\", \"no key here\")\nlocal step = out.stepper", 1)
+    assert.are.equal(1, n)
+    local s = helper.write(helper.tmpdir() .. "/forge.lua", forged)
+    local d = helper.tmpdir() .. "/forged"
+    local rc, _, err = rp.replay("main_handoff", "documented/azure-main-handoff-accept", d, { "--sign-key", alice },
+      nil, s)
+    assert.matches("run:note: the step 'signing' is the host's", err, 1, true)
+    assert.are_not.equal(0, rc)
+    os.remove(d .. "/SHA256SUMS")
+    os.remove(d .. "/SHA256SUMS.sig")
+    local vrc, v = verify_json(d)
+    assert.are.equal(2, vrc)
+    assert.matches("unsigned: its signature was removed", v.signature.problem, 1, true)
+    -- the report says so too (review finding 2), not "unsigned"
+    local out = helper.tmpdir() .. "/rep"
+    assert.are.equal(0, (helper.run({ "report", d, "--out", out })))
+    local md = assert(helper.read(out .. "/summary.md"))
+    assert.matches("- Signature: BAD SIGNATURE: the ledger says the host signed", md, 1, true)
+  end)
+
+  -- review finding 1: a signing note without the host's sign_key field
+  -- (an edited ledger whose chains were recomputed) is not the host's
+  it("a signing note the host did not write makes the ledger inconsistent", function()
+    local d = copy(bundle)
+    for _, f in ipairs { "/export/ledger.jsonl", "/protected/ledger.jsonl" } do
+      local t = assert(helper.read(d .. f))
+      local edited, n = t:gsub(',"sign_key":"SHA256:[^"]*"', "", 1)
+      assert.are.equal(1, n, f)
+      helper.write(d .. f, edited)
+      rechain(d .. f)
+    end
+    local rc, v = verify_json(d)
+    assert.are.equal(2, rc)
+    assert.matches("a signing note the host did not write", v.problems[1].problem, 1, true)
+  end)
+
+  -- review finding 4: an evidence directory named like an option
+  it("signs and checks a relative evidence directory whose name starts with '-'", function()
+    local base = helper.tmpdir()
+    local unset = ""
+    for k in pairs(rp.OFFLINE) do unset = unset .. " -u " .. k end
+    local cmd = "cd %s && env" .. unset .. " %s %s --replay %s --evidence -Yx --manifest %s --sign-key %s"
+    local rc, out = sh(cmd:format(
+      q(base), q(helper.host), q(root .. "/scripts/main_handoff.lua"),
+      q(rp.fixture("documented/azure-main-handoff-accept")), q(rp.manifest), q(alice)))
+    assert.are.equal(0, rc, out)
+    assert.matches("signed -Yx/SHA256SUMS", out, 1, true)
+    assert.is_truthy(helper.read(base .. "/-Yx/SHA256SUMS.sig"))
+    local vrc, vout = sh(("cd %s && %s verify --allowed-signers %s ./-Yx"):format(q(base), q(helper.host), q(allowed)))
+    assert.are.equal(0, vrc, vout)
+    assert.matches("signature: good: signed by alice@example.org", vout, 1, true)
   end)
 
   it("a script cannot choose the key", function()

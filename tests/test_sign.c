@@ -232,6 +232,224 @@ static void test_sign_and_check(void) {
   CHECK_INT(ll_bundle_check(at("u"), at("none"), &rep, &err), LL_E_USAGE);
 }
 
+static void put_bytes(const char *path, const char *p, size_t n) {
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  if (f) {
+    CHECK(fwrite(p, 1, n, f) == n);
+    fclose(f);
+  }
+}
+
+/* Review finding 3: a SHA256SUMS holding a NUL byte crashed the check
+ * (strchr found no newline after the NUL). Every malformed file is a BAD
+ * signature file, never a crash: NULs anywhere, no final newline, empty
+ * lines, very long lines, and random mixes of the bytes that matter. */
+static void test_malformed_sums(void) {
+  char hex[LL_SHA256_HEX];
+  CHECK(ll_sha256_hex("{}\n", 3, hex) == LL_OK);
+  char good[128];
+  snprintf(good, sizeof good, "%s  z.json\n", hex);
+  static char buf[200000];
+  static const struct {
+    const char *what;
+    int kind;
+  } cases[] = {
+      {"NUL alone", 0},         {"NUL after a good line", 1},
+      {"NUL in a path", 2},     {"no final newline", 3},
+      {"an empty line", 4},     {"a very long line", 5},
+      {"a NUL, no newline", 6},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    size_t n = 0;
+    switch (cases[i].kind) {
+    case 0:
+      memcpy(buf, "\0\n", 2), n = 2;
+      break;
+    case 1:
+      n = strlen(good);
+      memcpy(buf, good, n);
+      memcpy(buf + n, "\0x\n", 3), n += 3;
+      break;
+    case 2:
+      n = strlen(good);
+      memcpy(buf, good, n);
+      buf[66] = '\0';
+      break;
+    case 3:
+      n = strlen(good) - 1;
+      memcpy(buf, good, n);
+      break;
+    case 4:
+      n = strlen(good);
+      memcpy(buf, good, n);
+      buf[n++] = '\n';
+      break;
+    case 5:
+      memcpy(buf, hex, 64);
+      memset(buf + 64, 'a', sizeof buf - 65);
+      buf[64] = buf[65] = ' ';
+      buf[sizeof buf - 1] = '\n';
+      n = sizeof buf;
+      break;
+    default:
+      memcpy(buf, hex, 64);
+      memcpy(buf + 64, "  z\0", 4), n = 68;
+      break;
+    }
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "rm -rf '%s' && mkdir '%s' && printf '{}\\n' > '%s/z.json'",
+             at("m"), at("m"), at("m"));
+    CHECK(system(cmd) == 0);
+    CHECK(ll_bundle_sign(at("m"), at("k"), &(ll_error){0}) == LL_OK);
+    put_bytes(at("m/SHA256SUMS"), buf, n);
+    ll_sign_report rep;
+    ll_error e = {0};
+    CHECK_INT(ll_bundle_check(at("m"), NULL, &rep, &e), LL_E_TAMPER);
+    CHECK_INT(rep.state, LL_SIG_BAD);
+    if (!strstr(rep.problem, "SHA256SUMS"))
+      fprintf(stderr, "%s: %s\n", cases[i].what, rep.problem);
+    CHECK(strstr(rep.problem, "SHA256SUMS") != NULL);
+  }
+  /* random mixes of NUL, newline, space, hex, '/', '.': never a crash,
+   * never LL_OK (the signature no longer matches, at the least) */
+  static const char alphabet[] = {'\0', '\n', ' ', 'a', '0', '/', '.', 'z'};
+  unsigned long seed = 12345;
+  for (int round = 0; round < 48; round++) {
+    size_t n = 0;
+    if (round % 2)
+      n = strlen(good), memcpy(buf, good, n);
+    size_t extra = (size_t)(round * 37 % 300) + 1;
+    for (size_t j = 0; j < extra; j++) {
+      seed = seed * 1103515245u + 12345u;
+      buf[n++] = alphabet[(seed >> 16) % sizeof alphabet];
+    }
+    put_bytes(at("m/SHA256SUMS"), buf, n);
+    ll_sign_report rep;
+    ll_error e = {0};
+    CHECK_INT(ll_bundle_check(at("m"), NULL, &rep, &e), LL_E_TAMPER);
+    CHECK_INT(rep.state, LL_SIG_BAD);
+  }
+}
+
+/* Review finding 4: a relative bundle path starting with '-' was read by
+ * ssh-keygen as options. It is signed and checked like any other. */
+static void test_dash_dir(void) {
+  char cwd[1024];
+  CHECK(getcwd(cwd, sizeof cwd) != NULL);
+  CHECK(chdir(root) == 0);
+  CHECK(mkdir("-Yx", 0700) == 0);
+  put("-Yx/f", "x\n");
+  ll_error err = {0};
+  CHECK_INT(ll_bundle_sign("-Yx", at("k"), &err), LL_OK);
+  if (err.message[0])
+    fprintf(stderr, "-Yx: %s\n", err.message);
+  ll_sign_report rep;
+  CHECK_INT(ll_bundle_check("-Yx", at("allowed"), &rep, &err), LL_OK);
+  CHECK_INT(rep.state, LL_SIG_GOOD);
+  CHECK_INT(rep.listed, 1);
+  CHECK(chdir(cwd) == 0);
+}
+
+/* The host's signing declaration (review findings 1 and 2): which note
+ * steps are the host's, which rows are its declaration, and the one check
+ * of a declaration against a signature report. */
+static void test_declared(void) {
+  static const struct {
+    const char *step;
+    int reserved;
+  } steps[] = {{"signing", 1},  {"Signing", 1}, {" SIGNING\t", 1},
+               {"signing2", 0}, {"8", 0},       {"", 0},
+               {"sign", 0}};
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+    CHECK_INT(ll_sign_step_reserved(steps[i].step), steps[i].reserved);
+  CHECK_INT(ll_sign_step_reserved(NULL), 0);
+  static const struct {
+    const char *row, *key;
+    int got;
+  } rows[] = {
+      {"{\"record\":\"note\",\"step\":\"signing\",\"text\":\"t\","
+       "\"sign_key\":\"SHA256:abc\"}",
+       "SHA256:abc", 1},
+      {"{\"record\":\"note\",\"step\":\"signing\",\"text\":\"with "
+       "SHA256:abc\"}",
+       "", -1},
+      {"{\"record\":\"note\",\"step\":\"signing\",\"sign_key\":\"abc\"}", "",
+       -1},
+      {"{\"record\":\"note\",\"step\":\"signing\",\"sign_key\":\"SHA256:\"}",
+       "", -1},
+      {"{\"record\":\"note\",\"step\":\"signing\",\"sign_key\":\"SHA256:a b\"}",
+       "", -1},
+      {"{\"record\":\"note\",\"step\":\"signing\",\"sign_key\":1}", "", -1},
+      {"{\"record\":\"note\",\"step\":\"8\",\"sign_key\":\"SHA256:abc\"}", "",
+       0},
+      {"{\"record\":\"stop\",\"step\":\"signing\"}", "", 0},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    cJSON *r = cJSON_Parse(rows[i].row);
+    char key[LL_SIGN_FP_MAX] = "";
+    CHECK(r != NULL);
+    CHECK_INT(ll_sign_note_key(r, key), rows[i].got);
+    CHECK_STR(key, rows[i].key);
+    cJSON_Delete(r);
+  }
+  /* over rows: the last declaration counts, a forged one stops it */
+  cJSON *all = cJSON_Parse(
+      "[{\"record\":\"manifest\"},"
+      "{\"record\":\"note\",\"step\":\"signing\",\"sign_key\":\"SHA256:k1\"},"
+      "{\"record\":\"decision\"},"
+      "{\"record\":\"note\",\"step\":\"signing\",\"sign_key\":\"SHA256:k2\"}]");
+  char key[LL_SIGN_FP_MAX];
+  int ended = 0;
+  long bad = 0;
+  CHECK_INT(ll_sign_declared(all, key, &ended, &bad), 0);
+  CHECK_STR(key, "SHA256:k2");
+  CHECK_INT(ended, 1);
+  cJSON_AddItemToArray(all, cJSON_Parse("{\"record\":\"note\",\"step\":"
+                                        "\"signing\",\"text\":\"no key\"}"));
+  CHECK_INT(ll_sign_declared(all, key, &ended, &bad), -1);
+  CHECK_INT(bad, 5);
+  cJSON_Delete(all);
+  /* the declaration against a report */
+  static const struct {
+    ll_sig_state state;
+    const char *fp, *declared;
+    int ended;
+    ll_sig_state want;
+    const char *problem, *note;
+  } checks[] = {
+      {LL_SIG_UNSIGNED, "", "", 1, LL_SIG_UNSIGNED, "", ""},
+      {LL_SIG_UNSIGNED, "", "SHA256:k", 1, LL_SIG_BAD,
+       "its signature was removed", ""},
+      {LL_SIG_UNSIGNED, "", "SHA256:k", 0, LL_SIG_UNSIGNED, "",
+       "the run has not ended"},
+      {LL_SIG_UNCHECKED, "SHA256:k", "SHA256:k", 1, LL_SIG_UNCHECKED, "", ""},
+      {LL_SIG_GOOD, "SHA256:j", "SHA256:k", 1, LL_SIG_BAD,
+       "signed with key SHA256:j, but the ledger says", ""},
+      {LL_SIG_GOOD, "SHA256:j", "", 1, LL_SIG_GOOD, "", ""},
+  };
+  for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+    ll_sign_report rep = {.state = checks[i].state};
+    ll_strlcpy(rep.key.fingerprint, checks[i].fp, sizeof rep.key.fingerprint);
+    ll_sign_check_declared(&rep, checks[i].declared, checks[i].ended);
+    CHECK_INT(rep.state, checks[i].want);
+    CHECK(strstr(rep.problem, checks[i].problem) != NULL);
+    CHECK(strstr(rep.note, checks[i].note) != NULL);
+    CHECK(!checks[i].problem[0] == !rep.problem[0]);
+  }
+  /* the combined check on disk: an unsigned folder that declared a key */
+  CHECK(mkdir(at("d"), 0700) == 0);
+  put(at("d/f"), "x");
+  ll_sign_report rep;
+  ll_error e = {0};
+  CHECK_INT(ll_bundle_check_declared(at("d"), NULL, "SHA256:k", 1, &rep, &e),
+            LL_E_TAMPER);
+  CHECK(strstr(e.message, "its signature was removed") != NULL);
+  CHECK_INT(ll_bundle_check_declared(at("d"), NULL, "", 1, &rep, &e), LL_OK);
+  CHECK_INT(rep.state, LL_SIG_UNSIGNED);
+}
+
 int main(void) {
   char *d = ll_test_tmpdir();
   CHECK(d != NULL);
@@ -242,6 +460,9 @@ int main(void) {
   test_proc_options();
   test_key_check();
   test_sign_and_check();
+  test_malformed_sums();
+  test_dash_dir();
+  test_declared();
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
   CHECK(system(cmd) == 0);

@@ -244,21 +244,28 @@ ll_status ll_run_declare(ll_run *r, long revision, const char *writer,
  * found the blob absent. A replayed gap control sends nothing: it is
  * authorised by a replayed main handoff of the same target, whose
  * recorded delete was accepted. */
-/* A signed authorising run must still match its signature: its sums
- * and the signature's own validity (whose key it is, only the reviewer's
- * allowed-signers file says). */
-static ll_status after_signature(const char *after, ll_error *err) {
-  if (!ll_bundle_is_signed(after))
+/* The authorising run must still match its signature: its sums and the
+ * signature's own validity (whose key it is, only the reviewer's
+ * allowed-signers file says), and a run whose ledger declares signing
+ * must be signed, by that key: a stripped signature is refused here as
+ * `leaselua verify` refuses it (the one check, sign.h). */
+static ll_status after_signature(const char *after, const ll_verify_report *rep,
+                                 ll_error *err) {
+  if (!ll_bundle_is_signed(after) && !rep->sign_declared[0])
     return LL_OK;
   ll_sign_report *sr = malloc(sizeof *sr);
   if (!sr)
     return ll_fail(err, LL_E_NOMEM, "out of memory checking --after");
-  ll_status st = ll_bundle_check(after, NULL, sr, err);
+  ll_status st = ll_bundle_check_declared(after, NULL, rep->sign_declared,
+                                          rep->decision[0] != '\0', sr, err);
   if (st == LL_E_TAMPER)
     st = ll_fail(err, LL_E_USAGE,
-                 "--after %s is signed, but its signature does not hold "
-                 "(%.400s): it is not the run it was",
-                 after, sr->problem);
+                 "--after %s %s, but its signature does not hold (%.400s): "
+                 "it is not the run it was",
+                 after,
+                 ll_bundle_is_signed(after) ? "is signed"
+                                            : "was signed (its ledger says so)",
+                 sr->problem);
   else if (st == LL_E_IO)
     st = ll_fail(err, LL_E_USAGE, "--after %s is signed: %.400s", after,
                  err ? err->message : "ssh-keygen");
@@ -283,7 +290,7 @@ ll_status ll_run_check_after(ll_run *r, const char *after, ll_error *err) {
                    "--after %s does not verify (%s): run the main handoff "
                    "first",
                    after, rep.problem[0] ? rep.problem : err->message);
-  st = after_signature(after, err);
+  st = after_signature(after, &rep, err);
   if (st != LL_OK)
     return st;
   int live = strcmp(rep.endpoint_kind, "emulator") == 0 ||
@@ -390,10 +397,31 @@ ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
 
 ll_status ll_run_note(ll_run *r, const char *step, const char *text,
                       ll_error *err) {
+  if (ll_sign_step_reserved(step))
+    return ll_fail(err, LL_E_USAGE,
+                   "run:note: the step '%s' is the host's (its signing "
+                   "declaration, which leaselua verify trusts): a script "
+                   "cannot write it; name the note's step otherwise",
+                   LL_SIGN_NOTE_STEP);
   ll_row b;
   ll_row_begin(&b, "note");
   ll_row_str(&b, "step", step);
   ll_row_str(&b, "text", text);
+  ll_status st = ll_run_append_take(r, ll_row_end(&b), err);
+  return ll_run_settle(r, st, NULL, err);
+}
+
+ll_status ll_run_note_signing(ll_run *r, const char *text,
+                              const char *fingerprint, ll_error *err) {
+  if (!fingerprint || strncmp(fingerprint, "SHA256:", 7) != 0 ||
+      strlen(fingerprint) >= LL_SIGN_FP_MAX)
+    return ll_fail(err, LL_E_USAGE,
+                   "the signing key has no SHA256 fingerprint");
+  ll_row b;
+  ll_row_begin(&b, "note");
+  ll_row_str(&b, "step", LL_SIGN_NOTE_STEP);
+  ll_row_str(&b, "text", text);
+  ll_row_str(&b, LL_SIGN_NOTE_KEY, fingerprint);
   ll_status st = ll_run_append_take(r, ll_row_end(&b), err);
   return ll_run_settle(r, st, NULL, err);
 }

@@ -307,7 +307,10 @@ ll_status ll_sign_key_check(const char *key_path, ll_sign_key *out,
     return st;
   close(fd);
   ll_proc_result r = {0};
-  const char *const priv[] = {"-y", "-P", "", "-f", key_path, NULL};
+  char arg[4608];
+  if (!ll_sign_path(arg, sizeof arg, "%s%s", LL_SIGN_DASH(key_path), key_path))
+    return ll_fail(err, LL_E_USAGE, "--sign-key: the path is too long");
+  const char *const priv[] = {"-y", "-P", "", "-f", arg, NULL};
   st = ll_sign_keygen(priv, NULL, &r, err);
   if (st != LL_OK)
     return st == LL_E_IO ? ll_fail(err, LL_E_USAGE, "--sign-key: %s",
@@ -324,7 +327,7 @@ ll_status ll_sign_key_check(const char *key_path, ll_sign_key *out,
                    key_path, why);
   }
   ll_proc_result_cleanup(&r);
-  const char *const fp[] = {"-l", "-f", key_path, NULL};
+  const char *const fp[] = {"-l", "-f", arg, NULL};
   st = ll_sign_keygen(fp, NULL, &r, err);
   if (st != LL_OK)
     return st == LL_E_IO ? ll_fail(err, LL_E_USAGE, "--sign-key: %s",
@@ -425,7 +428,7 @@ ll_status ll_bundle_sign(const char *dir, const char *key_path, ll_error *err) {
   ll_sign_files files = {0};
   ll_buf text = {0};
   ll_proc_result r = {0};
-  char tmp[4608], sums[4608];
+  char tmp[4608], sums[4608], key[4608];
   struct stat sb;
   ll_status st = LL_OK;
   if (strlen(dir) > 2048)
@@ -453,10 +456,13 @@ ll_status ll_bundle_sign(const char *dir, const char *key_path, ll_error *err) {
     st = write_sums(dir, &text, err);
   if (st != LL_OK)
     goto cleanup;
-  ll_sign_path(sums, sizeof sums, "%s/" LL_SIGN_SUMS, dir);
-  const char *const args[] = {"-Y", "sign",   "-P", "",
-                              "-f", key_path, "-n", LL_SIGN_NAMESPACE,
-                              sums, NULL};
+  /* the one positional argument: "./" before a relative dir named like
+   * an option ("-Yx"), and "--" ending the options as well */
+  ll_sign_path(sums, sizeof sums, "%s%s/" LL_SIGN_SUMS, LL_SIGN_DASH(dir), dir);
+  ll_sign_path(key, sizeof key, "%s%s", LL_SIGN_DASH(key_path), key_path);
+  const char *const args[] = {"-Y", "sign", "-P", "",
+                              "-f", key,    "-n", LL_SIGN_NAMESPACE,
+                              "--", sums,   NULL};
   st = ll_sign_keygen(args, NULL, &r, err);
   if (st != LL_OK)
     goto cleanup;

@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "input.h"
 
 #define SUMS_FILE_MAX (16u * 1024u * 1024u)
+#define LL_SIGN_REL_MAX 2048 /* a bundle path is at most 2048 bytes too */
 
 const char *ll_sig_state_name(ll_sig_state s) {
   switch (s) {
@@ -116,9 +118,24 @@ static ll_status check_sums(const char *dir, ll_sign_report *rep,
     st = bad(rep, err, LL_SIGN_SUMS " does not end with a newline");
     goto cleanup;
   }
+  /* a NUL would end every string below early: the file is malformed
+   * (sha256sum never writes one), never a crash or a shorter list */
+  const char *nul = b.n ? memchr(b.p, '\0', b.n) : NULL;
+  if (nul) {
+    size_t at = (size_t)(nul - b.p), lno = 1;
+    for (size_t i = 0; i < at; i++)
+      lno += b.p[i] == '\n';
+    st = bad(rep, err, LL_SIGN_SUMS " line %zu holds a NUL byte", lno);
+    goto cleanup;
+  }
   long lineno = 0;
-  for (char *line = b.p; *line; lineno++) {
-    char *nl = strchr(line, '\n');
+  char *end = b.p + b.n;
+  for (char *line = b.p; line && line < end; lineno++) {
+    char *nl = memchr(line, '\n', (size_t)(end - line));
+    if (!nl) { /* unreachable: the file ends with a newline */
+      st = bad(rep, err, LL_SIGN_SUMS " line %ld has no newline", lineno + 1);
+      goto cleanup;
+    }
     *nl = '\0';
     char *rel = line + 66;
     if (strlen(line) < 67 || !is_hex64(line) || line[64] != ' ' ||
@@ -126,6 +143,12 @@ static ll_status check_sums(const char *dir, ll_sign_report *rep,
       st = bad(rep, err,
                LL_SIGN_SUMS " line %ld is not \"<64 hex>  <relative path>\"",
                lineno + 1);
+      goto cleanup;
+    }
+    if (strlen(rel) > LL_SIGN_REL_MAX) {
+      st = bad(rep, err,
+               LL_SIGN_SUMS " line %ld names a path longer than %d bytes",
+               lineno + 1, LL_SIGN_REL_MAX);
       goto cleanup;
     }
     if (nn && strcmp(names[nn - 1], rel) >= 0) {
@@ -249,7 +272,8 @@ static ll_status check_history(const char *dir, const char *allowed,
   for (int n = 1; n <= LL_SIGN_HISTORY_MAX + 1; n++) {
     char slot[4608], sums[4608], sig[4608], why[256];
     struct stat sb;
-    ll_sign_path(slot, sizeof slot, "%s/" LL_SIGN_HISTORY "/%d", dir, n);
+    ll_sign_path(slot, sizeof slot, "%s%s/" LL_SIGN_HISTORY "/%d",
+                 LL_SIGN_DASH(dir), dir, n);
     if (lstat(slot, &sb) != 0)
       return LL_OK;
     if (n > LL_SIGN_HISTORY_MAX)
@@ -280,7 +304,7 @@ static ll_status check_history(const char *dir, const char *allowed,
 
 ll_status ll_bundle_check(const char *dir, const char *allowed,
                           ll_sign_report *rep, ll_error *err) {
-  char sums[4608], sig[4608], why[256];
+  char sums[4608], sig[4608], why[256], allowed_arg[4608];
   struct stat sb;
   memset(rep, 0, sizeof *rep);
   if (strlen(dir) > 2048)
@@ -295,8 +319,12 @@ ll_status ll_bundle_check(const char *dir, const char *allowed,
       return st;
     close(fd);
   }
-  ll_sign_path(sums, sizeof sums, "%s/" LL_SIGN_SUMS, dir);
-  ll_sign_path(sig, sizeof sig, "%s/" LL_SIGN_SIG, dir);
+  ll_sign_path(sums, sizeof sums, "%s%s/" LL_SIGN_SUMS, LL_SIGN_DASH(dir), dir);
+  ll_sign_path(sig, sizeof sig, "%s%s/" LL_SIGN_SIG, LL_SIGN_DASH(dir), dir);
+  ll_sign_path(allowed_arg, sizeof allowed_arg, "%s%s",
+               allowed ? LL_SIGN_DASH(allowed) : "", allowed ? allowed : "");
+  if (allowed)
+    allowed = allowed_arg;
   int has_sums = lstat(sums, &sb) == 0;
   int has_sig = lstat(sig, &sb) == 0;
   if (has_sig && !S_ISREG(sb.st_mode))
@@ -338,4 +366,100 @@ ll_status ll_bundle_check(const char *dir, const char *allowed,
     return hs;
   rep->state = state;
   return LL_OK;
+}
+
+int ll_sign_step_reserved(const char *step) {
+  if (!step)
+    return 0;
+  while (*step == ' ' || *step == '\t')
+    step++;
+  size_t n = strlen(step);
+  while (n && (step[n - 1] == ' ' || step[n - 1] == '\t'))
+    n--;
+  return n == sizeof LL_SIGN_NOTE_STEP - 1 &&
+         strncasecmp(step, LL_SIGN_NOTE_STEP, n) == 0;
+}
+
+static const char *row_str(const cJSON *row, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int ll_sign_note_key(const cJSON *row, char key[LL_SIGN_FP_MAX]) {
+  const char *rec = row_str(row, "record");
+  const char *step = row_str(row, "step");
+  if (!rec || strcmp(rec, "note") != 0 || !step ||
+      strcmp(step, LL_SIGN_NOTE_STEP) != 0)
+    return 0;
+  const char *k = row_str(row, LL_SIGN_NOTE_KEY);
+  size_t n = k ? strlen(k) : 0;
+  if (!k || strncmp(k, "SHA256:", 7) != 0 || n < 8 || n >= LL_SIGN_FP_MAX ||
+      strcspn(k, " \t\n") != n)
+    return -1;
+  memcpy(key, k, n + 1);
+  return 1;
+}
+
+int ll_sign_declared(const cJSON *rows, char key[LL_SIGN_FP_MAX], int *ended,
+                     long *bad_row) {
+  key[0] = '\0';
+  *ended = 0;
+  long seq = 0;
+  const cJSON *r;
+  cJSON_ArrayForEach(r, rows) {
+    seq++;
+    char k[LL_SIGN_FP_MAX];
+    int got = ll_sign_note_key(r, k);
+    if (got < 0) {
+      if (bad_row)
+        *bad_row = seq;
+      return -1;
+    }
+    if (got > 0)
+      memcpy(key, k, sizeof k);
+    const char *rec = row_str(r, "record");
+    if (rec && strcmp(rec, "decision") == 0)
+      *ended = 1;
+  }
+  return 0;
+}
+
+void ll_sign_check_declared(ll_sign_report *rep, const char *declared,
+                            int ended) {
+  if (!declared || !declared[0] || rep->problem[0])
+    return;
+  if (rep->state == LL_SIG_UNSIGNED && !ended) {
+    /* no decision: the run was killed before it ended, and so before
+     * the host could sign it; recovery signs it */
+    snprintf(rep->note, sizeof rep->note,
+             "the ledger says the host signs it with key %s when the run "
+             "ends; the run has not ended (no decision): recover it with "
+             "--sign-key",
+             declared);
+  } else if (rep->state == LL_SIG_UNSIGNED) {
+    rep->state = LL_SIG_BAD;
+    snprintf(rep->problem, sizeof rep->problem,
+             "the ledger says the host signed this bundle with key %s, but "
+             "it is unsigned: its signature was removed (or the host was "
+             "killed between the decision and the signing)",
+             declared);
+  } else if (strcmp(rep->key.fingerprint, declared) != 0) {
+    rep->state = LL_SIG_BAD;
+    snprintf(rep->problem, sizeof rep->problem,
+             "signed with key %s, but the ledger says the host signed it "
+             "with key %s",
+             rep->key.fingerprint, declared);
+  }
+}
+
+ll_status ll_bundle_check_declared(const char *dir, const char *allowed,
+                                   const char *declared, int ended,
+                                   ll_sign_report *rep, ll_error *err) {
+  ll_status st = ll_bundle_check(dir, allowed, rep, err);
+  if (st != LL_OK && st != LL_E_TAMPER)
+    return st;
+  ll_sign_check_declared(rep, declared, ended);
+  if (rep->state == LL_SIG_BAD)
+    return ll_fail(err, LL_E_TAMPER, "%s", rep->problem);
+  return st;
 }

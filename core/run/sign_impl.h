@@ -44,6 +44,11 @@ ll_status ll_sign_keygen(const char *const *args, const char *stdin_path,
  * holds an empty string, never a cut path). */
 int ll_sign_path(char *buf, size_t cap, const char *fmt, ...) LL_PRINTF(3, 4);
 
+/* "./" before a relative path that ssh-keygen would read as an option
+ * ("-Yx"), else "": every path handed to it is printed as
+ * "%s%s", LL_SIGN_DASH(p), p. */
+#define LL_SIGN_DASH(p) ((p)[0] == '-' ? "./" : "")
+
 /* The last line of ssh-keygen's output that says something (its reason
  * comes last), printable ASCII only, for a message; "(no output)" when
  * there is none. */

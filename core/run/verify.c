@@ -20,6 +20,7 @@
 #include "ledger.h"
 #include "model.h"
 #include "sanitize.h"
+#include "sign.h"
 
 static ll_status problem(ll_verify_report *rep, ll_error *err, long row,
                          const char *fmt, ...) LL_PRINTF(4, 5);
@@ -250,17 +251,6 @@ static void copy_field(char *dst, size_t cap, const cJSON *row, const char *k) {
   ll_strlcpy(dst, ll_json_str(row, k) ? ll_json_str(row, k) : "", cap);
 }
 
-/* The fingerprint a "signing" note names (the host wrote it at open). */
-static void declared_key(ll_verify_report *rep, const char *text) {
-  const char *f = text ? strstr(text, "SHA256:") : NULL;
-  size_t n = f ? strcspn(f, " ") : 0;
-  rep->sign_declared[0] = '\0';
-  if (f && n < sizeof rep->sign_declared) {
-    memcpy(rep->sign_declared, f, n);
-    rep->sign_declared[n] = '\0';
-  }
-}
-
 /* From the export alone: row 1 is the manifest, its endpoint kind agrees
  * with its account host and with every row's, and every lease alias a
  * request names was bound before. */
@@ -302,8 +292,16 @@ static ll_status check_rows(const cJSON *exp, ll_verify_report *rep,
                    kind, rep->endpoint_kind);
     } else if (is(rec, "manifest")) {
       st = problem(rep, err, seq, "row %ld is a second run manifest", seq);
-    } else if (is(rec, "note") && is(ll_json_str(r, "step"), "signing")) {
-      declared_key(rep, ll_json_str(r, "text"));
+    } else if (is(rec, "note") &&
+               is(ll_json_str(r, "step"), LL_SIGN_NOTE_STEP)) {
+      /* the host's declaration (sign.h): the last one names the key */
+      if (ll_sign_note_key(r, rep->sign_declared) < 0)
+        st = problem(rep, err, seq,
+                     "row %ld is a signing note the host did not write "
+                     "(no " LL_SIGN_NOTE_KEY
+                     " fingerprint): only the host writes "
+                     "one, when it opens the run; the ledger was edited",
+                     seq);
     } else if (is(rec, "lease_bind")) {
       const char *a = ll_json_str(r, "alias");
       rep->lease_bindings++;

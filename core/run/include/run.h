@@ -95,9 +95,16 @@ int ll_run_is_bound(const ll_run *r, const char *alias);
  * evidence, which must verify. */
 ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
                            const char *after_dir, ll_error *err) LL_WARN_UNUSED;
-/* Appends a free-form note row (a step's label, an operator message). */
+/* Appends a free-form note row (a step's label, an operator message).
+ * A step only the host writes ("signing", sign.h) is LL_E_USAGE. */
 ll_status ll_run_note(ll_run *r, const char *step, const char *text,
                       ll_error *err) LL_WARN_UNUSED;
+/* The host's signing declaration (sign.h): a note of step "signing"
+ * with text and the sign_key field holding fingerprint ("SHA256:...").
+ * Only the host calls it, at open, before the script's first row. */
+ll_status ll_run_note_signing(ll_run *r, const char *text,
+                              const char *fingerprint,
+                              ll_error *err) LL_WARN_UNUSED;
 
 /* Properties then content read, then the reconcile row. */
 ll_status ll_run_reconcile(ll_run *r, const char *step, cJSON **out_row,

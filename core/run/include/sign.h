@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "ll.h"
 
 #define LL_SIGN_NAMESPACE "leaselua-evidence"
@@ -91,6 +93,48 @@ typedef struct {
  * cannot be started; LL_E_NOMEM. */
 ll_status ll_bundle_check(const char *dir, const char *allowed_signers,
                           ll_sign_report *rep, ll_error *err) LL_WARN_UNUSED;
+
+/* The host's signing declaration: at open, before any script row, the
+ * host writes a note row of step "signing" whose sign_key field holds
+ * the key's fingerprint ("SHA256:..."); a recovery with --sign-key
+ * writes another. A script cannot write a note of that step
+ * (ll_sign_step_reserved), nor a note with that field. */
+#define LL_SIGN_NOTE_STEP "signing"
+#define LL_SIGN_NOTE_KEY "sign_key"
+#define LL_SIGN_FP_MAX 96
+
+/* 1 when a note of this step is the host's alone: "signing", in any
+ * case, with any surrounding blanks (so that no look-alike can be read as
+ * the host's). */
+int ll_sign_step_reserved(const char *step);
+
+/* One ledger row: 0 when it is not a note of step "signing"; 1 when it
+ * is the host's (its sign_key a "SHA256:" fingerprint, copied into key);
+ * -1 when it is a signing note the host did not write (no sign_key, or
+ * not a fingerprint): an edited ledger, or a script of an older leaselua. */
+int ll_sign_note_key(const cJSON *row, char key[LL_SIGN_FP_MAX]);
+
+/* Over a run's rows: key is the last host declaration ("" when none),
+ * *ended 1 when a decision row was recorded. Returns 0, or -1 at the first
+ * signing note the host did not write (*bad_row its seq, 1-based). */
+int ll_sign_declared(const cJSON *rows, char key[LL_SIGN_FP_MAX], int *ended,
+                     long *bad_row);
+
+/* The declaration against a signature check's report (ll_bundle_check),
+ * when the report holds no problem yet: a run that declared key K and
+ * ended must be signed by K; unsigned, it is BAD (the signature was
+ * removed); a run that has not ended (killed before the host could sign)
+ * gets a note instead. declared "" or NULL: nothing changes. */
+void ll_sign_check_declared(ll_sign_report *rep, const char *declared,
+                            int ended);
+
+/* ll_bundle_check, then ll_sign_check_declared: LL_E_TAMPER when the
+ * declaration made the report BAD. The one check verify, the report and a
+ * gap control's --after use. */
+ll_status ll_bundle_check_declared(const char *dir, const char *allowed_signers,
+                                   const char *declared, int ended,
+                                   ll_sign_report *rep,
+                                   ll_error *err) LL_WARN_UNUSED;
 
 /* "unsigned", "good", "unchecked", "bad". */
 const char *ll_sig_state_name(ll_sig_state s);

@@ -44,8 +44,10 @@ typedef struct {
   int cleanup_confirmed; /* last lifecycle: its blob deleted (accepted) */
   int absent_confirmed;  /* ...and a later read of it answered 404 */
   int destructive;       /* last lifecycle was declared destructive */
-  /* the key fingerprint ("SHA256:...") of the last note row of step
-   * "signing": the host said it signs the bundle with that key */
+  /* the key fingerprint ("SHA256:...") of the last host signing note
+   * (sign.h, ll_sign_note_key): the host said it signs the bundle with
+   * that key; a signing note without the host's sign_key field is a
+   * problem (LL_E_TAMPER) */
   char sign_declared[96];
 } ll_verify_report;
 
