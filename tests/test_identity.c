@@ -195,6 +195,34 @@ static void test_specs(void) {
   CHECK_INT(ll_cred_spec_parse("password:x", "--credential-a", &s, &err),
             LL_E_USAGE);
   CHECK(strchr(err.message, '\n') == NULL);
+  /* token-env and sas-env name a variable: a value given in its place
+   * (a pasted token, a SAS) is refused without being echoed */
+  static const char *const not_names[] = {
+      "token-env:eyJhbGciOiJSUzI1NiJ9.eyJvaWQiOiJ4In0.SIGsecretSIG",
+      "sas-env:sv=2024-11-04&sig=SIGsecretSIG", "token-env:9SIGsecretSIG",
+      "token-env:SIG-secret-SIG", "sas-env:SIGsecretSIG "};
+  for (size_t i = 0; i < sizeof not_names / sizeof not_names[0]; i++) {
+    err = (ll_error){0};
+    CHECK_INT(ll_cred_spec_parse(not_names[i], "--credential-a", &s, &err),
+              LL_E_USAGE);
+    CHECK(strstr(err.message, "SIG") == NULL);
+    CHECK(strstr(err.message, "--credential-a") != NULL);
+    CHECK(strstr(err.message, "[A-Za-z_][A-Za-z0-9_]*") != NULL);
+  }
+  char longname[80];
+  memset(longname, 'A', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  char longspec[100];
+  snprintf(longspec, sizeof longspec, "token-env:%s", longname);
+  CHECK_INT(ll_cred_spec_parse(longspec, "--credential-b", &s, &err),
+            LL_E_USAGE);
+  CHECK(strstr(err.message, longname) == NULL);
+  CHECK_INT(
+      ll_cred_spec_parse("token-env:_MY_TOKEN_2", "--credential-a", &s, &err),
+      LL_OK);
+  CHECK_STR(s.source, "token-env:_MY_TOKEN_2");
+  CHECK_INT(ll_cred_spec_parse("sas-env:AZURE_STORAGE_SAS", "x", &s, &err),
+            LL_OK);
 
   /* the manifest's credentials, the flow's actors */
   ll_cred_config c;

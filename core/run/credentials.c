@@ -35,6 +35,23 @@ static const struct {
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
+/* The longest environment variable name accepted after token-env: and
+ * sas-env: (a name, not a value: a token pasted there is refused). */
+#define ENV_NAME_MAX 64
+
+/* A POSIX variable name, [A-Za-z_][A-Za-z0-9_]*, of at most ENV_NAME_MAX
+ * bytes. */
+static int is_env_name(const char *v) {
+  size_t n = 0;
+  for (const char *p = v; *p; p++, n++) {
+    unsigned char c = (unsigned char)*p;
+    int alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    if (n >= ENV_NAME_MAX || !(alpha || (n > 0 && c >= '0' && c <= '9')))
+      return 0;
+  }
+  return n > 0;
+}
+
 ll_status ll_cred_spec_parse(const char *spec, const char *from,
                              ll_cred_spec *out, ll_error *err) {
   memset(out, 0, sizeof *out);
@@ -48,6 +65,15 @@ ll_status ll_cred_spec_parse(const char *spec, const char *from,
     if (kinds[i].value && !*v)
       return ll_fail(err, LL_E_USAGE, "%s: %s needs a value after ':'", from,
                      kinds[i].kind);
+    /* never echo v here: it may be the token itself */
+    if ((kinds[i].as == LL_AUTH_TOKEN_ENV ||
+         (kinds[i].as == LL_AUTH_SAS && !kinds[i].sas_file)) &&
+        !is_env_name(v))
+      return ll_fail(err, LL_E_USAGE,
+                     "%s: %s takes the name of an environment variable "
+                     "([A-Za-z_][A-Za-z0-9_]*, at most %d characters), not "
+                     "its value: export the value and name the variable",
+                     from, kinds[i].kind, ENV_NAME_MAX);
     for (const char *p = v; *p; p++)
       if ((unsigned char)*p < 0x20 || *p == 0x7f)
         return ll_fail(err, LL_E_USAGE,
