@@ -121,6 +121,22 @@ static void test_statement(void) {
   ll_identity_statement(m, s, sizeof s);
   CHECK(strstr(s, "actor A's principal is unknown") != NULL);
   cJSON_Delete(m);
+  /* two user-assigned managed identities: one credential string, told
+   * apart by their client IDs' fingerprints; the same client ID is one
+   * source */
+  m = manifest("1111111111111111", "2222222222222222", "3333333333333333",
+               "managed-identity", "managed-identity");
+  cJSON *mids = cJSON_GetObjectItemCaseSensitive(m, "identities");
+  cJSON_AddStringToObject(cJSON_GetObjectItem(mids, "A"),
+                          "client_id_fingerprint", "aaaaaaaaaaaaaaaa");
+  cJSON_AddStringToObject(cJSON_GetObjectItem(mids, "B"),
+                          "client_id_fingerprint", "bbbbbbbbbbbbbbbb");
+  CHECK_INT(ll_identity_shared(mids), 0);
+  cJSON_ReplaceItemInObject(cJSON_GetObjectItem(mids, "B"),
+                            "client_id_fingerprint",
+                            cJSON_CreateString("aaaaaaaaaaaaaaaa"));
+  CHECK_INT(ll_identity_shared(mids), 1);
+  cJSON_Delete(m);
   /* no identities at all (a replay, an older bundle) */
   m = cJSON_CreateObject();
   ll_identity_statement(m, s, sizeof s);

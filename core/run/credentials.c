@@ -85,8 +85,11 @@ ll_status ll_cred_spec_parse(const char *spec, const char *from,
     out->kind = kinds[i].as;
     out->sas_file = kinds[i].sas_file;
     /* a token command's text is not recorded: it may carry an argument
-     * the operator would not publish */
-    if (out->kind == LL_AUTH_TOKEN_COMMAND || !*v)
+     * the operator would not publish; a managed identity's client ID is
+     * recorded by fingerprint (identity.h), as the token's appid repeats
+     * it */
+    if (out->kind == LL_AUTH_TOKEN_COMMAND ||
+        out->kind == LL_AUTH_MANAGED_IDENTITY || !*v)
       snprintf(out->source, sizeof out->source, "%s", kinds[i].kind);
     else
       snprintf(out->source, sizeof out->source, "%s:%.500s", kinds[i].kind, v);
@@ -272,8 +275,8 @@ void ll_cred_default_source(ll_auth_kind kind, const char *file,
     snprintf(buf, cap, "token-command");
     break;
   case LL_AUTH_MANAGED_IDENTITY:
-    snprintf(buf, cap, "managed-identity%s%s",
-             client_id && *client_id ? ":" : "", client_id ? client_id : "");
+    (void)client_id; /* by fingerprint, in the identity record */
+    snprintf(buf, cap, "managed-identity");
     break;
   case LL_AUTH_SAS:
     snprintf(buf, cap, "sas-env:AZURE_STORAGE_SAS");
