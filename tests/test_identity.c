@@ -265,6 +265,19 @@ static void test_specs(void) {
   const char three[3][16] = {"A", "B", "operator"};
   CHECK_INT(ll_cred_config_check(&c, three, 3, 0, &err), LL_E_AUTH);
   CHECK(strstr(err.message, "actor B has no credential") != NULL);
+  /* every flow reads (the preflight, run:read, the reads C adds), and
+   * every read goes out as the observer: an observer credential is
+   * accepted whether or not the flow lists "observer" */
+  const char *const with_obs[LL_ACTOR__COUNT] = {
+      "token-env:TA", "", "token-env:TO", "token-env:TR"};
+  CHECK_INT(ll_cred_config_read(&c, with_obs, NULL, &err), LL_OK);
+  CHECK_INT(ll_cred_config_check(&c, actors, 2, 0, &err), LL_OK);
+  CHECK_INT(ll_cred_config_check(&c, actors, 2, 1, &err), LL_OK);
+  const char obs_listed[3][16] = {"A", "operator", "observer"};
+  CHECK_INT(ll_cred_config_check(&c, obs_listed, 3, 0, &err), LL_OK);
+  const char *const obs_only[LL_ACTOR__COUNT] = {"", "", "", "token-env:TR"};
+  CHECK_INT(ll_cred_config_read(&c, obs_only, NULL, &err), LL_OK);
+  CHECK_INT(ll_cred_config_check(&c, NULL, 0, 1, &err), LL_OK);
   /* and the pick: observer -> operator, another alias -> the default */
   ll_auth *per[LL_ACTOR__COUNT] = {NULL, NULL, (ll_auth *)&c, NULL};
   ll_auth *dflt = (ll_auth *)&err;

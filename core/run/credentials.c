@@ -175,8 +175,11 @@ ll_status ll_cred_config_check(const ll_cred_config *c,
   for (int i = 0; i < nactors; i++)
     snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
              i ? ", " : "", actors[i]);
+  /* The observer is never refused: every flow reads (the preflight at
+   * least), and every read goes out as the observer, listed or not. */
   for (int s = 0; s < LL_ACTOR__COUNT; s++)
-    if (c->actor[s].given && !declared(actors, nactors, slot_names[s]))
+    if (c->actor[s].given && s != LL_ACTOR_OBSERVER &&
+        !declared(actors, nactors, slot_names[s]))
       return ll_fail(err, LL_E_USAGE,
                      "%s gives a credential for actor %s, which this flow "
                      "never uses (it declares %s): drop it",
