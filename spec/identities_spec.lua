@@ -267,6 +267,24 @@ describe("each actor with its own identity", function()
         "%-%-credential%-a: a credential is token%-env:VAR, token%-file:PATH")
     end)
 
+    it("a token pasted where token-env: wants a variable name is refused, never echoed", function()
+      local tok = helper.dev_token()
+      for _, spec in ipairs({ "token-env:" .. tok, "sas-env:sv=2024-11-04&sig=c2lnbmF0dXJlU0lHU0lH" }) do
+        local ev = helper.tmpdir() .. "/ev"
+        local rc, out, err = helper.run({ SCRIPT, "--manifest", manifest, "--evidence", ev, "--credential-a", spec },
+          env)
+        assert.are.equal(64, rc, out .. err)
+        assert.are.equal(1, select(2, err:gsub("\n", "")), err)
+        assert.matches("LL_E_USAGE", err)
+        assert.matches("%-%-credential%-a: %a+%-env takes the name of an environment variable", err)
+        local value = spec:match(":(.*)$")
+        assert.is_nil(err:find(value, 1, true), err)
+        assert.is_nil(out:find(value, 1, true), out)
+        assert.is_nil(err:find(value:sub(1, 20), 1, true), err)
+        assert.is_nil(io.open(ev .. "/export/ledger.jsonl"), "evidence was written")
+      end
+    end)
+
     it("an actor's expired token fails the same lifetime preflight", function()
       local old = d .. "/old.jwt"
       helper.write(old, helper.jwt('{"exp":1000,"oid":"x","tid":"y"}') .. "\n")

@@ -121,6 +121,22 @@ static void test_statement(void) {
   ll_identity_statement(m, s, sizeof s);
   CHECK(strstr(s, "actor A's principal is unknown") != NULL);
   cJSON_Delete(m);
+  /* two user-assigned managed identities: one credential string, told
+   * apart by their client IDs' fingerprints; the same client ID is one
+   * source */
+  m = manifest("1111111111111111", "2222222222222222", "3333333333333333",
+               "managed-identity", "managed-identity");
+  cJSON *mids = cJSON_GetObjectItemCaseSensitive(m, "identities");
+  cJSON_AddStringToObject(cJSON_GetObjectItem(mids, "A"),
+                          "client_id_fingerprint", "aaaaaaaaaaaaaaaa");
+  cJSON_AddStringToObject(cJSON_GetObjectItem(mids, "B"),
+                          "client_id_fingerprint", "bbbbbbbbbbbbbbbb");
+  CHECK_INT(ll_identity_shared(mids), 0);
+  cJSON_ReplaceItemInObject(cJSON_GetObjectItem(mids, "B"),
+                            "client_id_fingerprint",
+                            cJSON_CreateString("aaaaaaaaaaaaaaaa"));
+  CHECK_INT(ll_identity_shared(mids), 1);
+  cJSON_Delete(m);
   /* no identities at all (a replay, an older bundle) */
   m = cJSON_CreateObject();
   ll_identity_statement(m, s, sizeof s);
@@ -195,6 +211,34 @@ static void test_specs(void) {
   CHECK_INT(ll_cred_spec_parse("password:x", "--credential-a", &s, &err),
             LL_E_USAGE);
   CHECK(strchr(err.message, '\n') == NULL);
+  /* token-env and sas-env name a variable: a value given in its place
+   * (a pasted token, a SAS) is refused without being echoed */
+  static const char *const not_names[] = {
+      "token-env:eyJhbGciOiJSUzI1NiJ9.eyJvaWQiOiJ4In0.SIGsecretSIG",
+      "sas-env:sv=2024-11-04&sig=SIGsecretSIG", "token-env:9SIGsecretSIG",
+      "token-env:SIG-secret-SIG", "sas-env:SIGsecretSIG "};
+  for (size_t i = 0; i < sizeof not_names / sizeof not_names[0]; i++) {
+    err = (ll_error){0};
+    CHECK_INT(ll_cred_spec_parse(not_names[i], "--credential-a", &s, &err),
+              LL_E_USAGE);
+    CHECK(strstr(err.message, "SIG") == NULL);
+    CHECK(strstr(err.message, "--credential-a") != NULL);
+    CHECK(strstr(err.message, "[A-Za-z_][A-Za-z0-9_]*") != NULL);
+  }
+  char longname[80];
+  memset(longname, 'A', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  char longspec[100];
+  snprintf(longspec, sizeof longspec, "token-env:%s", longname);
+  CHECK_INT(ll_cred_spec_parse(longspec, "--credential-b", &s, &err),
+            LL_E_USAGE);
+  CHECK(strstr(err.message, longname) == NULL);
+  CHECK_INT(
+      ll_cred_spec_parse("token-env:_MY_TOKEN_2", "--credential-a", &s, &err),
+      LL_OK);
+  CHECK_STR(s.source, "token-env:_MY_TOKEN_2");
+  CHECK_INT(ll_cred_spec_parse("sas-env:AZURE_STORAGE_SAS", "x", &s, &err),
+            LL_OK);
 
   /* the manifest's credentials, the flow's actors */
   ll_cred_config c;
@@ -221,6 +265,19 @@ static void test_specs(void) {
   const char three[3][16] = {"A", "B", "operator"};
   CHECK_INT(ll_cred_config_check(&c, three, 3, 0, &err), LL_E_AUTH);
   CHECK(strstr(err.message, "actor B has no credential") != NULL);
+  /* every flow reads (the preflight, run:read, the reads C adds), and
+   * every read goes out as the observer: an observer credential is
+   * accepted whether or not the flow lists "observer" */
+  const char *const with_obs[LL_ACTOR__COUNT] = {
+      "token-env:TA", "", "token-env:TO", "token-env:TR"};
+  CHECK_INT(ll_cred_config_read(&c, with_obs, NULL, &err), LL_OK);
+  CHECK_INT(ll_cred_config_check(&c, actors, 2, 0, &err), LL_OK);
+  CHECK_INT(ll_cred_config_check(&c, actors, 2, 1, &err), LL_OK);
+  const char obs_listed[3][16] = {"A", "operator", "observer"};
+  CHECK_INT(ll_cred_config_check(&c, obs_listed, 3, 0, &err), LL_OK);
+  const char *const obs_only[LL_ACTOR__COUNT] = {"", "", "", "token-env:TR"};
+  CHECK_INT(ll_cred_config_read(&c, obs_only, NULL, &err), LL_OK);
+  CHECK_INT(ll_cred_config_check(&c, NULL, 0, 1, &err), LL_OK);
   /* and the pick: observer -> operator, another alias -> the default */
   ll_auth *per[LL_ACTOR__COUNT] = {NULL, NULL, (ll_auth *)&c, NULL};
   ll_auth *dflt = (ll_auth *)&err;

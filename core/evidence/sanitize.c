@@ -194,19 +194,23 @@ static void scrub_init(scrub_ctx *x, const char *const *ids,
   t['s'] = t['S'] = t['b'] = t['B'] = 1;
   memcpy(x->needed, "= \t", 3);
   m = 3;
+  int quick = 1;
+  /* every ID marks its first bytes, even once needed is given up: a
+   * byte left unmarked is an ID never replaced */
   for (size_t k = 0; k < n; k++) {
     unsigned char f = id_first(ids[k]);
     unsigned char u = f >= 'a' && f <= 'z' ? (unsigned char)(f - 'a' + 'A') : f;
     t[f] = t[u] = 1;
+    if (!quick || (f && memchr(x->needed, f, m)))
+      continue; /* listed already (IDs share first bytes) */
     if (m + 2 < sizeof x->needed && f) {
       x->needed[m++] = (char)f;
       x->needed[m++] = (char)u;
     } else {
-      m = 0; /* a NUL first byte or too many IDs: no quick test */
-      break;
+      quick = 0; /* a NUL first byte or too many IDs: no quick test */
     }
   }
-  x->needed[m] = '\0';
+  x->needed[quick ? m : 0] = '\0';
   x->ids = ids;
   x->aliases = aliases;
   x->n = n;

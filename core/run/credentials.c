@@ -35,6 +35,23 @@ static const struct {
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
+/* The longest environment variable name accepted after token-env: and
+ * sas-env: (a name, not a value: a token pasted there is refused). */
+#define ENV_NAME_MAX 64
+
+/* A POSIX variable name, [A-Za-z_][A-Za-z0-9_]*, of at most ENV_NAME_MAX
+ * bytes. */
+static int is_env_name(const char *v) {
+  size_t n = 0;
+  for (const char *p = v; *p; p++, n++) {
+    unsigned char c = (unsigned char)*p;
+    int alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    if (n >= ENV_NAME_MAX || !(alpha || (n > 0 && c >= '0' && c <= '9')))
+      return 0;
+  }
+  return n > 0;
+}
+
 ll_status ll_cred_spec_parse(const char *spec, const char *from,
                              ll_cred_spec *out, ll_error *err) {
   memset(out, 0, sizeof *out);
@@ -48,6 +65,15 @@ ll_status ll_cred_spec_parse(const char *spec, const char *from,
     if (kinds[i].value && !*v)
       return ll_fail(err, LL_E_USAGE, "%s: %s needs a value after ':'", from,
                      kinds[i].kind);
+    /* never echo v here: it may be the token itself */
+    if ((kinds[i].as == LL_AUTH_TOKEN_ENV ||
+         (kinds[i].as == LL_AUTH_SAS && !kinds[i].sas_file)) &&
+        !is_env_name(v))
+      return ll_fail(err, LL_E_USAGE,
+                     "%s: %s takes the name of an environment variable "
+                     "([A-Za-z_][A-Za-z0-9_]*, at most %d characters), not "
+                     "its value: export the value and name the variable",
+                     from, kinds[i].kind, ENV_NAME_MAX);
     for (const char *p = v; *p; p++)
       if ((unsigned char)*p < 0x20 || *p == 0x7f)
         return ll_fail(err, LL_E_USAGE,
@@ -59,8 +85,11 @@ ll_status ll_cred_spec_parse(const char *spec, const char *from,
     out->kind = kinds[i].as;
     out->sas_file = kinds[i].sas_file;
     /* a token command's text is not recorded: it may carry an argument
-     * the operator would not publish */
-    if (out->kind == LL_AUTH_TOKEN_COMMAND || !*v)
+     * the operator would not publish; a managed identity's client ID is
+     * recorded by fingerprint (identity.h), as the token's appid repeats
+     * it */
+    if (out->kind == LL_AUTH_TOKEN_COMMAND ||
+        out->kind == LL_AUTH_MANAGED_IDENTITY || !*v)
       snprintf(out->source, sizeof out->source, "%s", kinds[i].kind);
     else
       snprintf(out->source, sizeof out->source, "%s:%.500s", kinds[i].kind, v);
@@ -146,8 +175,11 @@ ll_status ll_cred_config_check(const ll_cred_config *c,
   for (int i = 0; i < nactors; i++)
     snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
              i ? ", " : "", actors[i]);
+  /* The observer is never refused: every flow reads (the preflight at
+   * least), and every read goes out as the observer, listed or not. */
   for (int s = 0; s < LL_ACTOR__COUNT; s++)
-    if (c->actor[s].given && !declared(actors, nactors, slot_names[s]))
+    if (c->actor[s].given && s != LL_ACTOR_OBSERVER &&
+        !declared(actors, nactors, slot_names[s]))
       return ll_fail(err, LL_E_USAGE,
                      "%s gives a credential for actor %s, which this flow "
                      "never uses (it declares %s): drop it",
@@ -246,8 +278,8 @@ void ll_cred_default_source(ll_auth_kind kind, const char *file,
     snprintf(buf, cap, "token-command");
     break;
   case LL_AUTH_MANAGED_IDENTITY:
-    snprintf(buf, cap, "managed-identity%s%s",
-             client_id && *client_id ? ":" : "", client_id ? client_id : "");
+    (void)client_id; /* by fingerprint, in the identity record */
+    snprintf(buf, cap, "managed-identity");
     break;
   case LL_AUTH_SAS:
     snprintf(buf, cap, "sas-env:AZURE_STORAGE_SAS");

@@ -25,6 +25,8 @@ cJSON *ll_identity_entry(const ll_auth *a, const char *source) {
     cJSON_AddStringToObject(o, "fingerprint", id->fingerprint);
   else
     cJSON_AddNullToObject(o, "fingerprint");
+  if (id)
+    add_nonempty(o, "client_id_fingerprint", id->client_id_fingerprint);
   if (id && !id->is_sas) {
     add_nonempty(o, "idtyp", id->ids.idtyp);
     add_nonempty(o, "tid", id->ids.tid);
@@ -71,6 +73,17 @@ static int is_observer(const cJSON *e) {
   return e->string && strcmp(e->string, "observer") == 0;
 }
 
+/* Two entries name one source: the same credential string, and for a
+ * managed identity the same client ID (by fingerprint; none for a
+ * system-assigned one). */
+static int same_source(const cJSON *a, const cJSON *b) {
+  const char *sa = entry_str(a, "credential"), *sb = entry_str(b, "credential");
+  const char *ca = entry_str(a, "client_id_fingerprint");
+  const char *cb = entry_str(b, "client_id_fingerprint");
+  return sa && sb && strcmp(sa, sb) == 0 &&
+         ((!ca && !cb) || (ca && cb && strcmp(ca, cb) == 0));
+}
+
 int ll_identity_shared(const cJSON *ids) {
   int n = 0;
   for (const cJSON *a = ids ? ids->child : NULL; a; a = a->next) {
@@ -83,10 +96,8 @@ int ll_identity_shared(const cJSON *ids) {
     for (const cJSON *b = a->next; b; b = b->next) {
       if (is_observer(b))
         continue;
-      const char *fb = entry_str(b, "fingerprint"), *sa, *sb;
-      sa = entry_str(a, "credential");
-      sb = entry_str(b, "credential");
-      if ((fb && strcmp(fa, fb) == 0) || (sa && sb && strcmp(sa, sb) == 0))
+      const char *fb = entry_str(b, "fingerprint");
+      if ((fb && strcmp(fa, fb) == 0) || same_source(a, b))
         return 1;
     }
   }

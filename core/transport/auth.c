@@ -4,6 +4,7 @@
  * wiped on free and never copied into an error message. */
 #include "auth.h"
 #include "auth_impl.h"
+#include "hash.h"
 #include "input.h"
 #include "secret.h"
 
@@ -219,6 +220,24 @@ static ll_status sas_source(const ll_auth_options *opts, ll_clock *clock,
   return st;
 }
 
+/* auth_ident.h's fingerprint of a user-assigned identity's client ID. */
+static ll_status client_id_fingerprint(const char *id,
+                                       char out[LL_FINGERPRINT_LEN]) {
+  char text[300], hex[LL_SHA256_HEX];
+  int n = snprintf(text, sizeof text, "leaselua-client-id-v1:%s", id);
+  if (n < 0 || (size_t)n >= sizeof text)
+    return LL_E_USAGE;
+  for (int i = 0; i < n; i++)
+    if (text[i] >= 'A' && text[i] <= 'Z')
+      text[i] = (char)(text[i] - 'A' + 'a');
+  ll_status st = ll_sha256_hex(text, (size_t)n, hex);
+  if (st != LL_OK)
+    return st;
+  memcpy(out, hex, LL_FINGERPRINT_LEN - 1);
+  out[LL_FINGERPRINT_LEN - 1] = '\0';
+  return LL_OK;
+}
+
 /* The principal, from the token's claims or the SAS's fields. A bearer
  * token has already passed the preflight, so it is a JWT. */
 static ll_status read_identity(ll_auth *a, ll_error *err) {
@@ -307,6 +326,13 @@ ll_auth *ll_auth_new(const ll_auth_options *opts, ll_clock *clock,
                    &a->exp_s, err);
   if (st == LL_OK)
     st = read_identity(a, err);
+  if (st == LL_OK && opts->kind == LL_AUTH_MANAGED_IDENTITY &&
+      opts->client_id && *opts->client_id &&
+      client_id_fingerprint(opts->client_id, a->ident.client_id_fingerprint) !=
+          LL_OK)
+    st = ll_fail(err, LL_E_AUTH,
+                 "the managed identity's client ID could not be "
+                 "fingerprinted (longer than 250 bytes?)");
   if (st != LL_OK) {
     ll_auth_free(a);
     return NULL;

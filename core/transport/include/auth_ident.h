@@ -28,6 +28,11 @@ typedef struct {
   /* jwt.h's fingerprint of tid and oid (a user delegation SAS: of sktid
    * and skoid); "" when they are not both known */
   char fingerprint[LL_FINGERPRINT_LEN];
+  /* A user-assigned managed identity's client ID, by fingerprint only
+   * (the first 16 hex of SHA-256 over "leaselua-client-id-v1:" and the
+   * lowercased ID): configuration the operator chose, recorded without
+   * the ID, which the token's appid repeats; "" otherwise */
+  char client_id_fingerprint[LL_FINGERPRINT_LEN];
 } ll_auth_ident;
 
 /* The public fields of a SAS query (percent-decoded; a value that does
