@@ -1,0 +1,223 @@
+/* The documented lease contract: lookup and iteration over the reviewed
+ * table (lease_contract_table.c), the judge of one observation against one
+ * cell, and the Markdown rendering that docs/LEASE_CONTRACT.md must equal. */
+#include "lease_contract.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "lease_contract_impl.h"
+#include "model_impl.h"
+
+static const char *const state_names[LL_LS_COUNT] = {
+    "Available", "Leased (A)", "Breaking (A)", "Broken (A)", "Expired (A)"};
+
+static const char *const op_names[LL_LO_COUNT] = {
+    "write with A",  "write with B",    "write, no lease",   "read with A",
+    "read with B",   "read, no lease",  "acquire, no ID",    "acquire A",
+    "acquire B",     "break, period 0", "break, period > 0", "change A to B",
+    "change B to A", "change B to C",   "renew A",           "renew B",
+    "release A",     "release B",       "duration expires"};
+
+const char *ll_lease_state_name(ll_lease_state s) {
+  return (unsigned)s < LL_LS_COUNT ? state_names[s] : "?";
+}
+
+const char *ll_lease_op_name(ll_lease_op op) {
+  return (unsigned)op < LL_LO_COUNT ? op_names[op] : "?";
+}
+
+const char *ll_lease_verdict_name(ll_lease_verdict v) {
+  switch (v) {
+  case LL_VERDICT_CONFORMS:
+    return "CONFORMS";
+  case LL_VERDICT_CONFORMS_ONE_SOURCE:
+    return "CONFORMS_ONE_SOURCE";
+  case LL_VERDICT_DEVIATES:
+    break;
+  }
+  return "DEVIATES";
+}
+
+size_t ll_lease_contract_count(void) {
+  return ll_lease_cells_count;
+}
+
+const ll_lease_cell *ll_lease_contract_at(size_t i) {
+  return i < ll_lease_cells_count ? &ll_lease_cells[i] : NULL;
+}
+
+const ll_lease_cell *ll_lease_contract_cell(ll_lease_state s, ll_lease_op op) {
+  for (size_t i = 0; i < ll_lease_cells_count; i++)
+    if (ll_lease_cells[i].state == s && ll_lease_cells[i].op == op)
+      return &ll_lease_cells[i];
+  return NULL;
+}
+
+const ll_lease_source *ll_lease_contract_source(const char *id) {
+  if (!id)
+    return NULL;
+  for (const ll_lease_source *s = ll_lease_sources; s->id; s++)
+    if (strcmp(s->id, id) == 0)
+      return s;
+  return NULL;
+}
+
+/* One documented outcome against the observation. The state after must be
+ * observed: an unread state is no evidence of conformance. */
+static int outcome_matches(const ll_lease_outcome *o,
+                           const ll_lease_observation *obs) {
+  if (obs->status != o->status)
+    return 0;
+  if (o->family) {
+    if (!ll_baseline_in_family(o->family, obs->code))
+      return 0;
+  } else if (obs->code) {
+    return 0; /* a success carries no error code */
+  }
+  return o->state_after && obs->state_after &&
+         strcmp(o->state_after, obs->state_after) == 0;
+}
+
+ll_lease_verdict ll_lease_contract_judge(const ll_lease_cell *cell,
+                                         const ll_lease_observation *obs) {
+  if (!cell || !obs || cell->n_outcomes < 1 || cell->n_outcomes > 2)
+    return LL_VERDICT_DEVIATES;
+  int matched = 0;
+  for (int i = 0; i < cell->n_outcomes; i++)
+    matched += outcome_matches(&cell->outcome[i], obs);
+  if (matched == 0)
+    return LL_VERDICT_DEVIATES;
+  return matched == cell->n_outcomes ? LL_VERDICT_CONFORMS
+                                     : LL_VERDICT_CONFORMS_ONE_SOURCE;
+}
+
+/* ---- Markdown ------------------------------------------------------- */
+
+typedef struct {
+  char *p;
+  size_t len, cap;
+  int failed;
+} buf;
+
+static void put(buf *b, const char *fmt, ...) {
+  if (b->failed)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    b->failed = 1;
+    return;
+  }
+  if (b->len + (size_t)n + 1 > b->cap) {
+    size_t cap = (b->cap ? b->cap : 4096);
+    while (cap < b->len + (size_t)n + 1)
+      cap *= 2;
+    char *p = ll_realloc(b->p, cap);
+    if (!p) {
+      b->failed = 1;
+      return;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  va_start(ap, fmt);
+  vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+}
+
+static const char *check_name(ll_lease_check c) {
+  switch (c) {
+  case LL_CHECK_PAGE:
+    return "page text";
+  case LL_CHECK_ALLOWED:
+    return "allowed actions";
+  case LL_CHECK_NONE:
+    break;
+  }
+  return "not confirmed";
+}
+
+static void put_outcome(buf *b, const ll_lease_outcome *o) {
+  if (o->status)
+    put(b, "%ld ", o->status);
+  if (o->family)
+    put(b, "(%s) ", o->family);
+  put(b, "%s", o->state_after ? o->state_after : "?");
+  if (o->holder)
+    put(b, " (%s)", o->holder);
+}
+
+static void put_grid(buf *b, const char *title, ll_lease_op first,
+                     ll_lease_op last) {
+  put(b, "\n## %s\n\n| attempt |", title);
+  for (int s = 0; s < LL_LS_COUNT; s++)
+    put(b, " %s |", state_names[s]);
+  put(b, "\n|---|");
+  for (int s = 0; s < LL_LS_COUNT; s++)
+    put(b, "---|");
+  put(b, "\n");
+  for (int op = first; op <= (int)last; op++) {
+    put(b, "| %s |", op_names[op]);
+    for (int s = 0; s < LL_LS_COUNT; s++) {
+      const ll_lease_cell *c =
+          ll_lease_contract_cell((ll_lease_state)s, (ll_lease_op)op);
+      put(b, " ");
+      for (int i = 0; c && i < c->n_outcomes; i++) {
+        if (i)
+          put(b, " **or** ");
+        put_outcome(b, &c->outcome[i]);
+      }
+      put(b, "%s |", c && c->condition[0] ? " *" : "");
+    }
+    put(b, "\n");
+  }
+}
+
+char *ll_lease_contract_markdown(void) {
+  buf b = {0};
+  put(&b, "# The documented lease contract\n\n"
+          "Generated from core/judgement/lease_contract_table.c by "
+          "`tests/test_lease_contract --write`; test_lease_contract fails "
+          "when this file differs from the table. Do not edit by hand.\n\n"
+          "Each cell is the documented status, then the lease state after "
+          "(holder in parentheses; X is a new lease ID). A rejection names "
+          "its error family (docs/DESIGN.md section 4), never a guessed "
+          "code, and leaves the state unchanged. Status 0: no request (the "
+          "duration expiring). `*`: the cell carries a condition. **or**: "
+          "two Microsoft pages disagree and both are kept.\n");
+  put_grid(&b, USE_TITLE, LL_LO_WRITE_A, LL_LO_READ_NONE);
+  put_grid(&b, OPS_TITLE, LL_LO_ACQUIRE_NONE, LL_LO_EXPIRE);
+  put(&b, "\n## Sources\n\n");
+  for (const ll_lease_source *s = ll_lease_sources; s->id; s++)
+    put(&b, "- `%s`: %s, <%s>\n", s->id, s->title, s->url);
+  put(&b, "\n## Cells\n\nChecked: `page text` (the cell's wording read in "
+          "the page), `allowed actions` (agrees with the dev guide's table "
+          "of lease actions allowed per state), `not confirmed` (the "
+          "reviewer's reading of the Lease Blob tables, not seen in page "
+          "text during review).\n\n"
+          "| state | attempt | outcome | source | section | source text | "
+          "condition | checked |\n|---|---|---|---|---|---|---|---|\n");
+  for (size_t i = 0; i < ll_lease_cells_count; i++) {
+    const ll_lease_cell *c = &ll_lease_cells[i];
+    for (int k = 0; k < c->n_outcomes; k++) {
+      const ll_lease_outcome *o = &c->outcome[k];
+      put(&b, "| %s | %s | ", state_names[c->state], op_names[c->op]);
+      put_outcome(&b, o);
+      put(&b, " | %s | %s | %s | ", o->source, o->section, o->source_text);
+      for (int j = 0; j < 2 && c->condition[j]; j++)
+        put(&b, "%s%s", j ? "; " : "", c->condition[j]);
+      put(&b, " | %s |\n", check_name(c->check));
+    }
+  }
+  if (b.failed) {
+    ll_free(b.p);
+    return NULL;
+  }
+  return b.p;
+}
