@@ -135,8 +135,6 @@ static const char *check_name(ll_lease_check c) {
   switch (c) {
   case LL_CHECK_PAGE:
     return "page text";
-  case LL_CHECK_ALLOWED:
-    return "allowed actions";
   case LL_CHECK_NONE:
     break;
   }
@@ -196,11 +194,12 @@ char *ll_lease_contract_markdown(void) {
   put(&b, "\n## Sources\n\n");
   for (const ll_lease_source *s = ll_lease_sources; s->id; s++)
     put(&b, "- `%s`: %s, <%s>\n", s->id, s->title, s->url);
-  put(&b, "\n## Cells\n\nChecked: `page text` (the cell's wording read in "
-          "the page), `allowed actions` (agrees with the dev guide's table "
-          "of lease actions allowed per state), `not confirmed` (the "
-          "reviewer's reading of the Lease Blob tables, not seen in page "
-          "text during review).\n\n"
+  put(&b, "\n## Cells\n\nChecked: `page text` (the cell's wording was read "
+          "in the cited page's text during review), `not confirmed` (the "
+          "reviewer's reading, not seen in page text). The Lease Blob "
+          "cells were read in the page's Markdown source (revision of "
+          "2016-06-29) and in a verbatim copy of the current page's use "
+          "table; both give the same cells.\n\n"
           "| state | attempt | outcome | source | section | source text | "
           "condition | checked |\n|---|---|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < ll_lease_cells_count; i++) {
@@ -212,7 +211,7 @@ char *ll_lease_contract_markdown(void) {
       put(&b, " | %s | %s | %s | ", o->source, o->section, o->source_text);
       for (int j = 0; j < 2 && c->condition[j]; j++)
         put(&b, "%s%s", j ? "; " : "", c->condition[j]);
-      put(&b, " | %s |\n", check_name(c->check));
+      put(&b, " | %s |\n", check_name(o->check));
     }
   }
   if (b.failed) {

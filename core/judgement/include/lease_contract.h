@@ -38,11 +38,10 @@ typedef enum {
   LL_LO_COUNT
 } ll_lease_op;
 
-/* How far a cell was checked against page text during review. */
+/* How far an outcome was checked against page text during review. */
 typedef enum {
-  LL_CHECK_NONE,    /* not seen in page text: the reviewer's reading */
-  LL_CHECK_ALLOWED, /* agrees with the dev guide's "lease actions allowed" */
-  LL_CHECK_PAGE     /* the cell's wording was read in the cited page */
+  LL_CHECK_NONE, /* not seen in page text: the reviewer's reading */
+  LL_CHECK_PAGE  /* the cell's wording was read in the cited page's text */
 } ll_lease_check;
 
 typedef struct {
@@ -59,6 +58,7 @@ typedef struct {
   const char *source;      /* an ll_lease_source id */
   const char *section;     /* the table or section of that page */
   const char *source_text; /* the cell's wording, quoted */
+  ll_lease_check check;
 } ll_lease_outcome;
 
 typedef struct {
@@ -67,7 +67,6 @@ typedef struct {
   int n_outcomes; /* 2 where two sources disagree */
   ll_lease_outcome outcome[2];
   const char *condition[2]; /* NULL-padded conditions attached to the cell */
-  ll_lease_check check;
 } ll_lease_cell;
 
 typedef enum {
