@@ -181,14 +181,24 @@ char *ll_lease_contract_markdown(void) {
   buf b = {0};
   put(&b, "# The documented lease contract\n\n"
           "Generated from core/judgement/lease_contract_table.c by "
-          "`tests/test_lease_contract --write`; test_lease_contract fails "
-          "when this file differs from the table. Do not edit by hand.\n\n"
+          "`build/test_lease_contract --write` (run in the source tree); "
+          "the ctest test_lease_contract fails when this file differs from "
+          "the table. Do not edit by hand.\n\n"
           "Each cell is the documented status, then the lease state after "
           "(holder in parentheses; X is a new lease ID). A rejection names "
           "its error family (docs/DESIGN.md section 4), never a guessed "
           "code, and leaves the state unchanged. Status 0: no request (the "
           "duration expiring). `*`: the cell carries a condition. **or**: "
-          "two Microsoft pages disagree and both are kept.\n");
+          "two Microsoft pages disagree and both are kept.\n\n"
+          "The judge (`ll_lease_contract_judge`) compares an observation "
+          "(status, error code, lease state read after) with each outcome "
+          "of a cell: the status must be equal, a rejection's code must be "
+          "in its family and a success must carry no code, and the state "
+          "after must have been read and be equal. Matching every outcome "
+          "is CONFORMS; matching one of two disagreeing sources is "
+          "CONFORMS_ONE_SOURCE; anything else DEVIATES. Conditions are "
+          "recorded, not judged: the flow that attempts a cell must "
+          "establish them (NOT_REACHED when it cannot).\n");
   put_grid(&b, USE_TITLE, LL_LO_WRITE_A, LL_LO_READ_NONE);
   put_grid(&b, OPS_TITLE, LL_LO_ACQUIRE_NONE, LL_LO_EXPIRE);
   put(&b, "\n## Sources\n\n");
