@@ -207,9 +207,12 @@ char *ll_lease_contract_markdown(void) {
   put(&b, "\n## Cells\n\nChecked: `page text` (the cell's wording was read "
           "in the cited page's text during review), `not confirmed` (the "
           "reviewer's reading, not seen in page text). The Lease Blob "
-          "cells were read in the page's Markdown source (revision of "
-          "2016-06-29) and in a verbatim copy of the current page's use "
-          "table; both give the same cells.\n\n"
+          "cells were read in the page's Markdown source, "
+          "docs-ref-conceptual/storageservices/Lease-Blob.md (ms.date "
+          "2016-06-29, as mirrored on GitHub), and in a verbatim copy of "
+          "the current page's use table; both give the same cells. Put "
+          "Blob's sentence was read in a verbatim quotation of its "
+          "Remarks.\n\n"
           "| state | attempt | outcome | source | section | source text | "
           "condition | checked |\n|---|---|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < ll_lease_cells_count; i++) {
