@@ -306,6 +306,11 @@ static CURLcode on_ssl_ctx(CURL *c, void *ssl_ctx, void *ud) {
   (void)c;
   http_transport *h = ud;
   X509_STORE *store = SSL_CTX_get_cert_store(ssl_ctx);
+  /* libcurl installs a message callback (CURLOPT_VERBOSE with a debug
+   * function) that formats a line of text per TLS record for
+   * CURLINFO_SSL_DATA_*; on_debug records none of it, only request heads
+   * (CURLINFO_HEADER_OUT, which does not go through this callback). */
+  SSL_CTX_set_msg_callback(ssl_ctx, NULL);
   if (!store)
     return CURLE_SSL_CACERT_BADFILE;
   for (int i = 0; i < sk_X509_num(h->ca_certs); i++)
