@@ -64,6 +64,31 @@ static inline unsigned char id_first(const char *id) {
   return fold(*id);
 }
 
+/* The second byte of id that a match must hold (hyphens skipped), 0 when
+ * id has one byte; id_second_at tells whether s[i + 1..] holds it after
+ * any hyphens, as match_id would read it. A quick test only: match_id
+ * still compares the whole ID. */
+static inline unsigned char id_second(const char *id) {
+  while (*id == '-')
+    id++;
+  if (!*id)
+    return 0;
+  id++;
+  while (*id == '-')
+    id++;
+  return fold(*id);
+}
+
+static inline int id_second_at(const char *s, size_t len, size_t i,
+                               unsigned char second) {
+  size_t j = i + 1;
+  if (!second)
+    return 1;
+  while (j < len && s[j] == '-')
+    j++;
+  return j < len && fold(s[j]) == second;
+}
+
 /* Stops at the first byte that differs: at most offsets that is the
  * second (the callers look at s[i] only where the first byte matched). */
 static int ci_prefix(const char *s, size_t len, size_t i, const char *word) {
@@ -147,7 +172,8 @@ static int scrub_at(const char *s, size_t len, size_t i, const char *const *ids,
   unsigned char c = fold(s[i]);
   if (c != '-')
     for (size_t k = 0; k < n; k++)
-      if (id_first(ids[k]) == c && (*end = match_id(s, len, i, ids[k]))) {
+      if (id_first(ids[k]) == c && id_second_at(s, len, i, id_second(ids[k])) &&
+          (*end = match_id(s, len, i, ids[k]))) {
         *alias = aliases[k];
         return 1;
       }
@@ -628,7 +654,9 @@ void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
            p++) {
         size_t i = (size_t)(p - text);
         for (size_t k = 0; k < n_ids; k++)
-          if (ids[k] && id_first(ids[k]) == f && match_id(text, len, i, ids[k]))
+          if (ids[k] && id_first(ids[k]) == f &&
+              id_second_at(text, len, i, id_second(ids[k])) &&
+              match_id(text, len, i, ids[k]))
             record(out, LL_SCAN_ID, k, i);
       }
     }

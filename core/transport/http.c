@@ -172,6 +172,33 @@ static int append_fold(ll_headers *hs, const char *v, size_t vn) {
   return 1;
 }
 
+/* What ll_headers_add stores (a name and a value, each its own
+ * allocation, freed by ll_headers_clear), copied from the line's bytes
+ * directly rather than through a NUL-terminated copy and two strdup. */
+static int take_header(ll_headers *hs, const char *name, size_t name_n,
+                       const char *val, size_t val_n) {
+  if (hs->n == hs->cap) {
+    size_t cap = hs->cap ? hs->cap * 2 : 16;
+    ll_header *v = realloc(hs->v, cap * sizeof *v);
+    if (!v)
+      return 0;
+    hs->v = v;
+    hs->cap = cap;
+  }
+  char *nm = malloc(name_n + 1), *vl = malloc(val_n + 1);
+  if (!nm || !vl) {
+    free(nm);
+    free(vl);
+    return 0;
+  }
+  memcpy(nm, name, name_n);
+  nm[name_n] = '\0';
+  memcpy(vl, val, val_n);
+  vl[val_n] = '\0';
+  hs->v[hs->n++] = (ll_header){.name = nm, .value = vl};
+  return 1;
+}
+
 static size_t on_header(char *buf, size_t size, size_t nitems, void *ud) {
   http_transport *h = ud;
   size_t n = size * nitems;
@@ -207,18 +234,7 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud) {
   size_t val_n = trimmed(&val, len - (size_t)(val - line));
   if (name_n == 0)
     return n;
-  char *copy = malloc(name_n + val_n + 2);
-  if (!copy) {
-    h->nomem = 1;
-    return 0;
-  }
-  memcpy(copy, name, name_n);
-  copy[name_n] = '\0';
-  memcpy(copy + name_n + 1, val, val_n);
-  copy[name_n + 1 + val_n] = '\0';
-  ll_status st = ll_headers_add(hs, copy, copy + name_n + 1);
-  free(copy);
-  if (st != LL_OK) {
+  if (!take_header(hs, name, name_n, val, val_n)) {
     h->nomem = 1;
     return 0;
   }
@@ -306,6 +322,11 @@ static CURLcode on_ssl_ctx(CURL *c, void *ssl_ctx, void *ud) {
   (void)c;
   http_transport *h = ud;
   X509_STORE *store = SSL_CTX_get_cert_store(ssl_ctx);
+  /* libcurl installs a message callback (CURLOPT_VERBOSE with a debug
+   * function) that formats a line of text per TLS record for
+   * CURLINFO_SSL_DATA_*; on_debug records none of it, only request heads
+   * (CURLINFO_HEADER_OUT, which does not go through this callback). */
+  SSL_CTX_set_msg_callback(ssl_ctx, NULL);
   if (!store)
     return CURLE_SSL_CACERT_BADFILE;
   for (int i = 0; i < sk_X509_num(h->ca_certs); i++)
