@@ -33,7 +33,7 @@ done
   exit 1
 }
 preload=()
-if ldd "$build/leaselua.so" | grep -q libasan; then
+if ldd "$build/leaselua.so" | grep libasan >/dev/null; then # not -q: ldd would get SIGPIPE (pipefail)
   preload=(LD_PRELOAD="$(${CC:-gcc} -print-file-name=libasan.so)")
 fi
 log=$(mktemp /tmp/leaselua-failalloc.XXXXXX.log)

@@ -48,7 +48,7 @@ configs() {
     say "$c: $(grep -E 'tests passed' "$tmp/$c.ctest.log")"
   done
   # The hardening really reached the binary: PIE and BIND_NOW.
-  readelf -h build-pkg/debian/leaselua | grep -q 'DYN' || die "debian: leaselua is not PIE"
+  readelf -h build-pkg/debian/leaselua | grep 'DYN' >/dev/null || die "debian: leaselua is not PIE"
   readelf -d build-pkg/debian/leaselua | grep -Eq 'BIND_NOW|FLAGS.*NOW' ||
     die "debian: leaselua is not linked with -z now"
   say "debian: leaselua is PIE with BIND_NOW"
