@@ -451,4 +451,119 @@ describe("leaselua corroborate", function()
     assert.are.equal(64, rc)
     assert.matches("not an evidence directory", err)
   end)
+
+  -- The hostile review's repros (corrfix): CORROBORATED only from positive
+  -- evidence that each record is the run's own request on the run's blob.
+  local function run_clean(dir, recs, name, format)
+    return corroborate(dir, { log_file(dir, name, gen.text(recs, format or "diagnostic")) })
+  end
+
+  for _, case in ipairs({
+    { "another account", function(r) r.host = "otheraccount.blob.core.windows.net" end },
+    { "another container", function(r) r.path = r.path:gsub("^/[^/]+", "/othercontainer") end },
+    { "another blob", function(r) r.path = r.path .. "-other" end },
+  }) do
+    it("names every record for " .. case[1] .. " under the run's client request IDs (CONTRADICTED)", function()
+      local dir = bundle("azure-main-handoff-accept")
+      local l = ledgers(dir)
+      local recs = gen.records(dir)
+      for _, r in ipairs(recs) do case[2](r) end
+      for _, format in ipairs(FORMATS) do
+        local rc, res = run_clean(dir, recs, "other." .. format, format)
+        assert.are.equal(2, rc, format)
+        assert.are.equal("CONTRADICTED", res.verdict)
+        assert.matches("target: seq %d+ [%w ]+: the record with its client request ID %(.-%) is for ",
+          texts(res.contradictions))
+        assert.is_true(res.missing_total >= res.requests, "each request is missing its record")
+        assert.matches("seen%-once: no log record of seq", texts(res.missing))
+      end
+      after(dir, l)
+    end)
+  end
+
+  it("decodes percent-escapes before comparing paths: an encoded stale writer is named", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local recs = gen.records(dir)
+    local s = gen.stranger(recs, "PutBlob", 201)
+    -- every character of the blob's last segment percent-encoded
+    s.path = s.path:gsub("([^/]+)$", function(seg)
+      return (seg:gsub(".", function(c) return string.format("%%%02X", c:byte()) end))
+    end)
+    local rc, res = run_clean(dir, recs, "enc.json")
+    assert.are.equal(2, rc)
+    assert.matches("unrecorded%-actor: unrecorded accepted PutBlob 201", texts(res.contradictions))
+  end)
+
+  for _, case in ipairs({
+    { "a malformed percent-escape", function(r) r.path = r.path .. "%zz" end, "malformed percent%-escape" },
+    { "a truncated percent-escape", function(r) r.path = r.path .. "%4" end, "malformed percent%-escape" },
+    { "an empty uri", function(r) r.uri = "" end, "has no uri" },
+  }) do
+    it("names a record with " .. case[1] .. " inside the window (INCOMPLETE, never skipped)", function()
+      local dir = bundle("azure-main-handoff-accept")
+      local recs = gen.records(dir)
+      case[2](gen.stranger(recs, "PutBlob", 201))
+      for _, format in ipairs({ "diagnostic", "analytics" }) do
+        local rc, res = run_clean(dir, recs, "bad." .. format, format)
+        assert.are.equal(1, rc, format)
+        assert.are.equal("INCOMPLETE", res.verdict)
+        assert.matches("target: PutBlob 201 at .- " .. case[3], texts(res.missing))
+      end
+    end)
+  end
+
+  it("counts a client request ID in other case or with blanks as the same request", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local recs = gen.records(dir)
+    for _, r in ipairs(recs) do r.crid = " " .. r.crid:upper() end
+    local rc, res = run_clean(dir, recs, "case.json")
+    assert.are.equal(0, rc, texts(res.contradictions) .. texts(res.missing))
+    assert.are.equal("CORROBORATED", res.verdict)
+    assert.matches("logs its client request ID as", texts(res.inferred_key_notes))
+    -- a re-send under the upper-case ID is the same request logged twice
+    recs = gen.records(dir)
+    for i, r in ipairs(recs) do
+      if r.op == "PutBlob" then
+        local dup = {}
+        for k, v in pairs(r) do dup[k] = v end
+        dup.crid = r.crid:upper() .. " "
+        table.insert(recs, i + 1, dup)
+        break
+      end
+    end
+    rc, res = run_clean(dir, recs, "case2.json")
+    assert.are.equal(2, rc)
+    assert.matches("hidden re%-send: seq %d+ Put Blob's client request ID .* is logged 2 times",
+      texts(res.contradictions))
+  end)
+
+  it("names the first request missing even when the logs begin before its response", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local recs = gen.records(dir)
+    local first = table.remove(recs, 1)
+    -- another blob's record where the first request's record was: the span
+    -- begins after that request was sent, before it was answered
+    first.path, first.crid = first.path .. "-other", "7d7d7d7d-0000-4000-8000-000000000001"
+    table.insert(recs, 1, first)
+    local rc, res = run_clean(dir, recs, "nofirst.json")
+    assert.are.equal(1, rc, texts(res.contradictions))
+    assert.are.equal("INCOMPLETE", res.verdict)
+    assert.matches("seen%-once: no log record of seq " .. math.tointeger(first.seq) .. " ", texts(res.missing) .. "\n" .. cjson.encode(res.log_span))
+  end)
+
+  it("names a record that lacks the requester's IDs when identities are recorded (INCOMPLETE)", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local ids = {}
+    for _, actor in ipairs({ "A", "B", "operator", "observer" }) do
+      ids[actor] = fingerprint(gen.TENANT, gen.OID[actor])
+    end
+    with_identities(dir, ids)
+    local recs = gen.records(dir)
+    recs[#recs].oid = nil
+    local rc, res = run_clean(dir, recs, "noid.json")
+    assert.are.equal(1, rc, texts(res.contradictions))
+    assert.are.equal("INCOMPLETE", res.verdict)
+    assert.matches("identity: seq %d+ [%w ]+ by %w+: the service's record lacks the requester's object ID",
+      texts(res.missing))
+  end)
 end)
