@@ -566,4 +566,54 @@ describe("leaselua corroborate", function()
     assert.matches("identity: seq %d+ [%w ]+ by %w+: the service's record lacks the requester's object ID",
       texts(res.missing))
   end)
+
+  local function verify_fails(dir, pattern)
+    local vrc, vout, verr = helper.run({ "verify", dir })
+    assert.are.equal(2, vrc, vout .. verr)
+    assert.matches(pattern, vout .. verr)
+  end
+
+  it("verify checks corroboration.json against the chain's last corroboration row, and each needs the other",
+    function()
+      local dir = bundle("azure-main-handoff-accept")
+      local f = log_file(dir, "v.json", gen.text(gen.records(dir), "diagnostic"))
+      local recs = gen.records(dir)
+      table.remove(recs, 2)
+      assert.are.equal(1, (corroborate(dir, { log_file(dir, "v1.json", gen.text(recs, "diagnostic")) })))
+      local incomplete = helper.read(dir .. "/corroboration.json")
+      assert.are.equal(0, (corroborate(dir, { f })))
+      rp.assert_verifies(dir)
+      -- an older corroboration's summary in place of the last one's
+      helper.write(dir .. "/corroboration.json", incomplete)
+      verify_fails(dir, "corroboration%.json differs from corroboration%.jsonl's last corroboration row in 'verdict'")
+      -- a summary edited to a better verdict
+      local j = cjson.decode(incomplete)
+      j.missing_total, j.corroboration_seq = 0, 2
+      helper.write(dir .. "/corroboration.json", cjson.encode(j))
+      verify_fails(dir, "corroboration%.json differs .* in '")
+      -- the summary without its chain, and the chain without its summary
+      local d2 = bundle("azure-main-handoff-accept")
+      assert.are.equal(0, (corroborate(d2, { log_file(d2, "v2.json", gen.text(gen.records(d2), "diagnostic")) })))
+      local chain = helper.read(d2 .. "/corroboration.jsonl")
+      os.remove(d2 .. "/corroboration.jsonl")
+      verify_fails(d2, "corroboration%.json is present without corroboration%.jsonl")
+      helper.write(d2 .. "/corroboration.jsonl", chain)
+      os.remove(d2 .. "/corroboration.json")
+      verify_fails(d2, "corroboration%.jsonl is present without corroboration%.json")
+    end)
+
+  it("verify names settlement rows whose corroboration row never came (a half-written corroboration)", function()
+    local dir = bundle("rev5-lost")
+    local rc = corroborate(dir, { log_file(dir, "h.json", gen.text(gen.records(dir, { unknown = "201" }),
+      "diagnostic")) })
+    assert.are.equal(0, rc)
+    rp.assert_verifies(dir)
+    -- the write stopped between the settlement rows and the corroboration row
+    local lines = {}
+    for line in io.lines(dir .. "/corroboration.jsonl") do lines[#lines + 1] = line end
+    assert.matches('"record":"settlement"', lines[1])
+    table.remove(lines)
+    helper.write(dir .. "/corroboration.jsonl", table.concat(lines, "\n") .. "\n")
+    verify_fails(dir, "settlement row 1 has no corroboration row after it")
+  end)
 end)
