@@ -548,7 +548,8 @@ describe("leaselua corroborate", function()
     local rc, res = run_clean(dir, recs, "nofirst.json")
     assert.are.equal(1, rc, texts(res.contradictions))
     assert.are.equal("INCOMPLETE", res.verdict)
-    assert.matches("seen%-once: no log record of seq " .. math.tointeger(first.seq) .. " ", texts(res.missing) .. "\n" .. cjson.encode(res.log_span))
+    assert.matches("seen%-once: no log record of seq " .. math.tointeger(first.seq) .. " ",
+      texts(res.missing) .. "\n" .. cjson.encode(res.log_span))
   end)
 
   it("names a record that lacks the requester's IDs when identities are recorded (INCOMPLETE)", function()

@@ -95,7 +95,8 @@ function M.records(dir, opts)
             or (r.azure_error_code ~= cjson.null and r.azure_error_code or "ClientOtherError"),
           crid = r.client_request_id,
           reqid = r.x_ms_request_id ~= cjson.null and r.x_ms_request_id or "0f0f0f0f-0000-4000-8000-000000000000",
-          host = run_host(manifest), path = path, query = r.operation == "Create Container" and "?restype=container" or "",
+          host = run_host(manifest), path = path,
+          query = r.operation == "Create Container" and "?restype=container" or "",
           oid = M.OID[r.actor_alias] or M.OID.stranger,
           seq = r.seq, operation = r.operation,
         }
