@@ -3,18 +3,16 @@
  * settled, no unrecorded actor on the blob, identities, coverage. */
 #include "corroborate.h"
 #include "corroborate_load.h"
+#include "corroborate_match.h"
 #include "corroborate_query.h"
 #include "corroborate_settle.h"
 #include "corroborate_write.h"
 #include "log_rec.h"
 
-#include <ctype.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "alloc.h"
 #include "jsonx.h"
@@ -40,89 +38,6 @@ static const char *actor_fp(const cJSON *manifest, const ll_corr_req *q) {
   const cJSON *a =
       q->actor ? cJSON_GetObjectItemCaseSensitive(ids, q->actor) : NULL;
   return ll_json_str(a, "fingerprint");
-}
-
-/* The run's target as the service logs it: the account's host (the
- * operator's declared Azure host, else the host the run talked to) and
- * the blob's and its container's paths, percent-decoded. */
-typedef struct {
-  const char *host;
-  char blob[1024], container[1024];
-} target;
-
-static void target_init(const cJSON *m, target *g) {
-  const char *h = ll_json_str(m, "declared_azure_host");
-  g->host = h ? h : ll_json_str(m, "account_host");
-  if (!g->host)
-    g->host = "";
-  const char *b = ll_json_str(m, "blob_path"), *c = ll_json_str(m, "container");
-  if (ll_log_pct_decode(b, g->blob, sizeof g->blob) != 0)
-    ll_strlcpy(g->blob, b, sizeof g->blob);
-  g->container[0] = '\0';
-  char needle[300];
-  snprintf(needle, sizeof needle, "/%s/", c ? c : "");
-  const char *at = c ? strstr(g->blob, needle) : NULL;
-  if (at)
-    snprintf(g->container, sizeof g->container, "%.*s",
-             (int)(at - g->blob + (ptrdiff_t)strlen(needle) - 1), g->blob);
-}
-
-typedef enum { TGT_OK, TGT_OTHER, TGT_NOURI, TGT_NOHOST, TGT_BAD } tgt;
-
-/* Whether r is for the run's account and for the blob (container: the
- * container's own path). */
-static tgt target_of(const target *g, const ll_log_rec *r, int container) {
-  char dec[1024];
-  if (!r->has_uri || !r->path[0])
-    return TGT_NOURI;
-  if (!r->host[0])
-    return TGT_NOHOST;
-  if (ll_log_pct_decode(r->path, dec, sizeof dec) != 0)
-    return TGT_BAD;
-  if (strcasecmp(r->host, g->host) != 0)
-    return TGT_OTHER;
-  return strcmp(dec, container ? g->container : g->blob) == 0 ? TGT_OK
-                                                              : TGT_OTHER;
-}
-
-static const char *tgt_problem(tgt k) {
-  return k == TGT_NOURI    ? "has no uri"
-         : k == TGT_NOHOST ? "has a uri without a host"
-                           : "has a malformed percent-escape in its uri";
-}
-
-/* Client request IDs: equal after trimming blanks, case-insensitively
- * (GUIDs: a re-send in other case is the same request). */
-static void trimmed(const char *s, const char **b, size_t *n) {
-  while (*s == ' ' || *s == '\t')
-    s++;
-  size_t k = strlen(s);
-  while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t'))
-    k--;
-  *b = s;
-  *n = k;
-}
-
-static int crid_eq(const char *a, const char *b) {
-  const char *pa, *pb;
-  size_t na, nb;
-  trimmed(a, &pa, &na);
-  trimmed(b, &pb, &nb);
-  return na > 0 && na == nb && strncasecmp(pa, pb, na) == 0;
-}
-
-static int guid_shape(const char *s) {
-  const char *p;
-  size_t n;
-  trimmed(s, &p, &n);
-  if (n != 36)
-    return 0;
-  for (size_t i = 0; i < n; i++)
-    if ((i == 8 || i == 13 || i == 18 || i == 23)
-            ? p[i] != '-'
-            : !isxdigit((unsigned char)p[i]))
-      return 0;
-  return 1;
 }
 
 typedef struct {
@@ -209,20 +124,20 @@ static void settle(const ll_log_set *logs, const ll_corr_req *q,
 
 /* One ledger request against its records. */
 static void join_one(const ll_log_set *logs, const cJSON *manifest,
-                     const target *g, ll_corr_req *q, int64_t lo, int64_t hi,
-                     tally *t, unsigned char *used) {
+                     const ll_corr_target *g, ll_corr_req *q, int64_t lo,
+                     int64_t hi, tally *t, unsigned char *used) {
   char src[320];
   int any = 0;
   long any_rec = -1;
   int container = is(q->operation, "Create Container");
-  if (q->crid && !guid_shape(q->crid))
+  if (q->crid && !ll_corr_guid_shape(q->crid))
     ll_corr_note(t->missing, &t->n_missing, "seen-once",
                  "seq %ld %s: its client request ID \"%s\" is not a GUID, "
                  "so the join cannot rest on it",
                  q->seq, q->operation, q->crid);
   for (size_t i = 0; q->crid && i < logs->n; i++) {
     const ll_log_rec *r = &logs->recs[i];
-    if (!crid_eq(r->client_request_id, q->crid))
+    if (!ll_corr_crid_eq(r->client_request_id, q->crid))
       continue;
     used[i] = 1;
     if (any++ == 0)
@@ -233,8 +148,8 @@ static void join_one(const ll_log_set *logs, const cJSON *manifest,
                    "(the same GUID up to case and blanks: counted as it)",
                    q->seq, q->operation, source(logs, r, src, sizeof src),
                    r->client_request_id);
-    tgt k = target_of(g, r, container);
-    if (k == TGT_OTHER) {
+    ll_corr_tgt k = ll_corr_target_of(g, r, container);
+    if (k == LL_TGT_OTHER) {
       ll_corr_note(t->contradictions, &t->n_contra, "target",
                    "seq %ld %s: the record with its client request ID (%s) "
                    "is for %s%s, not the run's %s%s",
@@ -243,12 +158,12 @@ static void join_one(const ll_log_set *logs, const cJSON *manifest,
                    container ? g->container : g->blob);
       continue;
     }
-    if (k != TGT_OK) {
+    if (k != LL_TGT_OK) {
       ll_corr_note(t->missing, &t->n_missing, "target",
                    "seq %ld %s: the record with its client request ID (%s) "
                    "%s: whether it is for the run's blob is unknown",
                    q->seq, q->operation, source(logs, r, src, sizeof src),
-                   tgt_problem(k));
+                   ll_corr_tgt_problem(k));
       continue;
     }
     if (q->matches++ == 0)
@@ -532,8 +447,8 @@ ll_status ll_corr_run(const char *dir, const ll_log_set *logs,
   t.inferred = cJSON_CreateArray();
   const cJSON *ids = cJSON_GetObjectItemCaseSensitive(manifest, "identities");
   t.id_recorded = cJSON_IsObject(ids);
-  target g;
-  target_init(manifest, &g);
+  ll_corr_target g;
+  ll_corr_target_init(manifest, &g);
   for (size_t i = 0; i < nreq; i++)
     join_one(logs, manifest, &g, &reqs[i], lo, hi, &t, used);
   coverage(logs, reqs, nreq, first_answer, last_start, lo, hi, &t);
@@ -544,15 +459,15 @@ ll_status ll_corr_run(const char *dir, const ll_log_set *logs,
     const ll_log_rec *r = &logs->recs[i];
     if (used[i] || r->utc_ms < first - margin || r->utc_ms > last + margin)
       continue;
-    tgt k = target_of(&g, r, 0);
-    if (k == TGT_OK)
+    ll_corr_tgt k = ll_corr_target_of(&g, r, 0);
+    if (k == LL_TGT_OK)
       unrecorded(logs, r, reqs, nreq, &t);
-    else if (k != TGT_OTHER)
+    else if (k != LL_TGT_OTHER)
       ll_corr_note(t.missing, &t.n_missing, "target",
                    "%s %s at %s (%s) %s: whether it changed the run's blob "
                    "is unknown",
                    r->operation, r->status, r->time,
-                   source(logs, r, src, sizeof src), tgt_problem(k));
+                   source(logs, r, src, sizeof src), ll_corr_tgt_problem(k));
   }
   ll_corr_verdict v = t.n_contra    ? LL_CORR_CONTRADICTED
                       : t.n_missing ? LL_CORR_INCOMPLETE
