@@ -451,4 +451,170 @@ describe("leaselua corroborate", function()
     assert.are.equal(64, rc)
     assert.matches("not an evidence directory", err)
   end)
+
+  -- The hostile review's repros (corrfix): CORROBORATED only from positive
+  -- evidence that each record is the run's own request on the run's blob.
+  local function run_clean(dir, recs, name, format)
+    return corroborate(dir, { log_file(dir, name, gen.text(recs, format or "diagnostic")) })
+  end
+
+  for _, case in ipairs({
+    { "another account", function(r) r.host = "otheraccount.blob.core.windows.net" end },
+    { "another container", function(r) r.path = r.path:gsub("^/[^/]+", "/othercontainer") end },
+    { "another blob", function(r) r.path = r.path .. "-other" end },
+  }) do
+    it("names every record for " .. case[1] .. " under the run's client request IDs (CONTRADICTED)", function()
+      local dir = bundle("azure-main-handoff-accept")
+      local l = ledgers(dir)
+      local recs = gen.records(dir)
+      for _, r in ipairs(recs) do case[2](r) end
+      for _, format in ipairs(FORMATS) do
+        local rc, res = run_clean(dir, recs, "other." .. format, format)
+        assert.are.equal(2, rc, format)
+        assert.are.equal("CONTRADICTED", res.verdict)
+        assert.matches("target: seq %d+ [%w ]+: the record with its client request ID %(.-%) is for ",
+          texts(res.contradictions))
+        assert.is_true(res.missing_total >= res.requests, "each request is missing its record")
+        assert.matches("seen%-once: no log record of seq", texts(res.missing))
+      end
+      after(dir, l)
+    end)
+  end
+
+  it("decodes percent-escapes before comparing paths: an encoded stale writer is named", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local recs = gen.records(dir)
+    local s = gen.stranger(recs, "PutBlob", 201)
+    -- every character of the blob's last segment percent-encoded
+    s.path = s.path:gsub("([^/]+)$", function(seg)
+      return (seg:gsub(".", function(c) return string.format("%%%02X", c:byte()) end))
+    end)
+    local rc, res = run_clean(dir, recs, "enc.json")
+    assert.are.equal(2, rc)
+    assert.matches("unrecorded%-actor: unrecorded accepted PutBlob 201", texts(res.contradictions))
+  end)
+
+  for _, case in ipairs({
+    { "a malformed percent-escape", function(r) r.path = r.path .. "%zz" end, "malformed percent%-escape" },
+    { "a truncated percent-escape", function(r) r.path = r.path .. "%4" end, "malformed percent%-escape" },
+    { "an empty uri", function(r) r.uri = "" end, "has no uri" },
+  }) do
+    it("names a record with " .. case[1] .. " inside the window (INCOMPLETE, never skipped)", function()
+      local dir = bundle("azure-main-handoff-accept")
+      local recs = gen.records(dir)
+      case[2](gen.stranger(recs, "PutBlob", 201))
+      for _, format in ipairs({ "diagnostic", "analytics" }) do
+        local rc, res = run_clean(dir, recs, "bad." .. format, format)
+        assert.are.equal(1, rc, format)
+        assert.are.equal("INCOMPLETE", res.verdict)
+        assert.matches("target: PutBlob 201 at .- " .. case[3], texts(res.missing))
+      end
+    end)
+  end
+
+  it("counts a client request ID in other case or with blanks as the same request", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local recs = gen.records(dir)
+    for _, r in ipairs(recs) do r.crid = " " .. r.crid:upper() end
+    local rc, res = run_clean(dir, recs, "case.json")
+    assert.are.equal(0, rc, texts(res.contradictions) .. texts(res.missing))
+    assert.are.equal("CORROBORATED", res.verdict)
+    assert.matches("logs its client request ID as", texts(res.inferred_key_notes))
+    -- a re-send under the upper-case ID is the same request logged twice
+    recs = gen.records(dir)
+    for i, r in ipairs(recs) do
+      if r.op == "PutBlob" then
+        local dup = {}
+        for k, v in pairs(r) do dup[k] = v end
+        dup.crid = r.crid:upper() .. " "
+        table.insert(recs, i + 1, dup)
+        break
+      end
+    end
+    rc, res = run_clean(dir, recs, "case2.json")
+    assert.are.equal(2, rc)
+    assert.matches("hidden re%-send: seq %d+ Put Blob's client request ID .* is logged 2 times",
+      texts(res.contradictions))
+  end)
+
+  it("names the first request missing even when the logs begin before its response", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local recs = gen.records(dir)
+    local first = table.remove(recs, 1)
+    -- another blob's record where the first request's record was: the span
+    -- begins after that request was sent, before it was answered
+    first.path, first.crid = first.path .. "-other", "7d7d7d7d-0000-4000-8000-000000000001"
+    table.insert(recs, 1, first)
+    local rc, res = run_clean(dir, recs, "nofirst.json")
+    assert.are.equal(1, rc, texts(res.contradictions))
+    assert.are.equal("INCOMPLETE", res.verdict)
+    assert.matches("seen%-once: no log record of seq " .. math.tointeger(first.seq) .. " ",
+      texts(res.missing) .. "\n" .. cjson.encode(res.log_span))
+  end)
+
+  it("names a record that lacks the requester's IDs when identities are recorded (INCOMPLETE)", function()
+    local dir = bundle("azure-main-handoff-accept")
+    local ids = {}
+    for _, actor in ipairs({ "A", "B", "operator", "observer" }) do
+      ids[actor] = fingerprint(gen.TENANT, gen.OID[actor])
+    end
+    with_identities(dir, ids)
+    local recs = gen.records(dir)
+    recs[#recs].oid = nil
+    local rc, res = run_clean(dir, recs, "noid.json")
+    assert.are.equal(1, rc, texts(res.contradictions))
+    assert.are.equal("INCOMPLETE", res.verdict)
+    assert.matches("identity: seq %d+ [%w ]+ by %w+: the service's record lacks the requester's object ID",
+      texts(res.missing))
+  end)
+
+  local function verify_fails(dir, pattern)
+    local vrc, vout, verr = helper.run({ "verify", dir })
+    assert.are.equal(2, vrc, vout .. verr)
+    assert.matches(pattern, vout .. verr)
+  end
+
+  it("verify checks corroboration.json against the chain's last corroboration row, and each needs the other",
+    function()
+      local dir = bundle("azure-main-handoff-accept")
+      local f = log_file(dir, "v.json", gen.text(gen.records(dir), "diagnostic"))
+      local recs = gen.records(dir)
+      table.remove(recs, 2)
+      assert.are.equal(1, (corroborate(dir, { log_file(dir, "v1.json", gen.text(recs, "diagnostic")) })))
+      local incomplete = helper.read(dir .. "/corroboration.json")
+      assert.are.equal(0, (corroborate(dir, { f })))
+      rp.assert_verifies(dir)
+      -- an older corroboration's summary in place of the last one's
+      helper.write(dir .. "/corroboration.json", incomplete)
+      verify_fails(dir, "corroboration%.json differs from corroboration%.jsonl's last corroboration row in 'verdict'")
+      -- a summary edited to a better verdict
+      local j = cjson.decode(incomplete)
+      j.missing_total, j.corroboration_seq = 0, 2
+      helper.write(dir .. "/corroboration.json", cjson.encode(j))
+      verify_fails(dir, "corroboration%.json differs .* in '")
+      -- the summary without its chain, and the chain without its summary
+      local d2 = bundle("azure-main-handoff-accept")
+      assert.are.equal(0, (corroborate(d2, { log_file(d2, "v2.json", gen.text(gen.records(d2), "diagnostic")) })))
+      local chain = helper.read(d2 .. "/corroboration.jsonl")
+      os.remove(d2 .. "/corroboration.jsonl")
+      verify_fails(d2, "corroboration%.json is present without corroboration%.jsonl")
+      helper.write(d2 .. "/corroboration.jsonl", chain)
+      os.remove(d2 .. "/corroboration.json")
+      verify_fails(d2, "corroboration%.jsonl is present without corroboration%.json")
+    end)
+
+  it("verify names settlement rows whose corroboration row never came (a half-written corroboration)", function()
+    local dir = bundle("rev5-lost")
+    local rc = corroborate(dir, { log_file(dir, "h.json", gen.text(gen.records(dir, { unknown = "201" }),
+      "diagnostic")) })
+    assert.are.equal(0, rc)
+    rp.assert_verifies(dir)
+    -- the write stopped between the settlement rows and the corroboration row
+    local lines = {}
+    for line in io.lines(dir .. "/corroboration.jsonl") do lines[#lines + 1] = line end
+    assert.matches('"record":"settlement"', lines[1])
+    table.remove(lines)
+    helper.write(dir .. "/corroboration.jsonl", table.concat(lines, "\n") .. "\n")
+    verify_fails(dir, "settlement row 1 has no corroboration row after it")
+  end)
 end)

@@ -3,6 +3,7 @@
  * settled, no unrecorded actor on the blob, identities, coverage. */
 #include "corroborate.h"
 #include "corroborate_load.h"
+#include "corroborate_match.h"
 #include "corroborate_query.h"
 #include "corroborate_settle.h"
 #include "corroborate_write.h"
@@ -66,6 +67,14 @@ static void check_identity(const cJSON *manifest, const ll_corr_req *q,
   const char *want = actor_fp(manifest, q);
   if (!want || !r->oid[0] || !r->tid[0]) {
     t->id_unchecked++;
+    if (t->id_recorded && want)
+      ll_corr_note(t->missing, &t->n_missing, "identity",
+                   "seq %ld %s by %s: the service's record lacks the "
+                   "requester's %s, so who sent it is unchecked",
+                   q->seq, q->operation, q->actor ? q->actor : "?",
+                   !r->oid[0] && !r->tid[0] ? "object and tenant IDs"
+                   : !r->oid[0]             ? "object ID"
+                                            : "tenant ID");
     return;
   }
   char got[17];
@@ -115,33 +124,68 @@ static void settle(const ll_log_set *logs, const ll_corr_req *q,
 
 /* One ledger request against its records. */
 static void join_one(const ll_log_set *logs, const cJSON *manifest,
-                     ll_corr_req *q, int64_t lo, int64_t hi, tally *t,
-                     unsigned char *used) {
+                     const ll_corr_target *g, ll_corr_req *q, int64_t lo,
+                     int64_t hi, tally *t, unsigned char *used) {
   char src[320];
-  for (size_t i = 0; q->crid && i < logs->n; i++)
-    if (strcmp(logs->recs[i].client_request_id, q->crid) == 0) {
-      used[i] = 1;
-      if (q->matches++ == 0)
-        q->rec = (long)i;
+  int any = 0;
+  long any_rec = -1;
+  int container = is(q->operation, "Create Container");
+  if (q->crid && !ll_corr_guid_shape(q->crid))
+    ll_corr_note(t->missing, &t->n_missing, "seen-once",
+                 "seq %ld %s: its client request ID \"%s\" is not a GUID, "
+                 "so the join cannot rest on it",
+                 q->seq, q->operation, q->crid);
+  for (size_t i = 0; q->crid && i < logs->n; i++) {
+    const ll_log_rec *r = &logs->recs[i];
+    if (!ll_corr_crid_eq(r->client_request_id, q->crid))
+      continue;
+    used[i] = 1;
+    if (any++ == 0)
+      any_rec = (long)i;
+    if (strcmp(r->client_request_id, q->crid) != 0)
+      ll_corr_note(t->inferred, &t->n_inferred, "seen-once",
+                   "seq %ld %s: %s logs its client request ID as \"%s\" "
+                   "(the same GUID up to case and blanks: counted as it)",
+                   q->seq, q->operation, source(logs, r, src, sizeof src),
+                   r->client_request_id);
+    ll_corr_tgt k = ll_corr_target_of(g, r, container);
+    if (k == LL_TGT_OTHER) {
+      ll_corr_note(t->contradictions, &t->n_contra, "target",
+                   "seq %ld %s: the record with its client request ID (%s) "
+                   "is for %s%s, not the run's %s%s",
+                   q->seq, q->operation, source(logs, r, src, sizeof src),
+                   r->host, r->path, g->host,
+                   container ? g->container : g->blob);
+      continue;
     }
+    if (k != LL_TGT_OK) {
+      ll_corr_note(t->missing, &t->n_missing, "target",
+                   "seq %ld %s: the record with its client request ID (%s) "
+                   "%s: whether it is for the run's blob is unknown",
+                   q->seq, q->operation, source(logs, r, src, sizeof src),
+                   ll_corr_tgt_problem(k));
+      continue;
+    }
+    if (q->matches++ == 0)
+      q->rec = (long)i;
+  }
   int unknown = is(q->outcome, "UNKNOWN") || is(q->outcome, "OPEN");
   if (is(q->outcome, "NOT_SENT")) {
-    if (q->matches > 0)
+    if (any > 0)
       ll_corr_note(t->contradictions, &t->n_contra, "seen-once",
                    "seq %ld %s was recorded as not sent, yet the service "
                    "logged it (%s)",
                    q->seq, q->operation,
-                   source(logs, &logs->recs[q->rec], src, sizeof src));
+                   source(logs, &logs->recs[any_rec], src, sizeof src));
     return;
   }
   if (q->matches == 0) {
-    if (unknown && (q->t0 < lo || q->t0 > hi))
-      ll_corr_note(t->missing, &t->n_missing, "settled",
-                   "seq %ld %s (%s outcome) falls outside the logs: whether "
-                   "the service processed it stays unknown",
-                   q->seq, q->operation, q->outcome);
-    if (q->t0 < lo || q->t0 > hi)
-      return; /* outside what the logs cover: counted as coverage */
+    if (q->t0 < 0 || q->t0 < lo || q->t0 > hi)
+      ll_corr_note(t->missing, &t->n_missing, "coverage",
+                   "seq %ld %s was sent outside the logs' time span", q->seq,
+                   q->operation);
+    /* never dropped, whatever the logs' span: a request without its
+     * record is missing */
     for (size_t i = 0; q->xreq && i < logs->n; i++)
       if (logs->recs[i].request_id[0] &&
           strcmp(logs->recs[i].request_id, q->xreq) == 0)
@@ -403,16 +447,27 @@ ll_status ll_corr_run(const char *dir, const ll_log_set *logs,
   t.inferred = cJSON_CreateArray();
   const cJSON *ids = cJSON_GetObjectItemCaseSensitive(manifest, "identities");
   t.id_recorded = cJSON_IsObject(ids);
+  ll_corr_target g;
+  ll_corr_target_init(manifest, &g);
   for (size_t i = 0; i < nreq; i++)
-    join_one(logs, manifest, &reqs[i], lo, hi, &t, used);
+    join_one(logs, manifest, &g, &reqs[i], lo, hi, &t, used);
   coverage(logs, reqs, nreq, first_answer, last_start, lo, hi, &t);
   const char *blob = ll_json_str(manifest, "blob_path");
   int64_t margin = (int64_t)opts->margin_s * 1000;
+  char src[320];
   for (size_t i = 0; i < logs->n; i++) {
     const ll_log_rec *r = &logs->recs[i];
-    if (!used[i] && strcmp(r->path, blob) == 0 && r->utc_ms >= first - margin &&
-        r->utc_ms <= last + margin)
+    if (used[i] || r->utc_ms < first - margin || r->utc_ms > last + margin)
+      continue;
+    ll_corr_tgt k = ll_corr_target_of(&g, r, 0);
+    if (k == LL_TGT_OK)
       unrecorded(logs, r, reqs, nreq, &t);
+    else if (k != LL_TGT_OTHER)
+      ll_corr_note(t.missing, &t.n_missing, "target",
+                   "%s %s at %s (%s) %s: whether it changed the run's blob "
+                   "is unknown",
+                   r->operation, r->status, r->time,
+                   source(logs, r, src, sizeof src), ll_corr_tgt_problem(k));
   }
   ll_corr_verdict v = t.n_contra    ? LL_CORR_CONTRADICTED
                       : t.n_missing ? LL_CORR_INCOMPLETE
@@ -431,6 +486,7 @@ ll_status ll_corr_run(const char *dir, const ll_log_set *logs,
                           opts->now_utc ? opts->now_utc : "");
   cJSON_AddStringToObject(res, "verdict", ll_corr_verdict_name(v));
   cJSON_AddStringToObject(res, "blob_path", blob);
+  cJSON_AddStringToObject(res, "account_host", g.host);
   cJSON *w = cJSON_AddObjectToObject(res, "window");
   ll_corr_fmt_time(first, a, sizeof a);
   ll_corr_fmt_time(last, b, sizeof b);
@@ -442,6 +498,9 @@ ll_status ll_corr_run(const char *dir, const ll_log_set *logs,
   ll_corr_fmt_time(hi, b, sizeof b);
   cJSON_AddStringToObject(span, "first_utc", logs->n ? a : "");
   cJSON_AddStringToObject(span, "last_utc", logs->n ? b : "");
+  cJSON_AddStringToObject(span, "basis",
+                          "every record of the given files, whatever its "
+                          "blob or account");
   cJSON_AddBoolToObject(span, "margin_covered",
                         lo <= first - margin && hi >= last + margin);
   cJSON_AddItemToObject(res, "logs", logs_summary(logs));

@@ -75,9 +75,13 @@ int ll_log_put(char *dst, size_t cap, const char *src, size_t len) {
   return 1;
 }
 
-void ll_log_put_path(char *dst, size_t cap, const char *uri, size_t len) {
+void ll_log_put_uri(ll_log_rec *r, const char *uri, size_t len) {
   const char *p = uri, *end = uri + len;
   const char *scheme = NULL;
+  r->host[0] = '\0';
+  if (len == 0)
+    return; /* an empty uri is none */
+  r->has_uri = 1;
   for (const char *q = uri; q + 2 < end; q++)
     if (q[0] == ':' && q[1] == '/' && q[2] == '/') {
       scheme = q;
@@ -87,16 +91,46 @@ void ll_log_put_path(char *dst, size_t cap, const char *uri, size_t len) {
     }
   if (scheme) {
     p = scheme + 3;
+    const char *h = p;
     while (p < end && *p != '/' && *p != '?' && *p != '#')
       p++;
+    (void)ll_log_put(r->host, sizeof r->host, h, (size_t)(p - h));
   }
   const char *e = p;
   while (e < end && *e != '?' && *e != '#')
     e++;
   if (p == e)
-    ll_strlcpy(dst, "/", cap);
+    ll_strlcpy(r->path, "/", sizeof r->path);
   else
-    (void)ll_log_put(dst, cap, p, (size_t)(e - p));
+    (void)ll_log_put(r->path, sizeof r->path, p, (size_t)(e - p));
+}
+
+static int hexval(char c) {
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
+}
+
+int ll_log_pct_decode(const char *src, char *dst, size_t cap) {
+  size_t n = 0;
+  for (const char *p = src; *p; p++) {
+    int c = (unsigned char)*p;
+    if (c == '%') {
+      int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+      if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+        return -1;
+      c = hi * 16 + lo;
+      p += 2;
+    }
+    if (n + 1 >= cap)
+      return -1;
+    dst[n++] = (char)c;
+  }
+  if (cap == 0)
+    return -1;
+  dst[n] = '\0';
+  return 0;
 }
 
 static int digits(const char *s, int n, int *out) {

@@ -155,7 +155,8 @@ static ll_status classic_line(ll_log_set *s, int file, long line, const char *p,
   put_decoded(r->request_id, sizeof r->request_id, &f[F_REQUEST_ID]);
   put_decoded(r->client_request_id, sizeof r->client_request_id,
               &f[F_CLIENT_REQUEST_ID]);
-  ll_log_put_path(r->path, sizeof r->path, f[F_URL].p, f[F_URL].n);
+  if (f[F_URL].n > 0)
+    ll_log_put_uri(r, f[F_URL].p, f[F_URL].n);
   if (want == FIELDS_V2) {
     PUT(r->oid, F_OID);
     PUT(r->tid, F_TID);

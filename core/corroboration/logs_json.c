@@ -39,8 +39,7 @@ static int take_status(char *dst, size_t cap, const cJSON *v) {
 
 static void take_path(ll_log_rec *r, const cJSON *v) {
   if (cJSON_IsString(v) && v->valuestring)
-    ll_log_put_path(r->path, sizeof r->path, v->valuestring,
-                    strlen(v->valuestring));
+    ll_log_put_uri(r, v->valuestring, strlen(v->valuestring));
 }
 
 static ll_status bad(ll_log_set *s, int file, long line, ll_error *err,

@@ -26,6 +26,15 @@ M.OID = {
   stranger = "0e0e0e0e-0000-4000-8000-00000000000e",
 }
 M.ACCOUNT = "myaccount"
+-- The host the service logs in each uri: the run's own account host (its
+-- declared Azure host, else the host it talked to; a replay's placeholder);
+-- a record's own .host wins (a record of another account).
+local function run_host(manifest)
+  local d = manifest.declared_azure_host
+  if d and d ~= cjson.null then return d end
+  return manifest.account_host
+end
+M.run_host = run_host
 
 local OPS = {
   ["Put Blob"] = "PutBlob", ["Get Blob"] = "GetBlob", ["Get Blob Properties"] = "GetBlobProperties",
@@ -86,7 +95,8 @@ function M.records(dir, opts)
             or (r.azure_error_code ~= cjson.null and r.azure_error_code or "ClientOtherError"),
           crid = r.client_request_id,
           reqid = r.x_ms_request_id ~= cjson.null and r.x_ms_request_id or "0f0f0f0f-0000-4000-8000-000000000000",
-          path = path, query = r.operation == "Create Container" and "?restype=container" or "",
+          host = run_host(manifest), path = path,
+          query = r.operation == "Create Container" and "?restype=container" or "",
           oid = M.OID[r.actor_alias] or M.OID.stranger,
           seq = r.seq, operation = r.operation,
         }
@@ -122,7 +132,10 @@ function M.stranger(recs, op, status)
   return r
 end
 
-local function uri(r) return "https://" .. M.ACCOUNT .. ".blob.core.windows.net" .. r.path .. r.query end
+local function uri(r)
+  if r.uri then return r.uri end -- a record's own uri text wins ("" for none)
+  return "https://" .. (r.host or (M.ACCOUNT .. ".blob.core.windows.net")) .. r.path .. r.query
+end
 
 local function diagnostic(r)
   return cjson.encode({

@@ -59,6 +59,8 @@ typedef struct {
   char client_request_id[128];
   char request_id[64]; /* correlationId, or request-id-header (classic) */
   char path[1024];     /* the URI's path, percent-encoding kept, no query */
+  char host[256];      /* the URI's host[:port] as logged ("": none) */
+  int has_uri;         /* the record gave a URI at all */
   char caller_ip[64];
   char auth_type[32];
   char oid[64], tid[64]; /* requester; never copied into evidence */
@@ -97,8 +99,12 @@ void ll_log_pop(ll_log_set *s);
 /* Copies src (len bytes) into a field of cap bytes; 0 when it did not fit
  * (the field then holds "(overlong)", which matches no ID and no path). */
 int ll_log_put(char *dst, size_t cap, const char *src, size_t len);
-/* The path of a URI ("https://host/c/b?q" or "/c/b?q"), into dst. */
-void ll_log_put_path(char *dst, size_t cap, const char *uri, size_t len);
+/* The host and the path of a URI ("https://host/c/b?q" or "/c/b?q": no
+ * host), into r->host and r->path; marks r->has_uri. */
+void ll_log_put_uri(ll_log_rec *r, const char *uri, size_t len);
+/* Strict percent-decoding of src into dst (cap bytes): 0 on success, -1
+ * for a malformed escape ("%", "%4", "%zz"), a decoded NUL, or overflow. */
+int ll_log_pct_decode(const char *src, char *dst, size_t cap);
 /* Completes a record: parses its time, derives a missing category, and
  * checks it holds a time, an operation and a status; else LL_E_USAGE
  * naming the file and line. */
