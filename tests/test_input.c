@@ -179,7 +179,28 @@ static void test_read_into(void) {
   CHECK_INT(len, 0);
 }
 
+/* ll_buf_printf appends the whole text however long it is: the two
+ * printers it replaced cut at 1024 and 2048 bytes without a word. */
+static void test_buf_printf(void) {
+  ll_buf b = {0};
+  char big[5000];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  ll_buf_printf(&b, "<%s>", "a");
+  ll_buf_printf(&b, "%s|%d", big, 42);
+  CHECK(!b.oom);
+  CHECK_INT(b.n, 3 + 4999 + 3);
+  CHECK(b.p && strncmp(b.p, "<a>xxx", 6) == 0);
+  CHECK(b.p && strcmp(b.p + b.n - 3, "|42") == 0);
+  CHECK_INT(strlen(b.p), b.n);
+  free(b.p);
+  ll_buf dead = {.oom = 1};
+  ll_buf_printf(&dead, "%s", "ignored");
+  CHECK(dead.p == NULL && dead.n == 0);
+}
+
 int main(void) {
+  test_buf_printf();
   char *d = ll_test_tmpdir();
   CHECK(d != NULL);
   if (!d)

@@ -215,6 +215,25 @@ void ll_buf_put(ll_buf *b, const char *s, size_t n) {
   b->p[b->n] = '\0';
 }
 
+void ll_buf_printf(ll_buf *b, const char *fmt, ...) {
+  if (b->oom)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    b->oom = 1;
+    return;
+  }
+  if (!ll_buf_reserve(b, (size_t)n))
+    return;
+  va_start(ap, fmt);
+  vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->n += (size_t)n;
+}
+
 ll_status ll_buf_read_file(ll_buf *b, const char *path, size_t max) {
   FILE *f = path ? fopen(path, "rb") : NULL;
   if (!f)

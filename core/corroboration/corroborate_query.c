@@ -5,8 +5,6 @@
 #include "corroborate_load.h"
 #include "log_rec.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,17 +13,6 @@
 
 void ll_corr_fmt_time(int64_t ms, char *buf, size_t cap) {
   ll_clock_format_utc(ms, buf, (unsigned)cap);
-}
-
-static void put(ll_buf *b, const char *fmt, ...) LL_PRINTF(2, 3);
-static void put(ll_buf *b, const char *fmt, ...) {
-  char tmp[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n > 0)
-    ll_buf_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
 /* A KQL string literal: only [A-Za-z0-9-_./:%~] pass, anything else makes
@@ -97,36 +84,41 @@ ll_status ll_corr_query(const char *dir, int margin_s, ll_buf *out,
   const char *blob = ll_json_str(manifest, "blob_path");
   const char *run = ll_json_pstr(manifest, "run_id");
   account_of(ll_json_str(manifest, "account_host"), acct, sizeof acct);
-  put(out, "# leaselua corroborate: the service's logs of run %s\n", run);
-  put(out,
+  ll_buf_printf(out, "# leaselua corroborate: the service's logs of run %s\n",
+                run);
+  ll_buf_printf(
+      out,
       "# blob: %s\n# window: %s .. %s; queried with a margin of %d s: "
       "%s .. %s\n",
       blob, a, b, margin_s, ws, we);
-  put(out, "#\n# 1. Log Analytics (a diagnostic setting sending to a "
-           "workspace): save the KQL\n#    between the markers as "
-           "corroborate.kql, then run\n");
-  put(out,
-      "az monitor log-analytics query --workspace "
-      "\"$LOG_ANALYTICS_WORKSPACE_ID\" --analytics-query \"$(cat "
-      "corroborate.kql)\" --timespan \"%s/%s\" --output json > "
-      "storageblob-logs.json\n",
-      ws, we);
-  put(out, "# --- corroborate.kql ---\nStorageBlobLogs\n");
-  put(out, "| where TimeGenerated between (datetime(%s) .. datetime(%s))\n", ws,
+  ll_buf_printf(out, "#\n# 1. Log Analytics (a diagnostic setting sending to a "
+                     "workspace): save the KQL\n#    between the markers as "
+                     "corroborate.kql, then run\n");
+  ll_buf_printf(out,
+                "az monitor log-analytics query --workspace "
+                "\"$LOG_ANALYTICS_WORKSPACE_ID\" --analytics-query \"$(cat "
+                "corroborate.kql)\" --timespan \"%s/%s\" --output json > "
+                "storageblob-logs.json\n",
+                ws, we);
+  ll_buf_printf(out, "# --- corroborate.kql ---\nStorageBlobLogs\n");
+  ll_buf_printf(
+      out, "| where TimeGenerated between (datetime(%s) .. datetime(%s))\n", ws,
       we);
-  put(out, "| where Uri contains \"%s\"", kql_safe(blob) ? blob : "");
+  ll_buf_printf(out, "| where Uri contains \"%s\"", kql_safe(blob) ? blob : "");
   int crids = 0;
   cJSON_ArrayForEach(row, rows) {
     const char *rec = ll_json_str(row, "record");
     const char *c = ll_json_str(row, "client_request_id");
     if (!rec || strcmp(rec, "intent") || !kql_safe(c))
       continue;
-    put(out, crids++ ? ",\n    \"%s\"" : " or ClientRequestId in (\n    \"%s\"",
+    ll_buf_printf(
+        out, crids++ ? ",\n    \"%s\"" : " or ClientRequestId in (\n    \"%s\"",
         c);
   }
-  put(out, "%s\n", crids ? ")" : "");
-  put(out, "| project %s\n| order by TimeGenerated asc\n", columns);
-  put(out, "# --- end ---\n#\n# 2. A diagnostic setting archiving to a "
+  ll_buf_printf(out, "%s\n", crids ? ")" : "");
+  ll_buf_printf(out, "| project %s\n| order by TimeGenerated asc\n", columns);
+  ll_buf_printf(
+      out, "# --- end ---\n#\n# 2. A diagnostic setting archiving to a "
            "storage account writes JSON lines, one\n#    blob per category "
            "and hour, under these prefixes (fill in the IDs):\n");
   static const char *const cats[] = {"storageread", "storagewrite",
@@ -135,14 +127,16 @@ ll_status ll_corr_query(const char *dir, int margin_s, ll_buf *out,
     char t[40];
     ll_corr_fmt_time(h * 3600000, t, sizeof t);
     for (int c = 0; c < 3; c++)
-      put(out,
+      ll_buf_printf(
+          out,
           "insights-logs-%s/resourceId=/SUBSCRIPTIONS/<SUBSCRIPTION-ID>/"
           "RESOURCEGROUPS/<RESOURCE-GROUP>/PROVIDERS/MICROSOFT.STORAGE/"
           "STORAGEACCOUNTS/%s/BLOBSERVICES/DEFAULT/y=%.4s/m=%.2s/d=%.2s/"
           "h=%.2s/m=00/PT1H.json\n",
           cats[c], acct, t, t + 5, t + 8, t + 11);
   }
-  put(out,
+  ll_buf_printf(
+      out,
       "#\n# 3. Classic Storage Analytics logging (version 2.0 records "
       "the requester's\n#    object and tenant IDs): $logs/blob/"
       "YYYY/MM/DD/hhmm/ of the same hours.\n#\n# then: leaselua "

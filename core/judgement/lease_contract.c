@@ -3,7 +3,6 @@
  * cell, and the Markdown rendering that docs/LEASE_CONTRACT.md must equal. */
 #include "lease_contract.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -96,41 +95,6 @@ ll_lease_verdict ll_lease_contract_judge(const ll_lease_cell *cell,
 
 /* ---- Markdown ------------------------------------------------------- */
 
-typedef struct {
-  char *p;
-  size_t len, cap;
-  int failed;
-} buf;
-
-static void put(buf *b, const char *fmt, ...) {
-  if (b->failed)
-    return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) {
-    b->failed = 1;
-    return;
-  }
-  if (b->len + (size_t)n + 1 > b->cap) {
-    size_t cap = (b->cap ? b->cap : 4096);
-    while (cap < b->len + (size_t)n + 1)
-      cap *= 2;
-    char *p = ll_realloc(b->p, cap);
-    if (!p) {
-      b->failed = 1;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  va_start(ap, fmt);
-  vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  b->len += (size_t)n;
-}
-
 static const char *check_name(ll_lease_check c) {
   switch (c) {
   case LL_CHECK_PAGE:
@@ -141,45 +105,46 @@ static const char *check_name(ll_lease_check c) {
   return "not confirmed";
 }
 
-static void put_outcome(buf *b, const ll_lease_outcome *o) {
+static void put_outcome(ll_buf *b, const ll_lease_outcome *o) {
   if (o->status)
-    put(b, "%ld ", o->status);
+    ll_buf_printf(b, "%ld ", o->status);
   if (o->family)
-    put(b, "(%s) ", o->family);
-  put(b, "%s", o->state_after ? o->state_after : "?");
+    ll_buf_printf(b, "(%s) ", o->family);
+  ll_buf_printf(b, "%s", o->state_after ? o->state_after : "?");
   if (o->holder)
-    put(b, " (%s)", o->holder);
+    ll_buf_printf(b, " (%s)", o->holder);
 }
 
-static void put_grid(buf *b, const char *title, ll_lease_op first,
+static void put_grid(ll_buf *b, const char *title, ll_lease_op first,
                      ll_lease_op last) {
-  put(b, "\n## %s\n\n| attempt |", title);
+  ll_buf_printf(b, "\n## %s\n\n| attempt |", title);
   for (int s = 0; s < LL_LS_COUNT; s++)
-    put(b, " %s |", state_names[s]);
-  put(b, "\n|---|");
+    ll_buf_printf(b, " %s |", state_names[s]);
+  ll_buf_printf(b, "\n|---|");
   for (int s = 0; s < LL_LS_COUNT; s++)
-    put(b, "---|");
-  put(b, "\n");
+    ll_buf_printf(b, "---|");
+  ll_buf_printf(b, "\n");
   for (int op = first; op <= (int)last; op++) {
-    put(b, "| %s |", op_names[op]);
+    ll_buf_printf(b, "| %s |", op_names[op]);
     for (int s = 0; s < LL_LS_COUNT; s++) {
       const ll_lease_cell *c =
           ll_lease_contract_cell((ll_lease_state)s, (ll_lease_op)op);
-      put(b, " ");
+      ll_buf_printf(b, " ");
       for (int i = 0; c && i < c->n_outcomes; i++) {
         if (i)
-          put(b, " **or** ");
+          ll_buf_printf(b, " **or** ");
         put_outcome(b, &c->outcome[i]);
       }
-      put(b, "%s |", c && c->condition[0] ? " *" : "");
+      ll_buf_printf(b, "%s |", c && c->condition[0] ? " *" : "");
     }
-    put(b, "\n");
+    ll_buf_printf(b, "\n");
   }
 }
 
 char *ll_lease_contract_markdown(void) {
-  buf b = {0};
-  put(&b, "# The documented lease contract\n\n"
+  ll_buf b = {0};
+  ll_buf_printf(
+      &b, "# The documented lease contract\n\n"
           "Generated from core/judgement/lease_contract_table.c by "
           "`build/test_lease_contract --write` (run in the source tree); "
           "the ctest test_lease_contract fails when this file differs from "
@@ -201,10 +166,11 @@ char *ll_lease_contract_markdown(void) {
           "establish them (NOT_REACHED when it cannot).\n");
   put_grid(&b, USE_TITLE, LL_LO_WRITE_A, LL_LO_READ_NONE);
   put_grid(&b, OPS_TITLE, LL_LO_ACQUIRE_NONE, LL_LO_EXPIRE);
-  put(&b, "\n## Sources\n\n");
+  ll_buf_printf(&b, "\n## Sources\n\n");
   for (const ll_lease_source *s = ll_lease_sources; s->id; s++)
-    put(&b, "- `%s`: %s, <%s>\n", s->id, s->title, s->url);
-  put(&b, "\n## Cells\n\nChecked: `page text` (the cell's wording was read "
+    ll_buf_printf(&b, "- `%s`: %s, <%s>\n", s->id, s->title, s->url);
+  ll_buf_printf(
+      &b, "\n## Cells\n\nChecked: `page text` (the cell's wording was read "
           "in the cited page's text during review), `not confirmed` (the "
           "reviewer's reading, not seen in page text). The Lease Blob "
           "cells were read in the page's Markdown source, "
@@ -219,15 +185,16 @@ char *ll_lease_contract_markdown(void) {
     const ll_lease_cell *c = &ll_lease_cells[i];
     for (int k = 0; k < c->n_outcomes; k++) {
       const ll_lease_outcome *o = &c->outcome[k];
-      put(&b, "| %s | %s | ", state_names[c->state], op_names[c->op]);
+      ll_buf_printf(&b, "| %s | %s | ", state_names[c->state], op_names[c->op]);
       put_outcome(&b, o);
-      put(&b, " | %s | %s | %s | ", o->source, o->section, o->source_text);
+      ll_buf_printf(&b, " | %s | %s | %s | ", o->source, o->section,
+                    o->source_text);
       for (int j = 0; j < 2 && c->condition[j]; j++)
-        put(&b, "%s%s", j ? "; " : "", c->condition[j]);
-      put(&b, " | %s |\n", check_name(o->check));
+        ll_buf_printf(&b, "%s%s", j ? "; " : "", c->condition[j]);
+      ll_buf_printf(&b, " | %s |\n", check_name(o->check));
     }
   }
-  if (b.failed) {
+  if (b.oom) {
     ll_free(b.p);
     return NULL;
   }

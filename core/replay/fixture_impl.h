@@ -67,6 +67,5 @@ int fx_parse_utc(const char *s, int64_t *ms);
 /* Growing text buffer for diffs and printing. */
 typedef ll_buf fx_buf;
 void fx_puts(fx_buf *b, const char *s);
-void fx_printf(fx_buf *b, const char *fmt, ...) LL_PRINTF(2, 3);
 
 #endif

@@ -99,13 +99,13 @@ static void show_lease(const replay *r, const char *av, const char *ev,
 
 static void diff_line(fx_buf *b, const char *e, const char *a) {
   if (e && a && strcmp(e, a) == 0) {
-    fx_printf(b, "\n    %s", e);
+    ll_buf_printf(b, "\n    %s", e);
     return;
   }
   if (e)
-    fx_printf(b, "\n  - %s", e);
+    ll_buf_printf(b, "\n  - %s", e);
   if (a)
-    fx_printf(b, "\n  + %s", a);
+    ll_buf_printf(b, "\n  + %s", a);
 }
 
 /* The request as diff lines; x NULL: only the actual side. */
@@ -160,7 +160,8 @@ static ll_status mismatch(replay *r, const fx_req *a, ll_error *err) {
             "hidden retry, or an added step?)",
             no, al, r->f.n, r->file);
     fx_puts(&b, r->failure.message);
-    fx_printf(&b, "\n  +++ actual: request #%zu, with no exchange left", no);
+    ll_buf_printf(&b, "\n  +++ actual: request #%zu, with no exchange left",
+                  no);
     diff(r, NULL, a, &b);
     return fail(r, &b, err);
   }
@@ -170,8 +171,8 @@ static ll_status mismatch(replay *r, const fx_req *a, ll_error *err) {
           "(%.100s) of %s",
           no, al, no, el, r->file);
   fx_puts(&b, r->failure.message);
-  fx_printf(&b, "\n  --- expected: exchange #%zu of %s", no, r->file);
-  fx_printf(&b, "\n  +++ actual: request #%zu", no);
+  ll_buf_printf(&b, "\n  --- expected: exchange #%zu of %s", no, r->file);
+  ll_buf_printf(&b, "\n  +++ actual: request #%zu", no);
   diff(r, &r->f.x[r->next], a, &b);
   return fail(r, &b, err);
 }
@@ -300,8 +301,8 @@ static ll_status replay_finish(ll_transport *t, ll_error *err) {
     const char *act =
         ll_headers_get(&r->f.x[i].req.headers, "x-ms-lease-action");
     fx_req_line(&r->f.x[i].req, line, sizeof line);
-    fx_printf(&b, "\n  - #%zu %s%s%s", i + 1, line, act ? " lease-action " : "",
-              act ? act : "");
+    ll_buf_printf(&b, "\n  - #%zu %s%s%s", i + 1, line,
+                  act ? " lease-action " : "", act ? act : "");
   }
   return fail(r, &b, err);
 }

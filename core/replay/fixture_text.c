@@ -3,7 +3,6 @@
  * writes fixtures as JSON.stringify(v, null, 2) does. */
 #include <ctype.h>
 #include <openssl/evp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,16 +13,6 @@
 
 void fx_puts(fx_buf *b, const char *s) {
   ll_buf_put(b, s, strlen(s));
-}
-
-void fx_printf(fx_buf *b, const char *fmt, ...) {
-  char tmp[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n > 0)
-    ll_buf_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
 /* ---- small formats ----------------------------------------------------- */

@@ -116,6 +116,9 @@ typedef struct {
 /* Room for n more bytes and the NUL: 1, or 0 with oom set once and for all. */
 int ll_buf_reserve(ll_buf *b, size_t n);
 void ll_buf_put(ll_buf *b, const char *s, size_t n);
+/* Appends the formatted text whole, however long; a format error sets oom
+ * as a failed allocation does, so nothing is ever silently cut. */
+void ll_buf_printf(ll_buf *b, const char *fmt, ...) LL_PRINTF(2, 3);
 /* Appends the whole file at path to b (b->p is then allocated, even for an
  * empty file). LL_E_IO when it cannot be opened or read, LL_E_TOO_LARGE
  * once b would pass max bytes, LL_E_NOMEM. err is not filled: each caller
