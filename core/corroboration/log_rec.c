@@ -210,7 +210,7 @@ int ll_log_is_read(const char *op) {
   return AMONG(op, reads);
 }
 
-ll_status ll_log_finish(ll_log_set *s, ll_log_rec *r, ll_error *err) {
+static ll_status complete(ll_log_set *s, ll_log_rec *r, ll_error *err) {
   const char *name =
       r->file >= 0 && r->file < s->nfiles ? s->files[r->file] : "log";
   const char *missing = !r->time[0]        ? "time"
@@ -229,4 +229,11 @@ ll_status ll_log_finish(ll_log_set *s, ll_log_rec *r, ll_error *err) {
   if (!r->category[0] && cat)
     ll_strlcpy(r->category, cat, sizeof r->category);
   return LL_OK;
+}
+
+ll_status ll_log_finish(ll_log_set *s, ll_log_rec *r, ll_error *err) {
+  ll_status st = complete(s, r, err);
+  if (st != LL_OK)
+    ll_log_pop(s);
+  return st;
 }

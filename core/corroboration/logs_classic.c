@@ -161,10 +161,7 @@ static ll_status classic_line(ll_log_set *s, int file, long line, const char *p,
     PUT(r->oid, F_OID);
     PUT(r->tid, F_TID);
   }
-  ll_status st = ll_log_finish(s, r, err);
-  if (st != LL_OK)
-    ll_log_pop(s);
-  return st;
+  return ll_log_finish(s, r, err);
 }
 
 ll_status ll_log_parse_classic(ll_log_set *s, int file, const char *buf,

@@ -79,10 +79,7 @@ static ll_status diagnostic_record(ll_log_set *s, int file, long line,
   take(r->tid, sizeof r->tid, get(req, "tenantId"));
   take(r->client_request_id, sizeof r->client_request_id,
        get(get(o, "properties"), "clientRequestId"));
-  ll_status st = ll_log_finish(s, r, err);
-  if (st != LL_OK)
-    ll_log_pop(s);
-  return st;
+  return ll_log_finish(s, r, err);
 }
 
 ll_status ll_log_parse_diagnostic(ll_log_set *s, int file, const char *buf,
@@ -159,10 +156,7 @@ static ll_status analytics_record(ll_log_set *s, int file, long item,
   take(r->oid, sizeof r->oid, get(o, "RequesterObjectId"));
   take(r->tid, sizeof r->tid, get(o, "RequesterTenantId"));
   take_path(r, get(o, "Uri"));
-  ll_status st = ll_log_finish(s, r, err);
-  if (st != LL_OK)
-    ll_log_pop(s);
-  return st;
+  return ll_log_finish(s, r, err);
 }
 
 ll_status ll_log_parse_analytics(ll_log_set *s, int file, const char *buf,

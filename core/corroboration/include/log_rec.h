@@ -105,9 +105,9 @@ void ll_log_put_uri(ll_log_rec *r, const char *uri, size_t len);
 /* Strict percent-decoding of src into dst (cap bytes): 0 on success, -1
  * for a malformed escape ("%", "%4", "%zz"), a decoded NUL, or overflow. */
 int ll_log_pct_decode(const char *src, char *dst, size_t cap);
-/* Completes a record: parses its time, derives a missing category, and
- * checks it holds a time, an operation and a status; else LL_E_USAGE
- * naming the file and line. */
+/* Completes r, the record just pushed: parses its time, derives a missing
+ * category, and checks it holds a time, an operation and a status; else
+ * drops r from s and returns LL_E_USAGE naming the file and line. */
 ll_status ll_log_finish(ll_log_set *s, ll_log_rec *r, ll_error *err);
 
 #endif
