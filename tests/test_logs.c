@@ -71,6 +71,11 @@ static void test_classic(void) {
   ll_log_set b = {0};
   CHECK_INT(parse(&b, CLASSIC_V2 ";extra\n"), LL_E_USAGE);
   ll_log_set_free(&b);
+  /* the shared line reader: a BOM and CRLF line ends, blank lines skipped */
+  ll_log_set c = {0};
+  CHECK_INT(parse(&c, "\xEF\xBB\xBF" CLASSIC_V2 "\r\n\r\n" CLASSIC_V2), LL_OK);
+  CHECK_INT(c.n, 2);
+  ll_log_set_free(&c);
 }
 
 static void test_json(void) {

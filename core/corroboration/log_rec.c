@@ -237,3 +237,32 @@ ll_status ll_log_finish(ll_log_set *s, ll_log_rec *r, ll_error *err) {
     ll_log_pop(s);
   return st;
 }
+
+ll_status ll_log_lines(ll_log_set *s, int file, const char *buf, size_t n,
+                       int trim_blanks, ll_log_line_fn fn, ll_error *err) {
+  const char *p = buf, *end = buf + n;
+  long line = 0;
+  if (end - p >= 3 && (unsigned char)p[0] == 0xEF &&
+      (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF)
+    p += 3;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t len = (size_t)((nl ? nl : end) - p);
+    line++;
+    while (len && (p[len - 1] == '\r' ||
+                   (trim_blanks && (p[len - 1] == ' ' || p[len - 1] == '\t'))))
+      len--;
+    if (len > LL_LOG_LINE_MAX)
+      return ll_fail(err, LL_E_USAGE, "%s: line %ld: longer than 64 KiB",
+                     s->files[file], line);
+    if (len > 0) {
+      ll_status st = fn(s, file, line, p, len, err);
+      if (st != LL_OK)
+        return st;
+    }
+    p = nl ? nl + 1 : end;
+  }
+  if (s->file_records[file] == 0)
+    return ll_fail(err, LL_E_USAGE, "%s: no records", s->files[file]);
+  return LL_OK;
+}

@@ -166,26 +166,5 @@ static ll_status classic_line(ll_log_set *s, int file, long line, const char *p,
 
 ll_status ll_log_parse_classic(ll_log_set *s, int file, const char *buf,
                                size_t n, ll_error *err) {
-  const char *p = buf, *end = buf + n;
-  long line = 0;
-  while (p < end) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    const char *e = nl ? nl : end;
-    size_t len = (size_t)(e - p);
-    line++;
-    if (len && p[len - 1] == '\r')
-      len--;
-    if (len > LL_LOG_LINE_MAX)
-      return ll_fail(err, LL_E_USAGE, "%s: line %ld longer than 64 KiB",
-                     s->files[file], line);
-    if (len > 0) {
-      ll_status st = classic_line(s, file, line, p, len, err);
-      if (st != LL_OK)
-        return st;
-    }
-    p = nl ? nl + 1 : end;
-  }
-  if (s->file_records[file] == 0)
-    return ll_fail(err, LL_E_USAGE, "%s: no records", s->files[file]);
-  return LL_OK;
+  return ll_log_lines(s, file, buf, n, 0, classic_line, err);
 }

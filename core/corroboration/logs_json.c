@@ -82,48 +82,27 @@ static ll_status diagnostic_record(ll_log_set *s, int file, long line,
   return ll_log_finish(s, r, err);
 }
 
+static ll_status diagnostic_line(ll_log_set *s, int file, long line,
+                                 const char *p, size_t len, ll_error *err) {
+  const char *stop = NULL;
+  unsigned long mark = ll_alloc_failures();
+  cJSON *o = cJSON_ParseWithLengthOpts(p, len, &stop, 0);
+  if (!o && ll_alloc_failed_since(mark))
+    return ll_fail(err, LL_E_NOMEM, "out of memory reading %s", s->files[file]);
+  if (!o)
+    return bad(s, file, line, err, "not JSON (truncated or malformed record)");
+  while (stop && stop < p + len && (*stop == ' ' || *stop == '\t'))
+    stop++;
+  ll_status st = stop != p + len ? bad(s, file, line, err,
+                                       "text after the record's JSON object")
+                                 : diagnostic_record(s, file, line, o, err);
+  cJSON_Delete(o);
+  return st;
+}
+
 ll_status ll_log_parse_diagnostic(ll_log_set *s, int file, const char *buf,
                                   size_t n, ll_error *err) {
-  const char *p = buf, *end = buf + n;
-  long line = 0;
-  if (end - p >= 3 && (unsigned char)p[0] == 0xEF &&
-      (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF)
-    p += 3;
-  while (p < end) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    const char *e = nl ? nl : end;
-    line++;
-    size_t len = (size_t)(e - p);
-    while (len &&
-           (p[len - 1] == '\r' || p[len - 1] == ' ' || p[len - 1] == '\t'))
-      len--;
-    if (len > LL_LOG_LINE_MAX)
-      return bad(s, file, line, err, "line longer than 64 KiB");
-    if (len > 0) {
-      const char *stop = NULL;
-      unsigned long mark = ll_alloc_failures();
-      cJSON *o = cJSON_ParseWithLengthOpts(p, len, &stop, 0);
-      if (!o && ll_alloc_failed_since(mark))
-        return ll_fail(err, LL_E_NOMEM, "out of memory reading %s",
-                       s->files[file]);
-      if (!o)
-        return bad(s, file, line, err,
-                   "not JSON (truncated or malformed record)");
-      while (stop && stop < p + len && (*stop == ' ' || *stop == '\t'))
-        stop++;
-      ll_status st =
-          stop != p + len
-              ? bad(s, file, line, err, "text after the record's JSON object")
-              : diagnostic_record(s, file, line, o, err);
-      cJSON_Delete(o);
-      if (st != LL_OK)
-        return st;
-    }
-    p = nl ? nl + 1 : end;
-  }
-  if (s->file_records[file] == 0)
-    return ll_fail(err, LL_E_USAGE, "%s: no records", s->files[file]);
-  return LL_OK;
+  return ll_log_lines(s, file, buf, n, 1, diagnostic_line, err);
 }
 
 /* One StorageBlobLogs row as az prints it: an object keyed by column. */

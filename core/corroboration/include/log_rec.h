@@ -105,6 +105,16 @@ void ll_log_put_uri(ll_log_rec *r, const char *uri, size_t len);
 /* Strict percent-decoding of src into dst (cap bytes): 0 on success, -1
  * for a malformed escape ("%", "%4", "%zz"), a decoded NUL, or overflow. */
 int ll_log_pct_decode(const char *src, char *dst, size_t cap);
+/* One line of a line-oriented log (classic text, diagnostic JSON lines):
+ * its number from 1 and its text without the line end. */
+typedef ll_status (*ll_log_line_fn)(ll_log_set *s, int file, long line,
+                                    const char *p, size_t len, ll_error *err);
+/* Calls fn for every non-empty line of buf, after a UTF-8 BOM, with a
+ * trailing CR (and, when trim_blanks, trailing spaces and tabs) removed.
+ * LL_E_USAGE naming the file and line for a line over LL_LOG_LINE_MAX, and
+ * naming the file when it held no records; else fn's first failure. */
+ll_status ll_log_lines(ll_log_set *s, int file, const char *buf, size_t n,
+                       int trim_blanks, ll_log_line_fn fn, ll_error *err);
 /* Completes r, the record just pushed: parses its time, derives a missing
  * category, and checks it holds a time, an operation and a status; else
  * drops r from s and returns LL_E_USAGE naming the file and line. */
