@@ -94,7 +94,7 @@ static void test_statement(void) {
   ll_identity_statement(m, s, sizeof s);
   CHECK_STR(s, "each actor used its own identity (A 1111111111111111, B "
                "2222222222222222, operator 3333333333333333, observer "
-               "3333333333333333)");
+               "3333333333333333 (operator's: the observer only reads))");
   cJSON_Delete(m);
   /* one credential for everyone: the plain statement */
   m = manifest("1111111111111111", "1111111111111111", "1111111111111111",

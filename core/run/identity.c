@@ -104,6 +104,17 @@ int ll_identity_shared(const cJSON *ids) {
   return n < 2;
 }
 
+/* The actor other than the observer whose fingerprint is fp, or NULL: the
+ * observer may share one by design, and the statement says whose. */
+static const char *holder_of(const cJSON *ids, const char *fp) {
+  for (const cJSON *a = fp ? ids->child : NULL; a; a = a->next) {
+    const char *f = entry_str(a, "fingerprint");
+    if (!is_observer(a) && f && strcmp(f, fp) == 0)
+      return a->string;
+  }
+  return NULL;
+}
+
 /* Appends s to buf (cap), cut when full. */
 static void put(char *buf, size_t cap, const char *s) {
   size_t n = strlen(buf);
@@ -157,11 +168,16 @@ void ll_identity_statement(const cJSON *m, char *buf, size_t cap) {
   }
   int k = 0;
   for (const cJSON *a = ids->child; a; a = a->next) {
-    char part[64];
+    char part[128];
+    const char *fp = entry_str(a, "fingerprint");
+    const char *twin = is_observer(a) ? holder_of(ids, fp) : NULL;
     snprintf(part, sizeof part, "%s%.16s %.16s", k++ ? ", " : "", a->string,
-             entry_str(a, "fingerprint") ? entry_str(a, "fingerprint")
-                                         : "unknown");
+             fp ? fp : "unknown");
     put(buf, cap, part);
+    if (twin) {
+      snprintf(part, sizeof part, " (%.16s's: the observer only reads)", twin);
+      put(buf, cap, part);
+    }
   }
   put(buf, cap, ")");
 }
