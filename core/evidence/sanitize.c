@@ -209,6 +209,7 @@ typedef struct {
   char needed[64];
   const char *const *ids, *const *aliases;
   size_t n;
+  size_t id_min; /* the fewest bytes an ID match spans (its non-hyphens) */
   int share;
 } scrub_ctx;
 
@@ -237,6 +238,16 @@ static void scrub_init(scrub_ctx *x, const char *const *ids,
     }
   }
   x->needed[quick ? m : 0] = '\0';
+  /* match_id takes one byte of s for each non-hyphen byte of the ID (an ID
+   * of hyphens alone never matches): a shorter value holds no ID */
+  x->id_min = (size_t)-1;
+  for (size_t k = 0; k < n; k++) {
+    size_t d = 0;
+    for (const char *p = ids[k]; *p; p++)
+      d += *p != '-';
+    if (d && d < x->id_min)
+      x->id_min = d;
+  }
   x->ids = ids;
   x->aliases = aliases;
   x->n = n;
@@ -251,12 +262,15 @@ static char *scrub(const char *s, const scrub_ctx *x, int *same) {
   const char *const *ids = x->ids, *const *aliases = x->aliases;
   size_t n = x->n;
   sbuf b = {0};
+  size_t len = strlen(s), i = 0, from = 0;
   *same = 0;
-  if (x->needed[0] && !strpbrk(s, x->needed)) {
+  /* Too short for an ID, a sig= value needs '=' and a bearer token a
+   * space or tab: most values hold none of these. */
+  if ((len < x->id_min && !strpbrk(s, "= \t")) ||
+      (x->needed[0] && !strpbrk(s, x->needed))) {
     *same = 1;
     return NULL;
   }
-  size_t len = strlen(s), i = 0, from = 0;
   while (i < len && !b.oom) {
     const char *alias;
     size_t keep = 0, end = 0;
