@@ -268,7 +268,7 @@ if cg and cg.ir and cg.ir.ll_run_request then
     cg.requests, req / cg.requests / 1000,
     cg.ir.ll_ledger_append_row and string.format("%.1f%%", 100 * cg.ir.ll_ledger_append_row / req) or "n/a",
     cg.ir.ll_ledger_seal_spans and string.format("%.0f%%", 100 * (cg.ir.ll_ledger_seal_spans - sha) / req) or "n/a",
-    share("ll_sanitize_row_shared"), share("ll_ledger_scan_line"), 100 * sha / req, share("http_exchange"),
+    share("ll_sanitize_row_in_place"), share("ll_ledger_scan_line"), 100 * sha / req, share("http_exchange"),
     share("ll_model_apply"), share("ll_row_outcome"), share("ll_row_intent"), share("ll_lua_push_json"))
 end
 p("")

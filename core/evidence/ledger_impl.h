@@ -20,9 +20,10 @@
 
 /* The protected line's members as printed (the item, and where its
  * ',"key":value' lies in the line), so that the export line printed next,
- * from a copy that borrows the protected row's keys and unchanged strings
- * (ll_sanitize_row_shared), copies the bytes of every member it shares
- * instead of printing it again. Members past LL_SEAL_SPANS are printed. */
+ * from the same tree sanitized in place (ll_sanitize_row_in_place: a
+ * member it keeps is the same node, one it replaces is a new node under
+ * the same key), copies the bytes of every member the two share instead
+ * of printing it again. Members past LL_SEAL_SPANS are printed. */
 #define LL_SEAL_SPANS 96
 typedef struct {
   const cJSON *item[LL_SEAL_SPANS];

@@ -405,6 +405,88 @@ cJSON *ll_sanitize_row_shared(const cJSON *row, const char *const *ids,
   return sanitize_row(row, ids, aliases, n, 1);
 }
 
+/* c leaves the tree for the caller's *dead chain (linked by next; one
+ * cJSON_Delete frees the chain), untouched otherwise. */
+static void bury(cJSON **dead, cJSON *c) {
+  c->prev = NULL;
+  c->next = *dead;
+  *dead = c;
+}
+
+/* n takes c's place (and key) in parent's list, as
+ * cJSON_ReplaceItemViaPointer links it, but c is buried, not deleted: the
+ * key stays readable in c and is freed with n. */
+static void take_place(cJSON *parent, cJSON *c, cJSON *n, cJSON **dead) {
+  n->string = c->string;
+  n->type = (n->type & ~cJSON_StringIsConst) | (c->type & cJSON_StringIsConst);
+  c->type |= cJSON_StringIsConst;
+  n->next = c->next;
+  n->prev = c->prev;
+  if (n->next)
+    n->next->prev = n;
+  if (parent->child == c) {
+    if (c->prev == c)
+      n->prev = n;
+    parent->child = n;
+  } else {
+    n->prev->next = n;
+    if (!n->next)
+      parent->child->prev = n;
+  }
+  bury(dead, c);
+}
+
+static int sanitize_in_place(cJSON *item, int top, const scrub_ctx *x,
+                             cJSON **dead) {
+  int is_obj = cJSON_IsObject(item);
+  for (cJSON *c = item->child, *next; c; c = next) {
+    next = c->next;
+    if (is_obj && (!c->string || dropped(c->string, top))) {
+      cJSON_DetachItemViaPointer(item, c);
+      bury(dead, c);
+      continue;
+    }
+    if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+      if (!(c->type & cJSON_IsReference)) {
+        if (!sanitize_in_place(c, 0, x, dead))
+          return 0;
+        continue;
+      }
+      /* a borrowed subtree is not this row's to change: its copy */
+      cJSON *copy = sanitize_item(c, 0, x);
+      if (!copy)
+        return 0;
+      take_place(item, c, copy, dead);
+      continue;
+    }
+    if (!(cJSON_IsString(c) || cJSON_IsRaw(c)) || !c->valuestring)
+      continue; /* numbers, null, booleans: nothing to replace */
+    int same = 0;
+    char *s = scrub(c->valuestring, x, &same);
+    if (same)
+      continue;
+    cJSON *n = !s                  ? NULL
+               : cJSON_IsString(c) ? cJSON_CreateString(s)
+                                   : cJSON_CreateRaw(s);
+    free(s);
+    if (!n)
+      return 0;
+    take_place(item, c, n, dead);
+  }
+  return 1;
+}
+
+int ll_sanitize_row_in_place(cJSON *row, const char *const *ids,
+                             const char *const *aliases, size_t n,
+                             cJSON **dead) {
+  scrub_ctx x;
+  if (!row || !dead || !(cJSON_IsObject(row) || cJSON_IsArray(row)) ||
+      (row->type & cJSON_IsReference))
+    return 0;
+  scrub_init(&x, ids, aliases, n, 0);
+  return sanitize_in_place(row, 1, &x, dead);
+}
+
 /* How common a byte is in a ledger line (lowercase words and keys, digits,
  * JSON punctuation: 2; uppercase: 1; anything else: 0). A secret is looked
  * for by its least common byte among its first 16, so that memchr stops
