@@ -731,30 +731,46 @@ void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
   memset(out, 0, sizeof *out);
   if (!text)
     return;
-  /* A lease ID can start only at its first byte (either case): each such
-   * byte is found with memchr, once however many IDs start with it. */
-  unsigned char seen[256] = {0};
+  /* A match of a lease ID spans at least id_min bytes (one for each
+   * non-hyphen byte of the ID), each a byte of some ID in either case or a
+   * hyphen: it covers one of the offsets id_min - 1, 2 id_min - 1, ...
+   * Only the runs of such bytes through those offsets that are long
+   * enough are searched, offset by offset; the rest of the line is never
+   * looked at, whatever bytes the IDs start with. */
+  unsigned char in_id[256] = {0};
+  size_t id_min = (size_t)-1;
   for (size_t q = 0; q < n_ids; q++) {
-    if (!ids[q])
-      continue;
-    unsigned char f = id_first(ids[q]);
-    unsigned char both[2] = {f, f >= 'a' && f <= 'z' ? (unsigned char)(f - 32)
-                                                     : f};
-    for (int u = 0; u < (both[1] == both[0] ? 1 : 2); u++) {
-      unsigned char b = both[u];
-      if (seen[b])
+    size_t d = 0;
+    for (const char *p = ids[q] ? ids[q] : ""; *p; p++) {
+      if (*p == '-')
         continue;
-      seen[b] = 1;
-      for (const char *p = text; (size_t)(p - text) < len &&
-                                 (p = memchr(p, b, len - (size_t)(p - text)));
-           p++) {
-        size_t i = (size_t)(p - text);
-        for (size_t k = 0; k < n_ids; k++)
-          if (ids[k] && id_first(ids[k]) == f &&
-              id_second_at(text, len, i, id_second(ids[k])) &&
-              match_id(text, len, i, ids[k]))
-            record(out, LL_SCAN_ID, k, i);
-      }
+      unsigned char f = fold(*p);
+      in_id[f] = in_id[f >= 'a' && f <= 'z' ? f - 32 : f] = 1;
+      d++;
+    }
+    if (d && d < id_min)
+      id_min = d;
+  }
+  in_id['-'] = 1;
+  for (size_t at = id_min - 1, done = 0; id_min != (size_t)-1 && at < len;
+       at += id_min) {
+    if (at < done || !in_id[(unsigned char)text[at]])
+      continue;
+    size_t a = at, e = at + 1;
+    while (a > done && in_id[(unsigned char)text[a - 1]])
+      a--;
+    while (e < len && in_id[(unsigned char)text[e]])
+      e++;
+    done = e;
+    for (size_t i = a; e - a >= id_min && i < e; i++) {
+      unsigned char c = fold(text[i]);
+      if (c == '-')
+        continue;
+      for (size_t k = 0; k < n_ids; k++)
+        if (ids[k] && id_first(ids[k]) == c &&
+            id_second_at(text, len, i, id_second(ids[k])) &&
+            match_id(text, len, i, ids[k]))
+          record(out, LL_SCAN_ID, k, i);
     }
   }
   /* "sig=" (any case) is found by its '=', rarer in a line than 's'. */
