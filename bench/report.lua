@@ -267,7 +267,9 @@ if cg and cg.ir and cg.ir.ll_run_request then
     "the intent row %s; handing the row to Lua adds %s.",
     cg.requests, req / cg.requests / 1000,
     cg.ir.ll_ledger_append_row and string.format("%.1f%%", 100 * cg.ir.ll_ledger_append_row / req) or "n/a",
-    cg.ir.ll_ledger_seal_spans and string.format("%.0f%%", 100 * (cg.ir.ll_ledger_seal_spans - sha) / req) or "n/a",
+    cg.ir.ll_ledger_seal_spans and
+      string.format("%.0f%%", 100 * (cg.ir.ll_ledger_seal_spans + (cg.ir.ll_ledger_print_spans or 0) - sha) / req)
+      or "n/a",
     share("ll_sanitize_row_in_place"), share("ll_ledger_scan_line"), 100 * sha / req, share("http_exchange"),
     share("ll_model_apply"), share("ll_row_outcome"), share("ll_row_intent"), share("ll_lua_push_json"))
 end

@@ -318,12 +318,13 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
       (st = ll_ledger_bind_from_row(l, row, err)))
     goto cleanup;
   long seq = l->count + 1;
-  if ((st = ll_ledger_seal_spans(row, seq, l->prev_prot, &l->line_prot,
-                                 l->hasher, &l->spans, NULL, hp, err)))
+  if ((st = ll_ledger_print_spans(row, seq, l->prev_prot, &l->line_prot,
+                                  l->hasher, &l->spans, hp, err)))
     goto cleanup;
-  /* The protected line is printed: the tree becomes the export row. The
-   * members it drops or replaces stay (on dead) until the export line is
-   * printed, since the spans of the protected line point at them. */
+  /* The protected line is printed (the tree is not sealed with it): the
+   * tree becomes the export row. The members it drops or replaces stay
+   * (on dead) until the export line is printed, since the spans of the
+   * protected line point at them. */
   if (!ll_sanitize_row_in_place(row, (const char *const *)l->ids,
                                 (const char *const *)l->aliases, l->n_binds,
                                 &dead)) {

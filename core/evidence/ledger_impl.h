@@ -64,14 +64,23 @@ ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
                          ll_error *err);
 /* The same, recording row's members in record (the protected line), or
  * copying from reuse the bytes of each member that prints the same: the
- * same key and value pointers, or the same null, boolean or number. reuse
- * must be the record of a row that is still alive and unchanged, and its
- * line must still hold that row's printing. Either may be NULL. */
+ * same key and value pointers, or the same null, boolean or number. Every
+ * member reuse records must still be alive and unchanged (it may have
+ * left its row), and reuse's line must still hold its printing. Either may
+ * be NULL. */
 ll_status ll_ledger_seal_spans(cJSON *row, long seq, const char *prev,
                                ll_buf *line, ll_sha256 *hasher,
                                ll_seal_spans *record,
                                const ll_seal_spans *reuse,
                                char hash[LL_SHA256_HEX], ll_error *err);
+/* The line and hash ll_ledger_seal_spans makes (with no reuse), but row
+ * is not sealed: it keeps its members (numbers as printed) and gains no
+ * seq, prev_hash or row_hash. For the protected line, whose tree becomes
+ * the export row and is sealed with the export line. */
+ll_status ll_ledger_print_spans(cJSON *row, long seq, const char *prev,
+                                ll_buf *line, ll_sha256 *hasher,
+                                ll_seal_spans *record, char hash[LL_SHA256_HEX],
+                                ll_error *err);
 ll_status ll_ledger_write_durable(int fd, const char *buf, size_t len,
                                   ll_error *err);
 ll_status ll_ledger_fsync_dir(const char *path, ll_error *err);
