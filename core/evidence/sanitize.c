@@ -162,21 +162,44 @@ static size_t bearer_at(const char *s, size_t len, size_t i, size_t *tok_end) {
   return j - i;
 }
 
+/* What the copy of one row needs, made once per row. firsts: the bytes
+ * where scrub_at can match (the first byte of a bound ID in either case,
+ * and s/S, b/B). needed: bytes one of which a value must hold for
+ * scrub_at to match anywhere in it (a sig= holds '=', a bearer token a
+ * space or tab after "bearer", an ID its first byte), for strpbrk; ""
+ * when there are too many IDs to list (then every value is walked).
+ * share: unchanged strings and keys are borrowed from the row, not
+ * copied. */
+#define SCRUB_KNOWN 16 /* IDs whose first two bytes are kept in the context */
+typedef struct {
+  unsigned char firsts[256];
+  unsigned char first[SCRUB_KNOWN], second[SCRUB_KNOWN]; /* id_first/second */
+  char needed[64];
+  const char *const *ids, *const *aliases;
+  size_t n;
+  size_t id_min; /* the fewest bytes an ID match spans (its non-hyphens) */
+  int share;
+} scrub_ctx;
+
 /* What scrub replaces at s[i], if anything: a bound lease ID (its alias
  * in *alias), a sig= value or a bearer token. *keep is how many bytes of
  * s[i..] stay before "REDACTED", *end where the replaced text ends. The
  * checks run in this order at each offset. */
-static int scrub_at(const char *s, size_t len, size_t i, const char *const *ids,
-                    const char *const *aliases, size_t n, const char **alias,
-                    size_t *keep, size_t *end) {
+static int scrub_at(const char *s, size_t len, size_t i, const scrub_ctx *x,
+                    const char **alias, size_t *keep, size_t *end) {
   unsigned char c = fold(s[i]);
   if (c != '-')
-    for (size_t k = 0; k < n; k++)
-      if (id_first(ids[k]) == c && id_second_at(s, len, i, id_second(ids[k])) &&
-          (*end = match_id(s, len, i, ids[k]))) {
-        *alias = aliases[k];
+    for (size_t k = 0; k < x->n; k++) {
+      const char *id = x->ids[k];
+      unsigned char f = k < SCRUB_KNOWN ? x->first[k] : id_first(id);
+      if (f != c)
+        continue;
+      unsigned char sec = k < SCRUB_KNOWN ? x->second[k] : id_second(id);
+      if (id_second_at(s, len, i, sec) && (*end = match_id(s, len, i, id))) {
+        *alias = x->aliases[k];
         return 1;
       }
+    }
   if (c == 's' && ci_prefix(s, len, i, "sig=")) {
     size_t e = i + 4;
     while (e < len && !is_sig_end(s[e]))
@@ -196,23 +219,6 @@ static int scrub_at(const char *s, size_t len, size_t i, const char *const *ids,
   return 0;
 }
 
-/* What the copy of one row needs, made once per row. firsts: the bytes
- * where scrub_at can match (the first byte of a bound ID in either case,
- * and s/S, b/B). needed: bytes one of which a value must hold for
- * scrub_at to match anywhere in it (a sig= holds '=', a bearer token a
- * space or tab after "bearer", an ID its first byte), for strpbrk; ""
- * when there are too many IDs to list (then every value is walked).
- * share: unchanged strings and keys are borrowed from the row, not
- * copied. */
-typedef struct {
-  unsigned char firsts[256];
-  char needed[64];
-  const char *const *ids, *const *aliases;
-  size_t n;
-  size_t id_min; /* the fewest bytes an ID match spans (its non-hyphens) */
-  int share;
-} scrub_ctx;
-
 static void scrub_init(scrub_ctx *x, const char *const *ids,
                        const char *const *aliases, size_t n, int share) {
   unsigned char *t = x->firsts;
@@ -227,6 +233,10 @@ static void scrub_init(scrub_ctx *x, const char *const *ids,
   for (size_t k = 0; k < n; k++) {
     unsigned char f = id_first(ids[k]);
     unsigned char u = f >= 'a' && f <= 'z' ? (unsigned char)(f - 'a' + 'A') : f;
+    if (k < SCRUB_KNOWN) {
+      x->first[k] = f;
+      x->second[k] = id_second(ids[k]);
+    }
     t[f] = t[u] = 1;
     if (!quick || (f && memchr(x->needed, f, m)))
       continue; /* listed already (IDs share first bytes) */
@@ -259,8 +269,6 @@ static void scrub_init(scrub_ctx *x, const char *const *ids,
  * returned and s stands). NULL otherwise only when out of memory. */
 static char *scrub(const char *s, const scrub_ctx *x, int *same) {
   const unsigned char *firsts = x->firsts;
-  const char *const *ids = x->ids, *const *aliases = x->aliases;
-  size_t n = x->n;
   sbuf b = {0};
   size_t len = strlen(s), i = 0, from = 0;
   *same = 0;
@@ -275,7 +283,7 @@ static char *scrub(const char *s, const scrub_ctx *x, int *same) {
     const char *alias;
     size_t keep = 0, end = 0;
     if (!firsts[(unsigned char)s[i]] ||
-        !scrub_at(s, len, i, ids, aliases, n, &alias, &keep, &end)) {
+        !scrub_at(s, len, i, x, &alias, &keep, &end)) {
       i++;
       continue;
     }
@@ -741,16 +749,16 @@ void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
   size_t id_min = (size_t)-1;
   for (size_t q = 0; q < n_ids; q++) {
     size_t d = 0;
-    for (const char *p = ids[q] ? ids[q] : ""; *p; p++) {
-      if (*p == '-')
-        continue;
-      unsigned char f = fold(*p);
-      in_id[f] = in_id[f >= 'a' && f <= 'z' ? f - 32 : f] = 1;
-      d++;
+    for (const unsigned char *p = (const unsigned char *)(ids[q] ? ids[q] : "");
+         *p; p++) {
+      in_id[*p] = 1;
+      d += *p != '-';
     }
     if (d && d < id_min)
       id_min = d;
   }
+  for (int c = 'a'; c <= 'z'; c++) /* either case matches either */
+    in_id[c] = in_id[c - 32] = in_id[c] | in_id[c - 32];
   in_id['-'] = 1;
   for (size_t at = id_min - 1, done = 0; id_min != (size_t)-1 && at < len;
        at += id_min) {
