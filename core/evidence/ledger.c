@@ -21,17 +21,6 @@
 #include "ledger_line.h"
 #include "sanitize.h"
 
-/* Refuses items whose printing is not plain JSON (raw text could hold a
- * newline and split the line). */
-static int plain_json(const cJSON *item) {
-  if (cJSON_IsRaw(item) || cJSON_IsInvalid(item))
-    return 0;
-  for (const cJSON *c = item->child; c; c = c->next)
-    if (!plain_json(c))
-      return 0;
-  return 1;
-}
-
 /* One write() per line: after SIGKILL a line is wholly there or absent, so
  * the reader treats a final line without '\n' as tampering, not as a crash
  * to repair. (A power loss mid-write is outside that promise; fsync below
@@ -310,7 +299,10 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
                  "failure: nothing was sent");
     goto cleanup;
   }
-  if (!plain_json(row)) {
+  /* A row whose printing is not plain JSON (raw text could hold a newline
+   * and split the line) is refused by the printer; a lease_bind row is
+   * checked before it binds anything. */
+  if (ll_ledger_is_lease_bind(row) && !ll_line_plain(row)) {
     st = ll_fail(err, LL_E_USAGE, "evidence row holds a raw or invalid item");
     goto cleanup;
   }

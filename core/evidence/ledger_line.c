@@ -198,6 +198,15 @@ static int put_value(ll_buf *b, cJSON *item, int depth, int *deepest,
   }
 }
 
+int ll_line_plain(const cJSON *item) {
+  if (cJSON_IsRaw(item) || cJSON_IsInvalid(item))
+    return 0;
+  for (const cJSON *c = item->child; c; c = c->next)
+    if (!ll_line_plain(c))
+      return 0;
+  return 1;
+}
+
 int ll_line_print_json(ll_buf *out, const cJSON *item) {
   int deepest = 0;
   if (!item)
@@ -304,6 +313,10 @@ static ll_status print_line(cJSON *row, long seq, const char *prev,
   put_number(line, &num, 0);
   for (cJSON *c = row->child; c; c = c->next) {
     if (ledger_key(c)) {
+      /* not printed, but refused like any member that cannot be */
+      if (!ll_line_plain(c))
+        return ll_fail(err, LL_E_USAGE,
+                       "evidence row holds a raw or invalid item");
       *stale = 1;
       continue;
     }

@@ -745,10 +745,19 @@ void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
    * Only the runs of such bytes through those offsets that are long
    * enough are searched, offset by offset; the rest of the line is never
    * looked at, whatever bytes the IDs start with. */
-  unsigned char in_id[256] = {0};
+  unsigned char in_id[256] = {0}, starts[256] = {0};
+  unsigned char first[SCRUB_KNOWN], second[SCRUB_KNOWN];
   size_t id_min = (size_t)-1;
   for (size_t q = 0; q < n_ids; q++) {
     size_t d = 0;
+    if (!ids[q])
+      continue;
+    unsigned char f = id_first(ids[q]);
+    starts[f] = starts[f >= 'a' && f <= 'z' ? f - 32 : f] = 1;
+    if (q < SCRUB_KNOWN) {
+      first[q] = f;
+      second[q] = id_second(ids[q]);
+    }
     for (const unsigned char *p = (const unsigned char *)(ids[q] ? ids[q] : "");
          *p; p++) {
       in_id[*p] = 1;
@@ -770,15 +779,19 @@ void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
     while (e < len && in_id[(unsigned char)text[e]])
       e++;
     done = e;
-    for (size_t i = a; e - a >= id_min && i < e; i++) {
-      unsigned char c = fold(text[i]);
-      if (c == '-')
+    /* a match starting at i ends by e: it starts by e - id_min */
+    for (size_t i = a; e - a >= id_min && i <= e - id_min; i++) {
+      if (!starts[(unsigned char)text[i]])
         continue;
-      for (size_t k = 0; k < n_ids; k++)
-        if (ids[k] && id_first(ids[k]) == c &&
-            id_second_at(text, len, i, id_second(ids[k])) &&
+      unsigned char c = fold(text[i]);
+      for (size_t k = 0; k < n_ids; k++) {
+        if (!ids[k] || (k < SCRUB_KNOWN ? first[k] : id_first(ids[k])) != c)
+          continue;
+        if (id_second_at(text, len, i,
+                         k < SCRUB_KNOWN ? second[k] : id_second(ids[k])) &&
             match_id(text, len, i, ids[k]))
           record(out, LL_SCAN_ID, k, i);
+      }
     }
   }
   /* "sig=" (any case) is found by its '=', rarer in a line than 's'. */
