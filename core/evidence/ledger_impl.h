@@ -41,7 +41,8 @@ struct ll_ledger {
    * or a link planted in it is never followed. */
   int dirfd;
   int fd_prot, fd_exp;
-  cJSON *rows, *export_rows;
+  cJSON *rows;        /* the protected rows read at open (appends: file only) */
+  cJSON *export_rows; /* every export row, read at open or appended */
   long count;
   char prev_prot[LL_SHA256_HEX], prev_exp[LL_SHA256_HEX];
   char **ids, **aliases; /* bindings, in registration order */
