@@ -262,7 +262,7 @@ if cg and cg.ir and cg.ir.ll_run_request then
   p("")
   p("Instruction profile (valgrind --tool=callgrind, %d requests, ledger on tmpfs): %.0f k instructions per " ..
     "request in C below the binding, of which the ledger append %s (printing each line once and sealing the " ..
-    "row %s, the export copy %s, the secret/lease-ID scan %s, SHA-256 %.0f%%: valgrind hides SHA extensions, " ..
+    "row %s, the export form %s, the secret/lease-ID scan %s, SHA-256 %.0f%%: valgrind hides SHA extensions, " ..
     "see the microbenchmark above), the exchange (libcurl, TLS) %s, the model fold %s, the outcome row %s, " ..
     "the intent row %s; handing the row to Lua adds %s.",
     cg.requests, req / cg.requests / 1000,
