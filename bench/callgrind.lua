@@ -12,8 +12,9 @@ assert(path and requests, "usage: lua5.4 bench/callgrind.lua ANNOTATE.txt REQUES
 local wanted = {
   "ll_run_request",     -- one request, everything in C below the binding
   "ll_ledger_append_row", -- the rows: print, seal, sanitize, scan, hash, write, fsync
-  "ll_ledger_seal_spans",  -- printing each line once and sealing the row (with its hash)
-  "ll_sanitize_row_shared", -- the export copy of each row (strings borrowed)
+  "ll_ledger_print_spans", -- printing the protected line once (with its hash)
+  "ll_ledger_seal_spans",  -- printing the export line once and sealing the row (with its hash)
+  "ll_sanitize_row_in_place", -- the export form of each row, made of the row itself
   "ll_ledger_scan_line",   -- the secret and lease-ID scan of each line
   "ll_sha256_update", "ll_sha256_final", "ll_sha256_new", "ll_sha256_free",
   "http_exchange",      -- libcurl and TLS, with the trace callback

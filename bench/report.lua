@@ -262,13 +262,15 @@ if cg and cg.ir and cg.ir.ll_run_request then
   p("")
   p("Instruction profile (valgrind --tool=callgrind, %d requests, ledger on tmpfs): %.0f k instructions per " ..
     "request in C below the binding, of which the ledger append %s (printing each line once and sealing the " ..
-    "row %s, the export copy %s, the secret/lease-ID scan %s, SHA-256 %.0f%%: valgrind hides SHA extensions, " ..
+    "row %s, the export form %s, the secret/lease-ID scan %s, SHA-256 %.0f%%: valgrind hides SHA extensions, " ..
     "see the microbenchmark above), the exchange (libcurl, TLS) %s, the model fold %s, the outcome row %s, " ..
     "the intent row %s; handing the row to Lua adds %s.",
     cg.requests, req / cg.requests / 1000,
     cg.ir.ll_ledger_append_row and string.format("%.1f%%", 100 * cg.ir.ll_ledger_append_row / req) or "n/a",
-    cg.ir.ll_ledger_seal_spans and string.format("%.0f%%", 100 * (cg.ir.ll_ledger_seal_spans - sha) / req) or "n/a",
-    share("ll_sanitize_row_shared"), share("ll_ledger_scan_line"), 100 * sha / req, share("http_exchange"),
+    cg.ir.ll_ledger_seal_spans and
+      string.format("%.0f%%", 100 * (cg.ir.ll_ledger_seal_spans + (cg.ir.ll_ledger_print_spans or 0) - sha) / req)
+      or "n/a",
+    share("ll_sanitize_row_in_place"), share("ll_ledger_scan_line"), 100 * sha / req, share("http_exchange"),
     share("ll_model_apply"), share("ll_row_outcome"), share("ll_row_intent"), share("ll_lua_push_json"))
 end
 p("")

@@ -294,10 +294,39 @@ static void test_export_matches_protected(const char *root) {
     cJSON_Delete(nan);
     cJSON_Delete(r);
   }
-  ll_ledger_close(l);
   char pp[4096], pe[4096];
   snprintf(pp, sizeof pp, "%s/protected/ledger.jsonl", dir);
   snprintf(pe, sizeof pe, "%s/export/ledger.jsonl", dir);
+  /* the export rows kept in memory (the rows themselves, sanitized in
+   * place) print as the export file's lines, byte for byte */
+  size_t elen = 0, starts[16];
+  char *etext = read_all(pe, &elen);
+  size_t nl = etext ? line_starts(etext, elen, starts, 16) : 0;
+  CHECK_INT((int)nl, cJSON_GetArraySize(ll_ledger_export_rows(l)));
+  size_t li = 0;
+  for (const cJSON *k = ll_ledger_export_rows(l)->child; k && li < nl;
+       k = k->next, li++) {
+    char *printed = cJSON_PrintUnformatted(k);
+    size_t end = li + 1 < nl ? starts[li + 1] - 1 : elen - 1;
+    CHECK(printed && strlen(printed) == end - starts[li] &&
+          memcmp(printed, etext + starts[li], end - starts[li]) == 0);
+    cJSON_free(printed);
+  }
+  free(etext);
+  /* a row that cannot print as plain JSON is refused whole, wherever the
+   * raw item sits (even under a key the ledger sets itself) */
+  static const char *const raw_keys[] = {"x", "seq", "row_hash"};
+  long before = file_size(pe);
+  for (size_t i = 0; i < sizeof raw_keys / sizeof raw_keys[0]; i++) {
+    cJSON *bad_row = cJSON_CreateObject();
+    cJSON_AddStringToObject(bad_row, "record", "note");
+    cJSON *in = cJSON_AddObjectToObject(bad_row, "in");
+    cJSON_AddRawToObject(i ? bad_row : in, raw_keys[i], "1\n2");
+    CHECK_INT(ll_ledger_append(l, bad_row, NULL, &err), LL_E_USAGE);
+    cJSON_Delete(bad_row);
+  }
+  CHECK(file_size(pe) == before);
+  ll_ledger_close(l);
   cJSON *prot = NULL, *exp = NULL;
   long bad = 0;
   CHECK_INT(ll_ledger_read_file(pp, &prot, &bad, &err), LL_OK);

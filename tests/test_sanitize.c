@@ -63,6 +63,9 @@ static const char protected_row[] =
     "\"discrepancy\":[{\"text\":\"lease " ID_B "\",\"explained_by\":null}],"
     "\"prev_hash\":\"aaaa\",\"row_hash\":\"bbbb\"}";
 
+static void check_in_place(const cJSON *row, const char *const *idv,
+                           const char *const *alv, size_t n);
+
 static void test_row_projection(void) {
   cJSON *row = cJSON_Parse(protected_row);
   CHECK(row != NULL);
@@ -163,10 +166,55 @@ static void test_row_projection(void) {
   CHECK(before && after && strcmp(before, after) == 0);
   free(before);
   free(after);
+  check_in_place(row, ids, aliases, 2);
   cJSON_Delete(ex);
   cJSON_Delete(row);
   CHECK(ll_sanitize_row(NULL, ids, aliases, 2) == NULL);
   CHECK(ll_sanitize_row_shared(NULL, ids, aliases, 2) == NULL);
+  cJSON *dead = NULL;
+  CHECK(!ll_sanitize_row_in_place(NULL, ids, aliases, 2, &dead));
+  CHECK(dead == NULL);
+}
+
+/* The ledger's in-place form (the row itself becomes the export row)
+ * prints the same bytes as the copy; every member it dropped or replaced
+ * is on the dead chain, unchanged (the protected line's spans point at
+ * them): the keys and values the copy left out or changed. */
+static void check_in_place(const cJSON *row, const char *const *idv,
+                           const char *const *alv, size_t n) {
+  cJSON *ex = ll_sanitize_row(row, idv, alv, n);
+  cJSON *own = cJSON_Duplicate(row, 1), *dead = NULL;
+  CHECK(ex && own);
+  if (!ex || !own)
+    goto cleanup;
+  const cJSON *top_before = own->child;
+  CHECK(ll_sanitize_row_in_place(own, idv, alv, n, &dead));
+  char *want = cJSON_PrintUnformatted(ex), *got = cJSON_PrintUnformatted(own);
+  CHECK(want && got && strcmp(want, got) == 0);
+  if (want && got && strcmp(want, got) != 0)
+    fprintf(stderr, "  in place: %s\n  copy:     %s\n", got, want);
+  free(want);
+  free(got);
+  /* a top member kept is the same node (its line bytes are reused) */
+  int kept = 0;
+  for (const cJSON *c = own->child; c; c = c->next)
+    kept += c == top_before;
+  const cJSON *e0 =
+      top_before && top_before->string
+          ? cJSON_GetObjectItemCaseSensitive(ex, top_before->string)
+          : NULL;
+  if (e0 && cJSON_IsString(e0) && cJSON_IsString(top_before) &&
+      strcmp(e0->valuestring, top_before->valuestring) == 0)
+    CHECK_INT(kept, 1);
+  /* something left the row exactly when the export differs from it */
+  char *orig = cJSON_PrintUnformatted(row), *exp = cJSON_PrintUnformatted(ex);
+  CHECK(orig && exp && (dead != NULL) == (strcmp(orig, exp) != 0));
+  free(orig);
+  free(exp);
+cleanup:
+  cJSON_Delete(dead);
+  cJSON_Delete(own);
+  cJSON_Delete(ex);
 }
 
 /* Without bound IDs nothing is replaced by an alias, and a GUID that is
@@ -522,9 +570,47 @@ static void test_many_ids(void) {
     CHECK_INT((int)r.hits, 0);
   }
   free(text);
+  check_in_place(row, idv, alv, N);
   cJSON_Delete(ex);
   cJSON_Delete(sh);
   cJSON_Delete(row);
+}
+
+/* A borrowed subtree (an object reference) is not the row's to change:
+ * the in-place form replaces it by its sanitized copy and leaves the
+ * referenced object as it was; a row that is itself a reference is
+ * refused. */
+static void test_in_place_reference(void) {
+  cJSON *other = cJSON_Parse("{\"lease\":\"" ID_A "\",\"oid\":\"x\"}");
+  cJSON *row = cJSON_Parse("{\"record\":\"outcome\",\"n\":1.5,"
+                           "\"t\":true,\"z\":null,\"oid\":\"o\","
+                           "\"a\":[\"" ID_B "\",2,{\"tid\":\"t\"}]}");
+  CHECK(other && row);
+  if (!other || !row)
+    goto cleanup;
+  char *other_before = cJSON_PrintUnformatted(other);
+  CHECK(cJSON_AddItemReferenceToObject(row, "borrowed", other));
+  check_in_place(row, ids, aliases, 2);
+  cJSON *dead = NULL;
+  CHECK(ll_sanitize_row_in_place(row, ids, aliases, 2, &dead));
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(row, "borrowed");
+  CHECK(b && !(b->type & cJSON_IsReference));
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "lease")),
+            "A");
+  CHECK(!cJSON_HasObjectItem(b, "oid"));
+  char *other_after = cJSON_PrintUnformatted(other);
+  CHECK(other_before && other_after && strcmp(other_before, other_after) == 0);
+  free(other_before);
+  free(other_after);
+  cJSON_Delete(dead);
+  cJSON *ref = cJSON_CreateObjectReference(other->child);
+  dead = NULL;
+  CHECK(ref && !ll_sanitize_row_in_place(ref, ids, aliases, 2, &dead));
+  CHECK(dead == NULL);
+  cJSON_Delete(ref);
+cleanup:
+  cJSON_Delete(row);
+  cJSON_Delete(other);
 }
 
 int main(void) {
@@ -537,5 +623,6 @@ int main(void) {
   test_scan();
   test_scan_against_reference();
   test_many_ids();
+  test_in_place_reference();
   return ll_test_report("test_sanitize");
 }

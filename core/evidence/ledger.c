@@ -21,17 +21,6 @@
 #include "ledger_line.h"
 #include "sanitize.h"
 
-/* Refuses items whose printing is not plain JSON (raw text could hold a
- * newline and split the line). */
-static int plain_json(const cJSON *item) {
-  if (cJSON_IsRaw(item) || cJSON_IsInvalid(item))
-    return 0;
-  for (const cJSON *c = item->child; c; c = c->next)
-    if (!plain_json(c))
-      return 0;
-  return 1;
-}
-
 /* One write() per line: after SIGKILL a line is wholly there or absent, so
  * the reader treats a final line without '\n' as tampering, not as a crash
  * to repair. (A power loss mid-write is outside that promise; fsync below
@@ -286,12 +275,15 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
 }
 
 /* The row is printed once per file: the protected line from the row
- * itself, sealed in place; the export line from its sanitized copy. The
- * hash, the scan and the file read those lines; the rows kept in memory
- * are the sealed trees, which hold what a reader parses from the lines. */
+ * itself, sealed in place; the export line from the same tree, sanitized
+ * in place once the protected line is printed. The hash, the scan and the
+ * file read those lines; the row kept in memory is the sealed export
+ * tree, which holds what a reader parses from the export line (the
+ * protected form of a row appended by this process is in the file only:
+ * nothing reads it back before the ledger is reopened). */
 ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
                                long *out_seq, ll_error *err) {
-  cJSON *san = NULL;
+  cJSON *dead = NULL; /* the protected members the export replaced */
   ll_status st;
   char hp[LL_SHA256_HEX], he[LL_SHA256_HEX];
   unsigned long mark = ll_alloc_failures();
@@ -307,7 +299,10 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
                  "failure: nothing was sent");
     goto cleanup;
   }
-  if (!plain_json(row)) {
+  /* A row whose printing is not plain JSON (raw text could hold a newline
+   * and split the line) is refused by the printer; a lease_bind row is
+   * checked before it binds anything. */
+  if (ll_ledger_is_lease_bind(row) && !ll_line_plain(row)) {
     st = ll_fail(err, LL_E_USAGE, "evidence row holds a raw or invalid item");
     goto cleanup;
   }
@@ -315,20 +310,23 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
       (st = ll_ledger_bind_from_row(l, row, err)))
     goto cleanup;
   long seq = l->count + 1;
-  if ((st = ll_ledger_seal_spans(row, seq, l->prev_prot, &l->line_prot,
-                                 l->hasher, &l->spans, NULL, hp, err)))
+  if ((st = ll_ledger_print_spans(row, seq, l->prev_prot, &l->line_prot,
+                                  l->hasher, &l->spans, hp, err)))
     goto cleanup;
-  /* The export row borrows the protected row's unchanged strings: the
-   * ledger keeps both until it closes, and neither changes once sealed. */
-  if (!(san = ll_sanitize_row_shared(row, (const char *const *)l->ids,
-                                     (const char *const *)l->aliases,
-                                     l->n_binds))) {
+  /* The protected line is printed (the tree is not sealed with it): the
+   * tree becomes the export row. The members it drops or replaces stay
+   * (on dead) until the export line is printed, since the spans of the
+   * protected line point at them. */
+  if (!ll_sanitize_row_in_place(row, (const char *const *)l->ids,
+                                (const char *const *)l->aliases, l->n_binds,
+                                &dead)) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory sanitizing a row");
     goto cleanup;
   }
   /* the export line copies the protected line's bytes of every member
-   * the two rows share (the same key and value), and prints the rest */
-  if ((st = ll_ledger_seal_spans(san, seq, l->prev_exp, &l->line_exp, l->hasher,
+   * the two forms share (the same node, or the same key and value), and
+   * prints the rest */
+  if ((st = ll_ledger_seal_spans(row, seq, l->prev_exp, &l->line_exp, l->hasher,
                                  NULL, &l->spans, he, err)))
     goto cleanup;
   const ll_buf *p = &l->line_prot, *e = &l->line_exp;
@@ -363,9 +361,8 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
     l->broken = 1;
     goto cleanup;
   }
-  cJSON_AddItemToArray(l->rows, row);
-  cJSON_AddItemToArray(l->export_rows, san);
-  row = san = NULL;
+  cJSON_AddItemToArray(l->export_rows, row);
+  row = NULL;
   memcpy(l->prev_prot, hp, sizeof l->prev_prot);
   memcpy(l->prev_exp, he, sizeof l->prev_exp);
   l->count = seq;
@@ -374,7 +371,7 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
 cleanup:
   if (st != LL_OK && st != LL_E_NOMEM && ll_alloc_failed_since(mark))
     st = ll_fail(err, LL_E_NOMEM, "out of memory building an evidence row");
-  cJSON_Delete(san);
+  cJSON_Delete(dead);
   cJSON_Delete(row);
   return st;
 }

@@ -20,9 +20,10 @@
 
 /* The protected line's members as printed (the item, and where its
  * ',"key":value' lies in the line), so that the export line printed next,
- * from a copy that borrows the protected row's keys and unchanged strings
- * (ll_sanitize_row_shared), copies the bytes of every member it shares
- * instead of printing it again. Members past LL_SEAL_SPANS are printed. */
+ * from the same tree sanitized in place (ll_sanitize_row_in_place: a
+ * member it keeps is the same node, one it replaces is a new node under
+ * the same key), copies the bytes of every member the two share instead
+ * of printing it again. Members past LL_SEAL_SPANS are printed. */
 #define LL_SEAL_SPANS 96
 typedef struct {
   const cJSON *item[LL_SEAL_SPANS];
@@ -40,7 +41,8 @@ struct ll_ledger {
    * or a link planted in it is never followed. */
   int dirfd;
   int fd_prot, fd_exp;
-  cJSON *rows, *export_rows;
+  cJSON *rows;        /* the protected rows read at open (appends: file only) */
+  cJSON *export_rows; /* every export row, read at open or appended */
   long count;
   char prev_prot[LL_SHA256_HEX], prev_exp[LL_SHA256_HEX];
   char **ids, **aliases; /* bindings, in registration order */
@@ -63,14 +65,23 @@ ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
                          ll_error *err);
 /* The same, recording row's members in record (the protected line), or
  * copying from reuse the bytes of each member that prints the same: the
- * same key and value pointers, or the same null, boolean or number. reuse
- * must be the record of a row that is still alive and unchanged, and its
- * line must still hold that row's printing. Either may be NULL. */
+ * same key and value pointers, or the same null, boolean or number. Every
+ * member reuse records must still be alive and unchanged (it may have
+ * left its row), and reuse's line must still hold its printing. Either may
+ * be NULL. */
 ll_status ll_ledger_seal_spans(cJSON *row, long seq, const char *prev,
                                ll_buf *line, ll_sha256 *hasher,
                                ll_seal_spans *record,
                                const ll_seal_spans *reuse,
                                char hash[LL_SHA256_HEX], ll_error *err);
+/* The line and hash ll_ledger_seal_spans makes (with no reuse), but row
+ * is not sealed: it keeps its members (numbers as printed) and gains no
+ * seq, prev_hash or row_hash. For the protected line, whose tree becomes
+ * the export row and is sealed with the export line. */
+ll_status ll_ledger_print_spans(cJSON *row, long seq, const char *prev,
+                                ll_buf *line, ll_sha256 *hasher,
+                                ll_seal_spans *record, char hash[LL_SHA256_HEX],
+                                ll_error *err);
 ll_status ll_ledger_write_durable(int fd, const char *buf, size_t len,
                                   ll_error *err);
 ll_status ll_ledger_fsync_dir(const char *path, ll_error *err);

@@ -198,6 +198,15 @@ static int put_value(ll_buf *b, cJSON *item, int depth, int *deepest,
   }
 }
 
+int ll_line_plain(const cJSON *item) {
+  if (cJSON_IsRaw(item) || cJSON_IsInvalid(item))
+    return 0;
+  for (const cJSON *c = item->child; c; c = c->next)
+    if (!ll_line_plain(c))
+      return 0;
+  return 1;
+}
+
 int ll_line_print_json(ll_buf *out, const cJSON *item) {
   int deepest = 0;
   if (!item)
@@ -283,12 +292,15 @@ ll_status ll_ledger_seal(cJSON *row, long seq, const char *prev, ll_buf *line,
                               err);
 }
 
-ll_status ll_ledger_seal_spans(cJSON *row, long seq, const char *prev,
-                               ll_buf *line, ll_sha256 *hasher,
-                               ll_seal_spans *record,
-                               const ll_seal_spans *reuse,
-                               char hash[LL_SHA256_HEX], ll_error *err) {
-  int deepest = 1, stale = 0;
+/* The line of the sealed row, into line; *stale says whether row holds
+ * its own seq, prev_hash or row_hash (left out of the line). */
+static ll_status print_line(cJSON *row, long seq, const char *prev,
+                            ll_buf *line, ll_sha256 *hasher,
+                            ll_seal_spans *record, const ll_seal_spans *reuse,
+                            char hash[LL_SHA256_HEX], int *stale,
+                            ll_error *err) {
+  int deepest = 1;
+  *stale = 0;
   cJSON num = {.type = cJSON_Number, .valuedouble = (double)seq};
   size_t k = 0; /* where the next shared member is looked for in reuse */
   line->n = 0;
@@ -301,7 +313,11 @@ ll_status ll_ledger_seal_spans(cJSON *row, long seq, const char *prev,
   put_number(line, &num, 0);
   for (cJSON *c = row->child; c; c = c->next) {
     if (ledger_key(c)) {
-      stale = 1;
+      /* not printed, but refused like any member that cannot be */
+      if (!ll_line_plain(c))
+        return ll_fail(err, LL_E_USAGE,
+                       "evidence row holds a raw or invalid item");
+      *stale = 1;
       continue;
     }
     size_t from = line->n, j = k;
@@ -350,6 +366,30 @@ ll_status ll_ledger_seal_spans(cJSON *row, long seq, const char *prev,
                    "evidence row does not read back as JSON "
                    "(nested too deeply?)");
   put(line, "\n", 1);
+  return line->oom ? ll_fail(err, LL_E_NOMEM,
+                             "out of memory printing an evidence row")
+                   : LL_OK;
+}
+
+ll_status ll_ledger_print_spans(cJSON *row, long seq, const char *prev,
+                                ll_buf *line, ll_sha256 *hasher,
+                                ll_seal_spans *record, char hash[LL_SHA256_HEX],
+                                ll_error *err) {
+  int stale;
+  return print_line(row, seq, prev, line, hasher, record, NULL, hash, &stale,
+                    err);
+}
+
+ll_status ll_ledger_seal_spans(cJSON *row, long seq, const char *prev,
+                               ll_buf *line, ll_sha256 *hasher,
+                               ll_seal_spans *record,
+                               const ll_seal_spans *reuse,
+                               char hash[LL_SHA256_HEX], ll_error *err) {
+  int stale;
+  ll_status st = print_line(row, seq, prev, line, hasher, record, reuse, hash,
+                            &stale, err);
+  if (st != LL_OK)
+    return st;
   /* The row becomes what a reader parses from the line. */
   for (cJSON *c = stale ? row->child : NULL, *next; c; c = next) {
     next = c->next;
@@ -361,7 +401,7 @@ ll_status ll_ledger_seal_spans(cJSON *row, long seq, const char *prev,
   char hex[LL_SHA256_HEX];
   memcpy(hex, hash, sizeof hex);
   cJSON *rh = keyed(cJSON_CreateString(hex), "row_hash");
-  if (line->oom || !s || !ph || !rh) {
+  if (!s || !ph || !rh) {
     cJSON_Delete(s);
     cJSON_Delete(ph);
     cJSON_Delete(rh);

@@ -1,26 +1,14 @@
-/* The export form of ledger rows (lease IDs to aliases, credentials
- * dropped or redacted) and the scan that refuses a row still holding one. */
+/* The scan that refuses a row still holding a lease ID, a secret or a
+ * sig= value, the redaction of what the service echoed, and the comparable
+ * form of a lease ID. The export form of a row is in sanitize_row.c. */
 #include "sanitize.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "jsonx.h"
-
-/* Keys dropped at any depth, compared case-insensitively: lease IDs,
- * credentials, and the identifiers of a principal that only the protected
- * ledger keeps (the identity record: tid, oid, appid, azp, and a user
- * delegation SAS's skoid and sktid; the export keeps their fingerprint). */
-static const char *const dropped_keys[] = {
-    "lease_real_id", "authorization", "cookie", "set-cookie", "tid",
-    "oid",           "appid",         "azp",    "skoid",      "sktid"};
-static const size_t dropped_len[] = {13, 13, 6, 10, 3, 3, 5, 3, 5, 5};
-_Static_assert(sizeof dropped_keys / sizeof dropped_keys[0] ==
-                   sizeof dropped_len / sizeof dropped_len[0],
-               "one length per dropped key");
+#include "sanitize_impl.h"
 
 int ll_sanitize_norm_id(const char *id, char out[LL_SANITIZE_ID_MAX]) {
   size_t n = 0;
@@ -44,351 +32,10 @@ int ll_sanitize_norm_id(const char *id, char out[LL_SANITIZE_ID_MAX]) {
   return 1;
 }
 
-/* ASCII case folding: the words and lease IDs matched here are ASCII, and
- * the locale must not change what matches (tolower() would; it also costs
- * a call per byte on paths that run at every offset of every row). */
-static inline unsigned char fold(char c) {
-  unsigned char x = (unsigned char)c;
-  return x >= 'A' && x <= 'Z' ? (unsigned char)(x - 'A' + 'a') : x;
-}
-
-static int lower_eq(char a, char b) {
-  return fold(a) == fold(b);
-}
-
-/* The first byte of id that a match must start with (hyphens skipped), so
- * that the per-offset loops below call match_id only where it can match. */
-static inline unsigned char id_first(const char *id) {
-  while (*id == '-')
-    id++;
-  return fold(*id);
-}
-
-/* The second byte of id that a match must hold (hyphens skipped), 0 when
- * id has one byte; id_second_at tells whether s[i + 1..] holds it after
- * any hyphens, as match_id would read it. A quick test only: match_id
- * still compares the whole ID. */
-static inline unsigned char id_second(const char *id) {
-  while (*id == '-')
-    id++;
-  if (!*id)
-    return 0;
-  id++;
-  while (*id == '-')
-    id++;
-  return fold(*id);
-}
-
-static inline int id_second_at(const char *s, size_t len, size_t i,
-                               unsigned char second) {
-  size_t j = i + 1;
-  if (!second)
-    return 1;
-  while (j < len && s[j] == '-')
-    j++;
-  return j < len && fold(s[j]) == second;
-}
-
-/* Stops at the first byte that differs: at most offsets that is the
- * second (the callers look at s[i] only where the first byte matched). */
-static int ci_prefix(const char *s, size_t len, size_t i, const char *word) {
-  for (size_t k = 0; word[k]; k++)
-    if (i + k >= len || !lower_eq(s[i + k], word[k]))
-      return 0;
-  return 1;
-}
-
-/* Matches id at s[i] ignoring case and hyphens on both sides; the service
- * may hand a lease ID back in another case or without hyphens. Returns the
- * end of the match (exclusive), or 0. s[i] must not be a hyphen, so a match
- * neither starts nor ends on one. */
-static size_t match_id(const char *s, size_t len, size_t i, const char *id) {
-  const char *p = id;
-  size_t k = i;
-  while (*p == '-')
-    p++;
-  if (!*p)
-    return 0;
-  for (;;) {
-    if (k >= len || !lower_eq(s[k], *p))
-      return 0;
-    k++;
-    p++;
-    while (*p == '-')
-      p++;
-    if (!*p)
-      return k;
-    while (k < len && s[k] == '-')
-      k++;
-  }
-}
-
-/* Where a SAS "sig=" value stops inside a string value. */
-static int is_sig_end(char c) {
-  return c == '&' || c == ' ' || c == '\t' || c == '\r' || c == '\n' ||
-         c == '"' || c == '\'' || c == '#' || c == '<' || c == '>';
-}
-
 /* In printed JSON a terminator may appear escaped ("\"", "\n"), so the
  * scan also stops at a backslash. */
 static int is_scan_sig_end(char c) {
   return is_sig_end(c) || c == '\\';
-}
-
-static int is_token_end(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '"' ||
-         c == ',';
-}
-
-typedef ll_buf sbuf;
-
-/* Length of a "Bearer <token>" prefix at s[i] up to the token, with the
- * token's end in *tok_end; 0 when there is none. */
-static size_t bearer_at(const char *s, size_t len, size_t i, size_t *tok_end) {
-  if ((i > 0 && isalnum((unsigned char)s[i - 1])) ||
-      !ci_prefix(s, len, i, "bearer"))
-    return 0;
-  size_t j = i + 6;
-  if (j >= len || (s[j] != ' ' && s[j] != '\t'))
-    return 0;
-  while (j < len && (s[j] == ' ' || s[j] == '\t'))
-    j++;
-  size_t e = j;
-  while (e < len && !is_token_end(s[e]))
-    e++;
-  if (e == j)
-    return 0;
-  *tok_end = e;
-  return j - i;
-}
-
-/* What scrub replaces at s[i], if anything: a bound lease ID (its alias
- * in *alias), a sig= value or a bearer token. *keep is how many bytes of
- * s[i..] stay before "REDACTED", *end where the replaced text ends. The
- * checks run in this order at each offset. */
-static int scrub_at(const char *s, size_t len, size_t i, const char *const *ids,
-                    const char *const *aliases, size_t n, const char **alias,
-                    size_t *keep, size_t *end) {
-  unsigned char c = fold(s[i]);
-  if (c != '-')
-    for (size_t k = 0; k < n; k++)
-      if (id_first(ids[k]) == c && id_second_at(s, len, i, id_second(ids[k])) &&
-          (*end = match_id(s, len, i, ids[k]))) {
-        *alias = aliases[k];
-        return 1;
-      }
-  if (c == 's' && ci_prefix(s, len, i, "sig=")) {
-    size_t e = i + 4;
-    while (e < len && !is_sig_end(s[e]))
-      e++;
-    *alias = NULL;
-    *keep = 4;
-    *end = e;
-    return 1;
-  }
-  size_t pre, tok_end;
-  if (c == 'b' && (pre = bearer_at(s, len, i, &tok_end)) != 0) {
-    *alias = NULL;
-    *keep = pre;
-    *end = tok_end;
-    return 1;
-  }
-  return 0;
-}
-
-/* What the copy of one row needs, made once per row. firsts: the bytes
- * where scrub_at can match (the first byte of a bound ID in either case,
- * and s/S, b/B). needed: bytes one of which a value must hold for
- * scrub_at to match anywhere in it (a sig= holds '=', a bearer token a
- * space or tab after "bearer", an ID its first byte), for strpbrk; ""
- * when there are too many IDs to list (then every value is walked).
- * share: unchanged strings and keys are borrowed from the row, not
- * copied. */
-typedef struct {
-  unsigned char firsts[256];
-  char needed[64];
-  const char *const *ids, *const *aliases;
-  size_t n;
-  int share;
-} scrub_ctx;
-
-static void scrub_init(scrub_ctx *x, const char *const *ids,
-                       const char *const *aliases, size_t n, int share) {
-  unsigned char *t = x->firsts;
-  size_t m = 0;
-  memset(t, 0, 256);
-  t['s'] = t['S'] = t['b'] = t['B'] = 1;
-  memcpy(x->needed, "= \t", 3);
-  m = 3;
-  int quick = 1;
-  /* every ID marks its first bytes, even once needed is given up: a
-   * byte left unmarked is an ID never replaced */
-  for (size_t k = 0; k < n; k++) {
-    unsigned char f = id_first(ids[k]);
-    unsigned char u = f >= 'a' && f <= 'z' ? (unsigned char)(f - 'a' + 'A') : f;
-    t[f] = t[u] = 1;
-    if (!quick || (f && memchr(x->needed, f, m)))
-      continue; /* listed already (IDs share first bytes) */
-    if (m + 2 < sizeof x->needed && f) {
-      x->needed[m++] = (char)f;
-      x->needed[m++] = (char)u;
-    } else {
-      quick = 0; /* a NUL first byte or too many IDs: no quick test */
-    }
-  }
-  x->needed[quick ? m : 0] = '\0';
-  x->ids = ids;
-  x->aliases = aliases;
-  x->n = n;
-  x->share = share;
-}
-
-/* A new string: s with bound lease IDs replaced by their aliases, sig=
- * values and bearer tokens redacted; *same when nothing was (then NULL is
- * returned and s stands). NULL otherwise only when out of memory. */
-static char *scrub(const char *s, const scrub_ctx *x, int *same) {
-  const unsigned char *firsts = x->firsts;
-  const char *const *ids = x->ids, *const *aliases = x->aliases;
-  size_t n = x->n;
-  sbuf b = {0};
-  *same = 0;
-  if (x->needed[0] && !strpbrk(s, x->needed)) {
-    *same = 1;
-    return NULL;
-  }
-  size_t len = strlen(s), i = 0, from = 0;
-  while (i < len && !b.oom) {
-    const char *alias;
-    size_t keep = 0, end = 0;
-    if (!firsts[(unsigned char)s[i]] ||
-        !scrub_at(s, len, i, ids, aliases, n, &alias, &keep, &end)) {
-      i++;
-      continue;
-    }
-    ll_buf_put(&b, s + from, i - from);
-    if (alias) {
-      ll_buf_put(&b, alias, strlen(alias));
-    } else {
-      ll_buf_put(&b, s + i, keep);
-      ll_buf_put(&b, "REDACTED", 8);
-    }
-    i = from = end;
-  }
-  if (!b.p && !b.oom) {
-    *same = 1;
-    return NULL;
-  }
-  ll_buf_put(&b, s + from, len - from);
-  if (b.oom) {
-    free(b.p);
-    return NULL;
-  }
-  return b.p;
-}
-
-static int dropped(const char *key, int top) {
-  /* the first letters of the dropped keys, before comparing whole keys */
-  switch (fold(key[0])) {
-  case 'l':
-  case 'a':
-  case 'c':
-  case 's':
-    break;
-  case 't': /* transport_error, ...: one short compare, not the list */
-    return strcasecmp(key, "tid") == 0;
-  case 'o':
-    return strcasecmp(key, "oid") == 0;
-  case 'p': /* the chain's own keys, at the top only, exactly */
-    return top && key[1] == 'r' && strcmp(key, "prev_hash") == 0;
-  case 'r':
-    return top && key[1] == 'o' && strcmp(key, "row_hash") == 0;
-  default:
-    return 0;
-  }
-  size_t kl = strlen(key);
-  for (size_t i = 0; i < sizeof dropped_keys / sizeof dropped_keys[0]; i++)
-    if (kl == dropped_len[i] && strcasecmp(key, dropped_keys[i]) == 0)
-      return 1;
-  return 0; /* prev_hash and row_hash start with neither l, a, c nor s */
-}
-
-/* Adds copy under c's key: a constant key (a builder's literal) is kept,
- * any other copied (borrowed when sharing). */
-static int add_keyed(cJSON *out, const cJSON *c, cJSON *copy, int share) {
-  if (!share && !(c->type & cJSON_StringIsConst))
-    return ll_json_add(out, c->string, copy);
-  if (cJSON_AddItemToObjectCS(out, c->string, copy))
-    return 1;
-  cJSON_Delete(copy);
-  return 0;
-}
-
-static cJSON *sanitize_item(const cJSON *item, int top, const scrub_ctx *x) {
-  cJSON *out = NULL;
-  if (cJSON_IsObject(item) || cJSON_IsArray(item)) {
-    int is_obj = cJSON_IsObject(item);
-    out = is_obj ? cJSON_CreateObject() : cJSON_CreateArray();
-    if (!out)
-      return NULL;
-    for (const cJSON *c = item->child; c; c = c->next) {
-      if (is_obj && (!c->string || dropped(c->string, top)))
-        continue;
-      cJSON *copy = sanitize_item(c, 0, x);
-      if (!copy) {
-        cJSON_Delete(out);
-        return NULL;
-      }
-      if (!(is_obj ? add_keyed(out, c, copy, x->share)
-                   : ll_json_push(out, copy))) {
-        cJSON_Delete(out);
-        return NULL;
-      }
-    }
-    return out;
-  }
-  if ((cJSON_IsString(item) || cJSON_IsRaw(item)) && item->valuestring) {
-    int same = 0;
-    char *s = scrub(item->valuestring, x, &same);
-    if (!s && !same)
-      return NULL;
-    const char *v = same ? item->valuestring : s;
-    if (same && x->share && cJSON_IsString(item))
-      out = cJSON_CreateStringReference(v);
-    else
-      out = cJSON_IsString(item) ? cJSON_CreateString(v) : cJSON_CreateRaw(v);
-    free(s);
-    return out;
-  }
-  /* null, true and false carry nothing but their type */
-  if (cJSON_IsNull(item) || cJSON_IsBool(item))
-    return cJSON_IsNull(item)   ? cJSON_CreateNull()
-           : cJSON_IsTrue(item) ? cJSON_CreateTrue()
-                                : cJSON_CreateFalse();
-  out = cJSON_Duplicate(item, 0);
-  if (out && out->string && !(out->type & cJSON_StringIsConst)) {
-    cJSON_free(out->string);
-    out->string = NULL;
-  }
-  return out;
-}
-
-static cJSON *sanitize_row(const cJSON *row, const char *const *ids,
-                           const char *const *aliases, size_t n, int share) {
-  scrub_ctx x;
-  if (!row)
-    return NULL;
-  scrub_init(&x, ids, aliases, n, share);
-  return sanitize_item(row, 1, &x);
-}
-
-cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
-                       const char *const *aliases, size_t n) {
-  return sanitize_row(row, ids, aliases, n, 0);
-}
-
-cJSON *ll_sanitize_row_shared(const cJSON *row, const char *const *ids,
-                              const char *const *aliases, size_t n) {
-  return sanitize_row(row, ids, aliases, n, 1);
 }
 
 /* How common a byte is in a ledger line (lowercase words and keys, digits,
@@ -635,29 +282,60 @@ void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
   memset(out, 0, sizeof *out);
   if (!text)
     return;
-  /* A lease ID can start only at its first byte (either case): each such
-   * byte is found with memchr, once however many IDs start with it. */
-  unsigned char seen[256] = {0};
+  /* A match of a lease ID spans at least id_min bytes (one for each
+   * non-hyphen byte of the ID), each a byte of some ID in either case or a
+   * hyphen: it covers one of the offsets id_min - 1, 2 id_min - 1, ...
+   * Only the runs of such bytes through those offsets that are long
+   * enough are searched, offset by offset; the rest of the line is never
+   * looked at, whatever bytes the IDs start with. */
+  unsigned char in_id[256] = {0}, starts[256] = {0};
+  unsigned char first[LL_SAN_KNOWN_IDS], second[LL_SAN_KNOWN_IDS];
+  size_t id_min = (size_t)-1;
   for (size_t q = 0; q < n_ids; q++) {
+    size_t d = 0;
     if (!ids[q])
       continue;
     unsigned char f = id_first(ids[q]);
-    unsigned char both[2] = {f, f >= 'a' && f <= 'z' ? (unsigned char)(f - 32)
-                                                     : f};
-    for (int u = 0; u < (both[1] == both[0] ? 1 : 2); u++) {
-      unsigned char b = both[u];
-      if (seen[b])
+    starts[f] = starts[f >= 'a' && f <= 'z' ? f - 32 : f] = 1;
+    if (q < LL_SAN_KNOWN_IDS) {
+      first[q] = f;
+      second[q] = id_second(ids[q]);
+    }
+    for (const unsigned char *p = (const unsigned char *)(ids[q] ? ids[q] : "");
+         *p; p++) {
+      in_id[*p] = 1;
+      d += *p != '-';
+    }
+    if (d && d < id_min)
+      id_min = d;
+  }
+  for (int c = 'a'; c <= 'z'; c++) /* either case matches either */
+    in_id[c] = in_id[c - 32] = in_id[c] | in_id[c - 32];
+  in_id['-'] = 1;
+  for (size_t at = id_min - 1, done = 0; id_min != (size_t)-1 && at < len;
+       at += id_min) {
+    if (at < done || !in_id[(unsigned char)text[at]])
+      continue;
+    size_t a = at, e = at + 1;
+    while (a > done && in_id[(unsigned char)text[a - 1]])
+      a--;
+    while (e < len && in_id[(unsigned char)text[e]])
+      e++;
+    done = e;
+    /* a match starting at i ends by e: it starts by e - id_min */
+    for (size_t i = a; e - a >= id_min && i <= e - id_min; i++) {
+      if (!starts[(unsigned char)text[i]])
         continue;
-      seen[b] = 1;
-      for (const char *p = text; (size_t)(p - text) < len &&
-                                 (p = memchr(p, b, len - (size_t)(p - text)));
-           p++) {
-        size_t i = (size_t)(p - text);
-        for (size_t k = 0; k < n_ids; k++)
-          if (ids[k] && id_first(ids[k]) == f &&
-              id_second_at(text, len, i, id_second(ids[k])) &&
-              match_id(text, len, i, ids[k]))
-            record(out, LL_SCAN_ID, k, i);
+      unsigned char c = fold(text[i]);
+      for (size_t k = 0; k < n_ids; k++) {
+        if (!ids[k] ||
+            (k < LL_SAN_KNOWN_IDS ? first[k] : id_first(ids[k])) != c)
+          continue;
+        if (id_second_at(text, len, i,
+                         k < LL_SAN_KNOWN_IDS ? second[k]
+                                              : id_second(ids[k])) &&
+            match_id(text, len, i, ids[k]))
+          record(out, LL_SCAN_ID, k, i);
       }
     }
   }

@@ -26,7 +26,7 @@ typedef struct {
   ll_op_params op;
   ll_http_request q;
   char *url, *authed;
-  const cJSON *in; /* the intent, once the ledger holds it */
+  const cJSON *in; /* the intent's protected form, once the ledger holds it */
   ll_http_response resp;
 } req;
 
@@ -295,11 +295,19 @@ static ll_status intent(req *q, ll_error *err) {
       .if_match = q->op.if_match,
       .preflight = s->preflight,
   };
-  cJSON *in = ll_row_intent(&f);
-  ll_status st = ll_run_append_take(r, in, err);
-  if (st == LL_OK)
-    q->in = in; /* now the ledger's: the outcome row copies from it */
-  return st;
+  ll_status st = ll_run_append_take(r, ll_row_intent(&f), err);
+  if (st != LL_OK)
+    return st;
+  /* The outcome row copies from the intent's protected form (its
+   * lease_real_id above all): the fold's copy of the open intent, the
+   * newest; the ledger keeps the export form only. */
+  const cJSON *open = ll_model_open_intents(r->model);
+  const cJSON *last = open && open->child ? open->child->prev : NULL;
+  if (!last || !last->string || strcmp(last->string, event) != 0)
+    return ll_fail(err, LL_E_INTERNAL,
+                   "the fold holds no open intent %s: nothing was sent", event);
+  q->in = last;
+  return LL_OK;
 }
 
 /* 4. send: one attempt. Nothing served (a replay's divergence, or out of

@@ -96,14 +96,17 @@ typedef enum {
 ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
                                 long *out_seq, ll_error *err) LL_WARN_UNUSED;
 
-/* The same without the copy: takes row, whatever the result. On success
- * row is the kept protected row (ll_ledger_rows), sealed in place with its
- * seq, prev_hash and row_hash; it is printed once per file, and the hash,
- * the secret scan and the file read that one line. */
+/* The same without the copy: takes row, whatever the result. The row is
+ * sealed in place with its seq, prev_hash and row_hash and printed as the
+ * protected line, then sanitized in place and sealed again as the export
+ * line; the hash, the secret scan and the file read those lines. On
+ * success row is the kept export row (ll_ledger_export_rows). */
 ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
                                long *out_seq, ll_error *err) LL_WARN_UNUSED;
 
-/* Borrowed arrays of the rows so far (parsed, with seq/prev_hash/row_hash). */
+/* Borrowed arrays of rows (parsed, with seq/prev_hash/row_hash): the
+ * protected rows read when the ledger was opened (a reopened ledger; the
+ * rows appended since are in the file only), and every export row. */
 const cJSON *ll_ledger_rows(const ll_ledger *l);        /* protected */
 const cJSON *ll_ledger_export_rows(const ll_ledger *l); /* export */
 long ll_ledger_count(const ll_ledger *l);

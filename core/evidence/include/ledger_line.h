@@ -22,4 +22,8 @@
  * LL_LINE_MAX_DEPTH); out->oom says an allocation failed. */
 int ll_line_print_json(ll_buf *out, const cJSON *item);
 
+/* 1 when item and everything in it is plain JSON (no raw or invalid
+ * item), the test the printer makes as it goes. */
+int ll_line_plain(const cJSON *item);
+
 #endif

@@ -25,6 +25,18 @@ cJSON *ll_sanitize_row(const cJSON *row, const char *const *ids,
  * closes, and deletes neither's borrowed text. */
 cJSON *ll_sanitize_row_shared(const cJSON *row, const char *const *ids,
                               const char *const *aliases, size_t n);
+/* The same export form made of row itself, for a row that is not kept in
+ * its protected form: dropped members leave it and replaced values take
+ * their place, and each member they replace is moved, unchanged, to the
+ * *dead chain (linked by next, newest first) for the caller to
+ * cJSON_Delete once nothing reads it (the ledger's export line compares
+ * against the protected line's members). A borrowed subtree (an object
+ * or array reference) is replaced by its copy. 1 on success; 0 when out of
+ * memory (row is then partly sanitized and must not be written) or when
+ * row is not an object or array of its own. */
+int ll_sanitize_row_in_place(cJSON *row, const char *const *ids,
+                             const char *const *aliases, size_t n,
+                             cJSON **dead);
 
 /* What the service handed back that must not be kept: every occurrence of
  * a secret (exact bytes), and every "sig=" value that is not REDACTED.

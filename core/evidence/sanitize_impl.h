@@ -1,0 +1,99 @@
+/* Private to the sanitizer (sanitize.c, sanitize_row.c): the byte tests
+ * the export projection and the scan share, so that a lease ID, a sig=
+ * value and a case fold mean the same in both. */
+#ifndef LL_SANITIZE_IMPL_H
+#define LL_SANITIZE_IMPL_H
+
+#include <stddef.h>
+
+/* Bound IDs whose first two bytes are worked out once per row or scan. */
+#define LL_SAN_KNOWN_IDS 16
+
+/* ASCII case folding: the words and lease IDs matched here are ASCII, and
+ * the locale must not change what matches (tolower() would; it also costs
+ * a call per byte on paths that run at every offset of every row). */
+static inline unsigned char fold(char c) {
+  unsigned char x = (unsigned char)c;
+  return x >= 'A' && x <= 'Z' ? (unsigned char)(x - 'A' + 'a') : x;
+}
+
+static inline int lower_eq(char a, char b) {
+  return fold(a) == fold(b);
+}
+
+/* The first byte of id that a match must start with (hyphens skipped), so
+ * that the per-offset loops below call match_id only where it can match. */
+static inline unsigned char id_first(const char *id) {
+  while (*id == '-')
+    id++;
+  return fold(*id);
+}
+
+/* The second byte of id that a match must hold (hyphens skipped), 0 when
+ * id has one byte; id_second_at tells whether s[i + 1..] holds it after
+ * any hyphens, as match_id would read it. A quick test only: match_id
+ * still compares the whole ID. */
+static inline unsigned char id_second(const char *id) {
+  while (*id == '-')
+    id++;
+  if (!*id)
+    return 0;
+  id++;
+  while (*id == '-')
+    id++;
+  return fold(*id);
+}
+
+static inline int id_second_at(const char *s, size_t len, size_t i,
+                               unsigned char second) {
+  size_t j = i + 1;
+  if (!second)
+    return 1;
+  while (j < len && s[j] == '-')
+    j++;
+  return j < len && fold(s[j]) == second;
+}
+
+/* Stops at the first byte that differs: at most offsets that is the
+ * second (the callers look at s[i] only where the first byte matched). */
+static inline int ci_prefix(const char *s, size_t len, size_t i,
+                            const char *word) {
+  for (size_t k = 0; word[k]; k++)
+    if (i + k >= len || !lower_eq(s[i + k], word[k]))
+      return 0;
+  return 1;
+}
+
+/* Matches id at s[i] ignoring case and hyphens on both sides; the service
+ * may hand a lease ID back in another case or without hyphens. Returns the
+ * end of the match (exclusive), or 0. s[i] must not be a hyphen, so a match
+ * neither starts nor ends on one. */
+static inline size_t match_id(const char *s, size_t len, size_t i,
+                              const char *id) {
+  const char *p = id;
+  size_t k = i;
+  while (*p == '-')
+    p++;
+  if (!*p)
+    return 0;
+  for (;;) {
+    if (k >= len || !lower_eq(s[k], *p))
+      return 0;
+    k++;
+    p++;
+    while (*p == '-')
+      p++;
+    if (!*p)
+      return k;
+    while (k < len && s[k] == '-')
+      k++;
+  }
+}
+
+/* Where a SAS "sig=" value stops inside a string value. */
+static inline int is_sig_end(char c) {
+  return c == '&' || c == ' ' || c == '\t' || c == '\r' || c == '\n' ||
+         c == '"' || c == '\'' || c == '#' || c == '<' || c == '>';
+}
+
+#endif
