@@ -108,6 +108,15 @@ elif [[ $emu/package-lock.json -nt $stamp ]]; then
 elif [[ $installed != "$pinned" ]]; then
   reason="installed azurite '${installed:-none}' is not the pinned $pinned"
 fi
+# A link to a shared install (a git worktree borrowing a checkout's): npm ci
+# through it would empty the install every other checkout is using. Keep it
+# when it holds the pinned version; otherwise say where to update it.
+if [[ -n $reason && -L $emu/node_modules ]]; then
+  [[ $installed == "$pinned" ]] ||
+    die "tools/emulator/node_modules links to a shared install holding azurite '${installed:-none}', not the pinned $pinned: update it where the link points, or remove the link"
+  say "tools/emulator/node_modules links to a shared install of azurite $installed: not reinstalling ($reason)"
+  reason=
+fi
 if [[ -n $reason ]]; then
   say "npm ci in tools/emulator ($reason)"
   log=$(mktemp /tmp/leaselua-npm-ci.XXXXXX.log)
