@@ -121,7 +121,7 @@ ll_status ll_lt_cell_attempt(ll_run *r, ll_lease_table *t, const ll_lt_cell *c,
   ll_lease_cell_label(c->state, c->op, label, sizeof label);
   ll_lt_cell_request(&t->plan, c, &q);
   if (q.sends) {
-    ll_lt_step(step, sizeof step, li, "cell %s", label);
+    ll_lt_step(step, sizeof step, li, t->cont, "cell %s", label);
     ll_req_spec s = spec_of(&q, c, step, label);
     st = ll_lt_send(r, t, step, &s, &att, &failed, err);
     if (st == LL_OK && failed) {
@@ -130,10 +130,10 @@ ll_status ll_lt_cell_attempt(ll_run *r, ll_lease_table *t, const ll_lt_cell *c,
     }
     if (st != LL_OK)
       goto cleanup;
-    ll_lt_step(step, sizeof step, li, "observe %s: properties", label);
+    ll_lt_step(step, sizeof step, li, t->cont, "observe %s: properties", label);
     st = ll_lt_props(r, t, step, &obs[nobs++], &failed, err);
     if (st == LL_OK && !failed && ll_lt_cell_writes(c)) {
-      ll_lt_step(step, sizeof step, li, "observe %s: content", label);
+      ll_lt_step(step, sizeof step, li, t->cont, "observe %s: content", label);
       ll_req_spec g = {.op = LL_OP_GET_BLOB,
                        .step = step,
                        .actor = "observer",
@@ -144,12 +144,12 @@ ll_status ll_lt_cell_attempt(ll_run *r, ll_lease_table *t, const ll_lt_cell *c,
     }
   } else if (c->state == LL_LS_LEASED || c->state == LL_LS_BREAKING) {
     int seen = 0;
-    ll_lt_step(step, sizeof step, li, "cell %s: wait", label);
+    ll_lt_step(step, sizeof step, li, t->cont, "cell %s: wait", label);
     st = ll_lt_wait(r, t, c, step, &obs[nobs++], why, sizeof why, &seen, err);
     if (st == LL_OK && !t->stopped && !obs[0])
       failed = 1;
   } else {
-    ll_lt_step(step, sizeof step, li, "observe %s: properties", label);
+    ll_lt_step(step, sizeof step, li, t->cont, "observe %s: properties", label);
     st = ll_lt_props(r, t, step, &obs[nobs++], &failed, err);
   }
   if (st != LL_OK)
@@ -192,10 +192,9 @@ ll_status ll_lt_cell_attempt(ll_run *r, ll_lease_table *t, const ll_lt_cell *c,
   st = append(r, row, out, err);
   if (st == LL_OK && !c->changes &&
       strcmp(t->obs_state, ll_lease_state_key(c->state)) != 0) {
-    t->reached = 0;
+    t->drifted = 1; /* the later cells go on on a fresh lifecycle */
     snprintf(t->reason, sizeof t->reason,
-             "the state left %s after cell %s (observed %s, event %s): the "
-             "lifecycle's later cells are NOT_REACHED",
+             "the state left %s after cell %s (observed %s, event %s)",
              ll_lease_state_key(c->state), label,
              t->obs_state[0] ? t->obs_state : "?",
              ll_json_pstr(props, "event_id"));

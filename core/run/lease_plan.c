@@ -42,8 +42,10 @@ int ll_lease_op_from_name(const char *name, ll_lease_op *out) {
   return -1;
 }
 
-void ll_lt_step(char *buf, size_t cap, int life, const char *fmt, ...) {
-  int n = snprintf(buf, cap, "L%d ", life);
+void ll_lt_step(char *buf, size_t cap, int life, int cont, const char *fmt,
+                ...) {
+  int n = cont ? snprintf(buf, cap, "L%d.%d ", life, cont)
+               : snprintf(buf, cap, "L%d ", life);
   if (n < 0 || (size_t)n >= cap)
     return;
   va_list ap;
@@ -341,7 +343,7 @@ static void put(buf *b, const char *fmt, ...) {
 /* One request line: the intent's step label, its operation and actor. */
 static void req_line(buf *b, const char *kind, const char *step, ll_op op,
                      const char *actor, const char *lease) {
-  put(b, "  %-7s %-40s %s by %s%s%s\n", kind, step, ll_op_name(op), actor,
+  put(b, "  %-7s %s | %s by %s%s%s\n", kind, step, ll_op_name(op), actor,
       lease ? ", lease " : "", lease ? lease : "");
 }
 
@@ -356,22 +358,23 @@ static void cell_lines(buf *b, const ll_lease_plan *p, int li,
         label);
     return;
   }
-  ll_lt_step(step, sizeof step, li, "cell %s", label);
+  ll_lt_step(step, sizeof step, li, 0, "cell %s", label);
   if (q.sends) {
-    req_line(b, "request", step, q.op, q.actor, q.lease);
+    req_line(b, "request", step, q.op, q.actor,
+             q.lease ? q.lease : q.proposed); /* the alias the intent names */
   } else if (c->state == LL_LS_LEASED) {
-    ll_lt_step(step, sizeof step, li, "cell %s: wait", label);
+    ll_lt_step(step, sizeof step, li, 0, "cell %s: wait", label);
     req_line(b, "poll", step, LL_OP_GET_PROPERTIES, "observer", NULL);
     return; /* the last poll is the observation */
   } else if (c->state == LL_LS_BREAKING) {
-    ll_lt_step(step, sizeof step, li, "cell %s: wait", label);
+    ll_lt_step(step, sizeof step, li, 0, "cell %s: wait", label);
     req_line(b, "poll", step, LL_OP_GET_PROPERTIES, "observer", NULL);
     return;
   }
-  ll_lt_step(step, sizeof step, li, "observe %s: properties", label);
+  ll_lt_step(step, sizeof step, li, 0, "observe %s: properties", label);
   req_line(b, "request", step, LL_OP_GET_PROPERTIES, "observer", NULL);
   if (ll_lt_cell_writes(c)) {
-    ll_lt_step(step, sizeof step, li, "observe %s: content", label);
+    ll_lt_step(step, sizeof step, li, 0, "observe %s: content", label);
     req_line(b, "request", step, LL_OP_GET_BLOB, "observer", NULL);
   }
 }
@@ -383,44 +386,45 @@ static void life_lines(buf *b, const ll_lease_plan *p, int i) {
   put(b, "lifecycle %d: %s%s, %d cells, wait %ld s\n", li,
       ll_lease_state_name(l->state), l->destructive ? " (destructive)" : "",
       l->ncells, l->wait_s);
-  ll_lt_step(create, sizeof create, li, "create rev %ld", l->create_rev);
+  ll_lt_step(create, sizeof create, li, 0, "create rev %ld", l->create_rev);
   if (i == 0) {
     snprintf(step, sizeof step, "preflight: properties before %.60s", create);
     req_line(b, "request", step, LL_OP_GET_PROPERTIES, "observer", NULL);
   }
   req_line(b, "request", create, LL_OP_PUT_BLOB, "A", NULL);
-  ll_lt_step(step, sizeof step, li, "read back rev %ld", l->create_rev);
+  ll_lt_step(step, sizeof step, li, 0, "read back rev %ld", l->create_rev);
   req_line(b, "request", step, LL_OP_GET_BLOB, "observer", NULL);
   if (l->duration) {
     if (l->duration < 0)
-      ll_lt_step(step, sizeof step, li, "acquire A (infinite)");
+      ll_lt_step(step, sizeof step, li, 0, "acquire A (infinite)");
     else
-      ll_lt_step(step, sizeof step, li, "acquire A (%ld s)", l->duration);
-    req_line(b, "request", step, LL_OP_LEASE_ACQUIRE, "A", NULL);
+      ll_lt_step(step, sizeof step, li, 0, "acquire A (%ld s)", l->duration);
+    req_line(b, "request", step, LL_OP_LEASE_ACQUIRE, "A", "A");
   }
   if (l->establish_break >= 0) {
-    ll_lt_step(step, sizeof step, li, "break, period %ld", l->establish_break);
+    ll_lt_step(step, sizeof step, li, 0, "break, period %ld",
+               l->establish_break);
     req_line(b, "request", step, LL_OP_LEASE_BREAK, "operator", NULL);
   }
   if (l->state == LL_LS_EXPIRED) {
-    ll_lt_step(step, sizeof step, li, "wait for expired");
+    ll_lt_step(step, sizeof step, li, 0, "wait for expired");
     req_line(b, "poll", step, LL_OP_GET_PROPERTIES, "observer", NULL);
   } else {
-    ll_lt_step(step, sizeof step, li, "establish: properties");
+    ll_lt_step(step, sizeof step, li, 0, "establish: properties");
     req_line(b, "request", step, LL_OP_GET_PROPERTIES, "observer", NULL);
   }
   for (int k = 0; k < l->ncells; k++)
     cell_lines(b, p, li, &p->cells[l->first + k]);
   const char *end = ll_lt_life_end_state(p, l);
   if (ll_lt_cleanup_breaks(end)) {
-    ll_lt_step(step, sizeof step, li, "cleanup: break, period 0");
+    ll_lt_step(step, sizeof step, li, 0, "cleanup: break, period 0");
     req_line(b, "request", step, LL_OP_LEASE_BREAK, "operator", NULL);
-    ll_lt_step(step, sizeof step, li, "cleanup: properties");
+    ll_lt_step(step, sizeof step, li, 0, "cleanup: properties");
     req_line(b, "request", step, LL_OP_GET_PROPERTIES, "observer", NULL);
   }
-  ll_lt_step(step, sizeof step, li, "cleanup: delete");
+  ll_lt_step(step, sizeof step, li, 0, "cleanup: delete");
   req_line(b, "request", step, LL_OP_DELETE_BLOB, "operator", NULL);
-  ll_lt_step(step, sizeof step, li, "cleanup: confirm absent");
+  ll_lt_step(step, sizeof step, li, 0, "cleanup: confirm absent");
   req_line(b, "request", step, LL_OP_GET_PROPERTIES, "observer", NULL);
 }
 
@@ -433,9 +437,11 @@ char *ll_lease_plan_text(const ll_lease_plan *p) {
       "lease-table plan: %d lifecycles, %d cells (%d planned NOT_REACHED), "
       "break period %ld s, expiry lease %d s, expected wait %ld s\n",
       p->nlife, p->ncells, skipped, p->break_period, LL_LT_EXPIRY_S, p->wait_s);
-  put(&b, "(each request line: its step label, operation and actor; a poll "
+  put(&b, "(each request line: its step label | operation and actor; a poll "
           "line is one or more reads; the cleanup is planned for the "
-          "documented end state)\n");
+          "documented end state; a state-preserving cell that leaves its "
+          "state, a deviation, moves its lifecycle's later cells to a fresh "
+          "lifecycle of the same state, labelled L<n>.<k>)\n");
   for (int i = 0; i < p->nlife; i++)
     life_lines(&b, p, i);
   if (b.failed) {

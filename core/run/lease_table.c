@@ -153,13 +153,13 @@ static ll_status cleanup(ll_run *r, ll_lease_table *t, ll_error *err) {
   if (ll_lt_cleanup_breaks(t->obs_state)) {
     ll_req_spec s = ll_lt_spec(LL_OP_LEASE_BREAK, "operator");
     s.break_period = 0;
-    ll_lt_step(step, sizeof step, li, "cleanup: break, period 0");
+    ll_lt_step(step, sizeof step, li, t->cont, "cleanup: break, period 0");
     st = ll_lt_send(r, t, step, &s, &row, &failed, err);
     int ok = ll_lt_status(row) == 202;
     cJSON_Delete(row);
     if (st != LL_OK || failed)
       return st;
-    ll_lt_step(step, sizeof step, li, "cleanup: properties");
+    ll_lt_step(step, sizeof step, li, t->cont, "cleanup: properties");
     st = ll_lt_props(r, t, step, &row, &failed, err);
     cJSON_Delete(row);
     if (st != LL_OK || failed)
@@ -171,7 +171,7 @@ static ll_status cleanup(ll_run *r, ll_lease_table *t, ll_error *err) {
                         err);
   }
   ll_req_spec d = ll_lt_spec(LL_OP_DELETE_BLOB, "operator");
-  ll_lt_step(step, sizeof step, li, "cleanup: delete");
+  ll_lt_step(step, sizeof step, li, t->cont, "cleanup: delete");
   st = ll_lt_send(r, t, step, &d, &row, &failed, err);
   int deleted = ll_lt_status(row) == 202;
   cJSON_Delete(row);
@@ -183,7 +183,7 @@ static ll_status cleanup(ll_run *r, ll_lease_table *t, ll_error *err) {
         "cleanup: the delete on the read-back ETag was not accepted: "
         "the blob is left as it is",
         err);
-  ll_lt_step(step, sizeof step, li, "cleanup: confirm absent");
+  ll_lt_step(step, sizeof step, li, t->cont, "cleanup: confirm absent");
   st = ll_lt_props(r, t, step, &row, &failed, err);
   int absent = ll_lt_status(row) == 404;
   cJSON_Delete(row);
@@ -225,8 +225,8 @@ static ll_status establish(ll_run *r, ll_lease_table *t, ll_error *err) {
   cJSON *row = NULL;
   const char *key = ll_lease_state_key(l->state);
   ll_req_spec s = ll_lt_spec(LL_OP_PUT_BLOB, "A");
-  s.revision = l->create_rev;
-  ll_lt_step(step, sizeof step, li, "create rev %ld", l->create_rev);
+  s.revision = t->create_rev;
+  ll_lt_step(step, sizeof step, li, t->cont, "create rev %ld", t->create_rev);
   ll_status st = ll_lt_send(r, t, step, &s, &row, &failed, err);
   t->created = ll_lt_status(row) == 201;
   cJSON_Delete(row);
@@ -237,10 +237,11 @@ static ll_status establish(ll_run *r, ll_lease_table *t, ll_error *err) {
     return LL_OK;
   }
   s = ll_lt_spec(LL_OP_GET_BLOB, "observer");
-  ll_lt_step(step, sizeof step, li, "read back rev %ld", l->create_rev);
+  ll_lt_step(step, sizeof step, li, t->cont, "read back rev %ld",
+             t->create_rev);
   st = ll_lt_send(r, t, step, &s, &row, &failed, err);
   int back = ll_lt_status(row) == 200 &&
-             ll_json_long(row, "content_revision", -1) == l->create_rev;
+             ll_json_long(row, "content_revision", -1) == t->create_rev;
   cJSON_Delete(row);
   if (st != LL_OK || failed)
     return st;
@@ -255,9 +256,10 @@ static ll_status establish(ll_run *r, ll_lease_table *t, ll_error *err) {
     s.bound = 1;
     s.lease_duration = l->duration;
     if (l->duration < 0)
-      ll_lt_step(step, sizeof step, li, "acquire A (infinite)");
+      ll_lt_step(step, sizeof step, li, t->cont, "acquire A (infinite)");
     else
-      ll_lt_step(step, sizeof step, li, "acquire A (%ld s)", l->duration);
+      ll_lt_step(step, sizeof step, li, t->cont, "acquire A (%ld s)",
+                 l->duration);
     st = ll_lt_send(r, t, step, &s, &row, &failed, err);
     int ok = ll_lt_status(row) == 201;
     t->acquired_ns = row ? ll_json_double(row, "mono_end_ns", 0) : 0;
@@ -272,7 +274,8 @@ static ll_status establish(ll_run *r, ll_lease_table *t, ll_error *err) {
   if (l->establish_break >= 0) {
     s = ll_lt_spec(LL_OP_LEASE_BREAK, "operator");
     s.break_period = l->establish_break;
-    ll_lt_step(step, sizeof step, li, "break, period %ld", l->establish_break);
+    ll_lt_step(step, sizeof step, li, t->cont, "break, period %ld",
+               l->establish_break);
     st = ll_lt_send(r, t, step, &s, &row, &failed, err);
     int ok = ll_lt_status(row) == 202;
     t->break_ns = row ? ll_json_double(row, "mono_end_ns", 0) : 0;
@@ -287,7 +290,7 @@ static ll_status establish(ll_run *r, ll_lease_table *t, ll_error *err) {
   if (l->state == LL_LS_EXPIRED) {
     char why[200];
     int seen = 0;
-    ll_lt_step(step, sizeof step, li, "wait for expired");
+    ll_lt_step(step, sizeof step, li, t->cont, "wait for expired");
     st = ll_lt_wait_state(r, t, step, "expired", "leased",
                           t->acquired_ns + (double)l->duration * 1e9, &row, why,
                           sizeof why, &seen, err);
@@ -298,7 +301,7 @@ static ll_status establish(ll_run *r, ll_lease_table *t, ll_error *err) {
       not_reached(t, "%s: %s", step, why);
     return LL_OK;
   }
-  ll_lt_step(step, sizeof step, li, "establish: properties");
+  ll_lt_step(step, sizeof step, li, t->cont, "establish: properties");
   st = ll_lt_props(r, t, step, &row, &failed, err);
   int ok = ll_lt_status(row) == 200 && strcmp(t->obs_state, key) == 0;
   cJSON_Delete(row);
@@ -307,6 +310,52 @@ static ll_status establish(ll_run *r, ll_lease_table *t, ll_error *err) {
   if (!ok)
     not_reached(t, "%s: the state read was not %s", step, key);
   return LL_OK;
+}
+
+/* A fresh lifecycle of the current plan lifecycle's state: the run's
+ * lifecycle row, then its establishment. A refusal stops the table. */
+static ll_status start_life(ll_run *r, ll_lease_table *t, ll_error *err) {
+  const ll_lt_life *l = &t->plan.life[t->life];
+  t->reached = 1;
+  t->drifted = 0;
+  t->cleaned = 0;
+  t->created = 0;
+  t->reason[0] = '\0';
+  t->obs_state[0] = '\0';
+  if (t->stopped)
+    return LL_OK;
+  char why[96];
+  snprintf(why, sizeof why, "lease table: %s%s", ll_lease_state_name(l->state),
+           t->cont ? " (continued)" : "");
+  ll_error e = {0};
+  ll_status st = ll_run_lifecycle(r, l->destructive, why,
+                                  l->destructive ? t->after : NULL, &e);
+  if (ll_lt_fatal(st)) {
+    if (err)
+      *err = e;
+    return st;
+  }
+  if (st != LL_OK) {
+    char text[400];
+    snprintf(text, sizeof text, "new lifecycle refused: %.370s", e.message);
+    return ll_lt_stop(r, t, "left-for-operator", text, err);
+  }
+  return establish(r, t, err);
+}
+
+/* A preserving cell left the state (a deviation, recorded in its row):
+ * the lifecycle's later cells go on on a fresh lifecycle of the same state,
+ * after the cleanup. Nothing is attempted twice: no retry. */
+static ll_status continue_life(ll_run *r, ll_lease_table *t, ll_error *err) {
+  ll_status st = cleanup(r, t, err);
+  if (st != LL_OK || t->stopped)
+    return st;
+  t->cont++;
+  t->create_rev = t->plan.next_rev++;
+  st = ll_run_declare(r, t->create_rev, "A", NULL, err);
+  if (st == LL_OK)
+    st = start_life(r, t, err);
+  return st;
 }
 
 static ll_status lifecycle(ll_run *r, cJSON **out, ll_error *err) {
@@ -320,31 +369,10 @@ static ll_status lifecycle(ll_run *r, cJSON **out, ll_error *err) {
     return st;
   t->life++;
   t->k = 0;
-  t->reached = 1;
-  t->cleaned = 0;
-  t->created = 0;
-  t->reason[0] = '\0';
-  t->obs_state[0] = '\0';
+  t->cont = 0;
   const ll_lt_life *l = &t->plan.life[t->life];
-  if (!t->stopped) {
-    char why[96];
-    snprintf(why, sizeof why, "lease table: %s", ll_lease_state_name(l->state));
-    ll_error e = {0};
-    st = ll_run_lifecycle(r, l->destructive, why,
-                          l->destructive ? t->after : NULL, &e);
-    if (ll_lt_fatal(st)) {
-      if (err)
-        *err = e;
-      return st;
-    }
-    if (st != LL_OK) {
-      char text[400];
-      snprintf(text, sizeof text, "new lifecycle refused: %.370s", e.message);
-      st = ll_lt_stop(r, t, "left-for-operator", text, err);
-    } else {
-      st = establish(r, t, err);
-    }
-  }
+  t->create_rev = l->create_rev;
+  st = start_life(r, t, err);
   if (st != LL_OK)
     return st;
   cJSON *o = cJSON_CreateObject();
@@ -389,7 +417,11 @@ static ll_status cell(ll_run *r, ll_lease_state s, ll_lease_op op, cJSON **out,
                    got, want);
   }
   t->k++;
-  ll_status st;
+  ll_status st = LL_OK;
+  if (t->drifted && !c->skip && !t->stopped)
+    st = continue_life(r, t, err);
+  if (st != LL_OK)
+    return st;
   if (c->skip)
     st = ll_lt_cell_not_reached(r, t, c, c->skip, out, err);
   else if (t->stopped)

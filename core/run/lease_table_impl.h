@@ -47,6 +47,10 @@ typedef struct ll_lease_table {
   int cleaned;      /* its cleanup ran */
   int stopped;      /* the table stopped: nothing more is sent */
   int closed;       /* every cell has its row */
+  int cont;         /* continuations of the current lifecycle so far */
+  int drifted;      /* a preserving cell left the state: the next cell
+                       goes on on a fresh lifecycle of the same state */
+  long create_rev;  /* the current (continuation) lifecycle's create */
   char reason[400]; /* why the lifecycle's cells are NOT_REACHED */
   char stop_reason[400]; /* why the table stopped */
   char fail_reason[400]; /* the last request that failed, and how */
@@ -58,7 +62,10 @@ typedef struct ll_lease_table {
 
 /* Step labels, the same in the plan's text and in the intent rows. */
 #define LL_LT_STEP_MAX 96
-void ll_lt_step(char *buf, size_t cap, int life, const char *fmt, ...)
-    LL_PRINTF(4, 5);
+/* "L<life> ...", or "L<life>.<cont> ..." on the cont-th continuation of a
+ * lifecycle (a preserving cell that left the state: its later cells go on
+ * on a fresh lifecycle of the same state). */
+void ll_lt_step(char *buf, size_t cap, int life, int cont, const char *fmt, ...)
+    LL_PRINTF(5, 6);
 
 #endif
