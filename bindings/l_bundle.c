@@ -432,6 +432,29 @@ int ll_bundle_call(lua_State *L, const char *cmd, const char *module,
   return 0;
 }
 
+/* Names whose value is always a list in compare's and qualify's JSON. */
+static const char *const lists[] = {
+    "bundle",     "changed",        "only_a",
+    "only_b",     "fields",         "reasons",
+    "why",        "runs",           "returned_versions",
+    "qualifying", "non_qualifying", "unverified",
+    "steps",      "cells",          "discrepancy",
+    "explained"};
+
+void ll_bundle_fix_lists(cJSON *j) {
+  for (cJSON *c = j ? j->child : NULL; c; c = c->next) {
+    int named = 0;
+    for (size_t i = 0; c->string && i < sizeof lists / sizeof *lists; i++)
+      named = named || strcmp(c->string, lists[i]) == 0;
+    if (named && cJSON_IsObject(c) && !c->child) {
+      c->type = cJSON_Array; /* an empty Lua table became an object */
+      continue;
+    }
+    if (cJSON_IsObject(c) || cJSON_IsArray(c))
+      ll_bundle_fix_lists(c);
+  }
+}
+
 const char *ll_bundle_field(lua_State *L, int idx, const char *key,
                             size_t *len) {
   if (lua_type(L, idx) != LUA_TTABLE)

@@ -55,6 +55,11 @@ int ll_bundle_call(lua_State *L, const char *cmd, const char *module,
 int ll_bundle_write_file(const char *cmd, const char *path, const char *text,
                          size_t len, FILE *errs);
 
+/* Turns, throughout j, an empty object under a name that always holds a
+ * list (changed, only_a, runs, why, ...) into an empty array: Lua has
+ * one empty table for both. */
+void ll_bundle_fix_lists(cJSON *j);
+
 /* The string field key of the table at idx, or NULL (no metamethod). */
 const char *ll_bundle_field(lua_State *L, int idx, const char *key,
                             size_t *len);

@@ -196,6 +196,7 @@ int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
     lua_getfield(L, res, "json");
     char why[256];
     json = ll_lua_to_json(L, -1, why, sizeof why);
+    ll_bundle_fix_lists(json);
     char *text = json ? cJSON_PrintUnformatted(json) : NULL;
     if (!text) {
       fprintf(errs, "leaselua: qualify: the JSON table: %s\n",
