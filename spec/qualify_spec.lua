@@ -50,6 +50,7 @@ setup(function()
   B.replay_409 = bd.replay("documented/put-409-discrepancy", d .. "/replay-409")
   B.emu_replay = bd.replay("emulator/main-handoff-accept", d .. "/emulator-fixture-accept")
   B.az_accept = bd.relabel(B.replay_accept, d .. "/az-accept")
+  B.emu_accept = bd.relabel(B.replay_accept, d .. "/emulator-accept", { kind = "emulator" })
   B.az_accept2 = bd.relabel(B.replay_accept, d .. "/az-accept-other-host", { host = "other.blob.core.windows.net" })
   B.az_409 = bd.relabel(B.replay_409, d .. "/az-409", { host = "hold.blob.core.windows.net" })
   B.az_409_same = bd.relabel(B.replay_409, d .. "/az-409-same-host")
@@ -78,6 +79,9 @@ describe("the test bundles", function()
       assert.are.equal(0, rc, err)
       assert.are.equal("azure", cjson.decode(out).endpoint_kind)
     end
+    local erc, eout = helper.run { "verify", "--json", B.emu_accept }
+    assert.are.equal(0, erc, eout)
+    assert.are.equal("emulator", cjson.decode(eout).endpoint_kind)
     local rc, out = helper.run { "verify", "--json", B.replay_accept }
     assert.are.equal(0, rc)
     local v = cjson.decode(out)
@@ -88,11 +92,12 @@ end)
 
 describe("leaselua qualify", function()
   it("never puts an emulator or replay bundle in the qualifying section", function()
-    local rc, t, err = qualify_json { B.replay_accept, B.replay_409, B.emu_replay, B.az_accept, B.az_409 }
+    local rc, t, err = qualify_json { B.replay_accept, B.replay_409, B.emu_replay, B.emu_accept, B.az_accept,
+      B.az_409 }
     assert.are.equal(2, rc, err) -- the azure 409 row is NOT QUALIFIED
     assert.are.equal("leaselua-qualify-v1", t.format)
     local qd, nqd = dirs_in(t, "qualifying"), dirs_in(t, "non_qualifying")
-    for _, dir in ipairs { B.replay_accept, B.replay_409, B.emu_replay } do
+    for _, dir in ipairs { B.replay_accept, B.replay_409, B.emu_replay, B.emu_accept } do
       assert.is_nil(qd[dir], dir)
       assert.is_true(nqd[dir], dir)
     end
@@ -192,7 +197,7 @@ describe("leaselua qualify", function()
   end)
 
   it("exits 1 when no azure evidence is given: nothing can qualify", function()
-    local rc, out = qualify { B.replay_accept, B.emu_replay }
+    local rc, out = qualify { B.replay_accept, B.emu_replay, B.emu_accept }
     assert.are.equal(1, rc)
     assert.matches("(none: no Azure evidence was given)", out, 1, true)
     assert.matches("== Not qualifying: emulator and replay evidence", out, 1, true)

@@ -60,22 +60,25 @@ local function plain(s)
 end
 
 -- relabel(src, dst[, opts]) -> dst: a copy of the replayed bundle src
--- whose evidence says endpoint kind azure, host opts.host (default
--- M.AZURE_HOST); opts.key re-signs it; opts.edit(text) -> text changes
--- both ledgers further before they are re-chained.
+-- whose evidence says endpoint kind opts.kind (default azure), host
+-- opts.host (default M.AZURE_HOST, or 127.0.0.1 for an emulator);
+-- opts.key re-signs it; opts.edit(text) -> text changes both ledgers
+-- further before they are re-chained.
 function M.relabel(src, dst, opts)
   opts = opts or {}
-  local host = opts.host or M.AZURE_HOST
+  local kind = opts.kind or "azure"
+  local host = opts.host or (kind == "emulator" and "127.0.0.1" or M.AZURE_HOST)
+  local sentence = kind == "azure" and "Endpoint kind: azure." or
+    "Endpoint kind: emulator: emulator evidence, not a cloud qualification."
   assert(M.sh(("cp -a %s %s"):format(q(src), q(dst))) == 0)
   for _, f in ipairs { "/export/ledger.jsonl", "/protected/ledger.jsonl" } do
     local t = table.concat(lines_of(dst .. f), "\n")
     local n
     t, n = t:gsub(plain('"endpoint_kind":"replay","fixture_label":"documented","account_host":"replay.invalid"'),
-      '"endpoint_kind":"azure","account_host":"' .. host .. '"')
+      '"endpoint_kind":"' .. kind .. '","account_host":"' .. host .. '"')
     assert(n == 1, f .. ": no replay manifest row to relabel")
-    t = t:gsub(plain('"endpoint_kind":"replay"'), '"endpoint_kind":"azure"')
-    t = t:gsub(plain("Endpoint kind: replay of a documented fixture: not a cloud qualification."),
-      "Endpoint kind: azure.")
+    t = t:gsub(plain('"endpoint_kind":"replay"'), '"endpoint_kind":"' .. kind .. '"')
+    t = t:gsub(plain("Endpoint kind: replay of a documented fixture: not a cloud qualification."), sentence)
     if opts.edit then t = opts.edit(t) end
     local lines = {}
     for l in t:gmatch("[^\n]+") do lines[#lines + 1] = l end
@@ -84,7 +87,7 @@ function M.relabel(src, dst, opts)
   for _, f in ipairs { "/manifest.json", "/decision.json", "/environment.json" } do
     local t = helper.read(dst .. f)
     if t then
-      t = t:gsub('"replay.invalid"', '"' .. host .. '"'):gsub('"replay"', '"azure"')
+      t = t:gsub('"replay.invalid"', '"' .. host .. '"'):gsub('"replay"', '"' .. kind .. '"')
       helper.write(dst .. f, t)
     end
   end
