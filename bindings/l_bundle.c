@@ -175,10 +175,11 @@ static cJSON *one(lua_State *L, const char *cmd, const char *dir,
     goto cleanup;
   if (st == LL_E_IO)
     cJSON_AddStringToObject(facts, "error", err.message);
-  const cJSON *args[3] = {facts, rows, opts};
+  if (o->map && !cJSON_AddStringToObject(opts, "map", o->map))
+    goto cleanup;
+  const cJSON *args[4] = {facts, rows, opts, o->map_ctx};
   int top = lua_gettop(L);
-  if (ll_bundle_call(L, cmd, "lib.bundle", "summarize", args, 3, 1, errs) ==
-      0) {
+  if (ll_bundle_call(L, cmd, "lib.bundle", "process", args, 4, 1, errs) == 0) {
     char why[256];
     res = ll_lua_to_json(L, -1, why, sizeof why);
     if (!res)

@@ -16,6 +16,11 @@ typedef struct {
   const char *allowed; /* --allowed-signers FILE, or NULL */
   int steps;           /* keep each bundle's steps (compare, JUnit) */
   int jobs;            /* worker processes, 1 .. LL_BUNDLE_JOBS_MAX */
+  /* what each worker makes of a summary (lib.bundle.process): NULL the
+   * summary itself; "compare" its diff against map_ctx (the first
+   * bundle's summary); "junit" the summary and its JUnit suite */
+  const char *map;
+  const cJSON *map_ctx;
 } ll_bundle_opts;
 
 #define LL_BUNDLE_JOBS_MAX 16
@@ -25,7 +30,7 @@ typedef struct {
 int ll_bundle_arg_check(const char *cmd, const char *dir, FILE *errs);
 
 /* The summaries of dirs[0..n), in order, as a cJSON array in *out (the
- * caller's): each is what lib.bundle.summarize made of verify's report,
+ * caller's): each is what lib.bundle.process made of verify's report,
  * the signature, corroboration.json and, only when verify found the
  * bundle consistent, its export rows. A bundle verify could not check (a
  * file gone meanwhile) is a summary with `error`. Returns 0, or 70 (out

@@ -168,7 +168,8 @@ int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
   ll_bundle_opts bo = {.mode = mode,
                        .allowed = allowed,
                        .steps = junit != NULL,
-                       .jobs = jobs ? jobs : default_jobs(n)};
+                       .jobs = jobs ? jobs : default_jobs(n),
+                       .map = junit ? "junit" : NULL};
   rc = ll_bundle_summaries("qualify", dirs, n, &bo, &sums, errs);
   if (rc)
     goto cleanup;

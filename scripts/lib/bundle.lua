@@ -133,6 +133,21 @@ function M.summarize(facts, rows, opts)
   return s
 end
 
+-- process(facts, rows, opts, ctx) -> what a worker hands back for one
+-- bundle: its summary, or with opts.map "compare" its diff against ctx
+-- (lib.compare.diff), or with "junit" {summary without its steps, suite}
+-- (lib.junit.suite): the steps never cross back to the parent.
+function M.process(facts, rows, opts, ctx)
+  local s = M.summarize(facts, rows, opts)
+  if opts.map == "compare" then return require("lib.compare").diff(ctx, s) end
+  if opts.map == "junit" then
+    local xml, counts = require("lib.junit").suite(s)
+    s.steps, s.cells = nil, nil
+    return { summary = s, suite = xml, counts = counts }
+  end
+  return s
+end
+
 -- kind_label(s) -> "azure", "emulator", "replay (documented)".
 function M.kind_label(s)
   local k = s.endpoint_kind or "unknown"

@@ -204,14 +204,14 @@ end
 M.STYLE = "body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;margin:.5em 0}"
   .. "td,th{border:1px solid #999;padding:.2em .4em;font-size:90%;vertical-align:top}p.kind{color:#a00}"
 
--- render(summaries, opts) -> {text, html, json (a list: one per
--- comparison), exit}: the first summary compared with each other one.
--- exit: 0 no behavioural difference, 1 a difference, 2 a bundle verify
--- did not prove consistent (not compared).
-function M.render(summaries, opts)
-  local base, texts, sections, json, exit = summaries[1], {}, {}, {}, 0
-  for i = 2, #summaries do
-    local d = M.diff(base, summaries[i])
+-- render(diffs, opts) -> {text, html, json (a list: one per
+-- comparison), exit}: diffs made by the workers (lib.bundle.process), the
+-- first bundle against each other one. exit: 0 no behavioural difference,
+-- 1 a difference, 2 a bundle verify did not prove consistent (not
+-- compared).
+function M.render(diffs, opts)
+  local texts, sections, json, exit = {}, {}, {}, 0
+  for _, d in ipairs(diffs) do
     texts[#texts + 1] = M.text(d)
     if opts.html then sections[#sections + 1] = M.section(d) end
     json[#json + 1] = d
