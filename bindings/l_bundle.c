@@ -21,6 +21,7 @@
 #include "l_common.h"
 #include "l_json.h"
 #include "l_sandbox.h"
+#include "sanitize.h"
 #include "sign.h"
 
 int ll_bundle_arg_check(const char *cmd, const char *dir, FILE *errs) {
@@ -471,6 +472,21 @@ const char *ll_bundle_field(lua_State *L, int idx, const char *key,
       lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, len) : NULL;
   lua_pop(L, 1); /* the string stays alive in the table */
   return s;
+}
+
+int ll_bundle_emit(const char *cmd, const char *path, const char *text,
+                   size_t len, FILE *out, FILE *errs) {
+  char what[128];
+  /* The rows were sanitized and verify scanned the export; this is the
+   * last line of defence, as for the report, before text leaves. */
+  if (ll_secret_scan(text, len, NULL, 0, NULL, 0, what, sizeof what) > 0) {
+    fprintf(errs, "leaselua: %s: %s would contain a secret (%s): not %s\n", cmd,
+            path ? path : "the output", what, path ? "written" : "printed");
+    return 70;
+  }
+  if (path)
+    return ll_bundle_write_file(cmd, path, text, len, errs);
+  return fwrite(text, 1, len, out) == len ? 0 : 70;
 }
 
 int ll_bundle_write_file(const char *cmd, const char *path, const char *text,

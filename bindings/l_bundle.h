@@ -60,6 +60,11 @@ int ll_bundle_call(lua_State *L, const char *cmd, const char *module,
 int ll_bundle_write_file(const char *cmd, const char *path, const char *text,
                          size_t len, FILE *errs);
 
+/* text, unless the secret scan finds one in it (then a line on errs and
+ * 70): written to path (ll_bundle_write_file) or, path NULL, to out. */
+int ll_bundle_emit(const char *cmd, const char *path, const char *text,
+                   size_t len, FILE *out, FILE *errs);
+
 /* Turns, throughout j, an empty object under a name that always holds a
  * list (changed, only_a, runs, why, ...) into an empty array: Lua has
  * one empty table for both. */

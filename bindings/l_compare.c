@@ -118,7 +118,7 @@ int ll_compare_main(int argc, char **argv, FILE *out, FILE *errs) {
   size_t len = 0;
   const char *s;
   if (html && (!(s = ll_bundle_field(L, res, "html", &len)) ||
-               ll_bundle_write_file("compare", html, s, len, errs)))
+               ll_bundle_emit("compare", html, s, len, out, errs)))
     goto cleanup;
   if (json) {
     lua_getfield(L, res, "json");
@@ -137,12 +137,15 @@ int ll_compare_main(int argc, char **argv, FILE *out, FILE *errs) {
                 j ? "out of memory" : why);
         goto cleanup;
       }
-      fprintf(out, "%s\n", text);
+      size_t tl = strlen(text);
+      text[tl] = '\n'; /* over the NUL: printed with its length */
+      int e = ll_bundle_emit("compare", NULL, text, tl + 1, out, errs);
       free(text);
+      if (e)
+        goto cleanup;
     }
-  } else if ((s = ll_bundle_field(L, res, "text", &len))) {
-    fwrite(s, 1, len, out);
-  } else {
+  } else if (!(s = ll_bundle_field(L, res, "text", &len)) ||
+             ll_bundle_emit("compare", NULL, s, len, out, errs)) {
     goto cleanup;
   }
   lua_getfield(L, res, "exit");

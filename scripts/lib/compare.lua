@@ -223,7 +223,9 @@ function M.render(diffs, opts)
   end
   local res = { text = table.concat(texts, "\n"), json = json, exit = exit }
   if opts.html then
-    res.html = '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>leaselua compare</title>'
+    res.html = '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+      .. '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">'
+      .. "<title>leaselua compare</title>"
       .. "<style>" .. M.STYLE .. "</style></head><body><h1>leaselua compare</h1>\n"
       .. table.concat(sections, "\n") .. "\n</body></html>\n"
   end

@@ -223,7 +223,9 @@ local function html_table(rows)
 end
 
 local function html(t, n, opts)
-  local out = { "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>leaselua qualification"
+  local out = { "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    .. "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+    .. "<title>leaselua qualification"
     .. "</title><style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}"
     .. "td,th{border:1px solid #999;padding:.2em .4em;font-size:90%}tr.q td{background:#e4f5e4}"
     .. "tr.nq td{background:#fbe3e3}tr.nqs td{background:#eee;color:#444}section.nqs h2{color:#666}</style>"
