@@ -177,9 +177,9 @@ static cJSON *one(lua_State *L, const char *cmd, const char *dir,
     cJSON_AddStringToObject(facts, "error", err.message);
   if (o->map && !cJSON_AddStringToObject(opts, "map", o->map))
     goto cleanup;
-  const cJSON *args[4] = {facts, rows, opts, o->map_ctx};
+  const cJSON *args[3] = {facts, rows, opts}; /* the context is L's */
   int top = lua_gettop(L);
-  if (ll_bundle_call_rows(L, cmd, "lib.bundle", "process", args, 4, 1, 2,
+  if (ll_bundle_call_rows(L, cmd, "lib.bundle", "process", args, 3, 1, 2,
                           errs) == 0) {
     char why[256];
     res = ll_lua_to_json(L, -1, why, sizeof why);
@@ -196,10 +196,24 @@ cleanup:
   return res;
 }
 
+/* A sandbox for one(), holding o->map_ctx (lib.bundle.set_context):
+ * converted once, not once per bundle. NULL: a line on errs. */
+static lua_State *state_for(const char *cmd, const ll_bundle_opts *o,
+                            FILE *errs) {
+  lua_State *L = ll_bundle_state(errs);
+  const cJSON *args[1] = {o->map_ctx};
+  if (L && o->map_ctx &&
+      ll_bundle_call(L, cmd, "lib.bundle", "set_context", args, 1, 0, errs)) {
+    lua_close(L);
+    L = NULL;
+  }
+  return L;
+}
+
 /* A worker: bundles k, k+jobs, ... into f, one JSON line each. */
 static int worker(const char *cmd, char *const *dirs, int n, int k, int jobs,
                   const ll_bundle_opts *o, FILE *f, FILE *errs) {
-  lua_State *L = ll_bundle_state(errs);
+  lua_State *L = state_for(cmd, o, errs);
   if (!L)
     return 70;
   int rc = 0;
@@ -243,7 +257,7 @@ int ll_bundle_summaries(const char *cmd, char *const *dirs, int n,
   pid_t pids[LL_BUNDLE_JOBS_MAX] = {0};
   int rc = slots ? 0 : 70;
   if (rc == 0 && jobs == 1) {
-    lua_State *L = ll_bundle_state(errs);
+    lua_State *L = state_for(cmd, o, errs);
     rc = L ? 0 : 70;
     for (int i = 0; rc == 0 && i < n; i++)
       rc = (slots[i] = one(L, cmd, dirs[i], o, errs)) ? 0 : 70;

@@ -135,13 +135,21 @@ function M.summarize(facts, rows, opts)
   return s
 end
 
--- process(facts, rows, opts, ctx) -> what a worker hands back for one
--- bundle: its summary, or with opts.map "compare" its diff against ctx
+local context -- the first bundle's summary, for compare's workers
+
+-- set_context(s): what process compares each bundle with, set once per
+-- sandbox.
+function M.set_context(s)
+  context = s
+end
+
+-- process(facts, rows, opts) -> what a worker hands back for one bundle:
+-- its summary, or with opts.map "compare" its diff against the context
 -- (lib.compare.diff), or with "junit" {summary without its steps, suite}
 -- (lib.junit.suite): the steps never cross back to the parent.
-function M.process(facts, rows, opts, ctx)
+function M.process(facts, rows, opts)
   local s = M.summarize(facts, rows, opts)
-  if opts.map == "compare" then return require("lib.compare").diff(ctx, s) end
+  if opts.map == "compare" then return require("lib.compare").diff(assert(context, "no context"), s) end
   if opts.map == "junit" then
     local xml, counts = require("lib.junit").suite(s)
     s.steps, s.cells = nil, nil
