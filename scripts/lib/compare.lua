@@ -88,7 +88,10 @@ function M.diff(a, b)
       local fields = {}
       for _, f in ipairs(M.FIELDS) do
         local x, y = val(st, f[1]), val(o, f[1])
-        if x ~= y then fields[#fields + 1] = { field = f[2], a = x, b = y } end
+        -- each step sent its own bundle's version: that difference is the
+        -- bundle's, said once above, not again at every step
+        local own = f[1] == "requested" and x == tostring(d.a.api_version) and y == tostring(d.b.api_version)
+        if x ~= y and not own then fields[#fields + 1] = { field = f[2], a = x, b = y } end
       end
       if #fields == 0 then
         d.same = d.same + 1
