@@ -161,8 +161,8 @@ describe("lib.compare.diff on two API versions", function()
     return { dir = "d-" .. requested, consistent = true, endpoint_kind = "emulator", account_host = "127.0.0.1",
       api_version = requested, returned_versions = { returned }, decision = "ACCEPT", window = "REPRODUCED",
       steps = { { key = "1\31s\31Put Blob\31request\31" .. "1", kind = "request", epoch = 1, step = "s",
-        operation = "Put Blob", n = 1, status = "201", class = "ACCEPTED_WRITE", requested = step_requested or requested,
-        returned = returned, discrepancy = {}, explained = {} } } }
+        operation = "Put Blob", n = 1, status = "201", class = "ACCEPTED_WRITE",
+        requested = step_requested or requested, returned = returned, discrepancy = {}, explained = {} } } }
   end
 
   it("says the requested version once, per bundle, and the same returned version is no difference", function()
