@@ -158,11 +158,13 @@ static cJSON *one(lua_State *L, const char *cmd, const char *dir,
             err.message);
     goto cleanup;
   }
-  /* an allowed-signers file names the signer of a signed bundle; an
-   * unsigned one stays unsigned (verify --allowed-signers would call that
-   * bad: here the QUALIFIED rule says what a missing signature costs) */
+  /* with unsigned_ok (qualify) an allowed-signers file names the signer
+   * of a signed bundle and an unsigned one stays unsigned, where verify
+   * --allowed-signers calls it bad: the QUALIFIED rule says what a missing
+   * signature costs */
   const char *allowed =
-      o->allowed && ll_bundle_is_signed(dir) ? o->allowed : NULL;
+      o->allowed && (!o->unsigned_ok || ll_bundle_is_signed(dir)) ? o->allowed
+                                                                  : NULL;
   ll_status ss = ll_bundle_check_declared(dir, allowed, rep->sign_declared,
                                           rep->decision[0] != '\0', sr, &serr);
   if (ss == LL_E_NOMEM) {

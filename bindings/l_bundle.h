@@ -14,6 +14,7 @@
 typedef struct {
   ll_verify_mode mode; /* verify's mode (--export-only) */
   const char *allowed; /* --allowed-signers FILE, or NULL */
+  int unsigned_ok;     /* with allowed: an unsigned bundle is not bad */
   int steps;           /* keep each bundle's steps (compare, JUnit) */
   int jobs;            /* worker processes, 1 .. LL_BUNDLE_JOBS_MAX */
   /* what each worker makes of a summary (lib.bundle.process): NULL the

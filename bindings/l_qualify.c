@@ -167,6 +167,7 @@ int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
     goto cleanup;
   ll_bundle_opts bo = {.mode = mode,
                        .allowed = allowed,
+                       .unsigned_ok = 1,
                        .steps = junit != NULL,
                        .jobs = jobs ? jobs : default_jobs(n),
                        .map = junit ? "junit" : NULL};
