@@ -249,6 +249,13 @@ static int collect(FILE *f, int n, int k, int jobs, cJSON **slots) {
   return rc;
 }
 
+int ll_bundle_default_jobs(int n) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n < 32 || cpus < 2)
+    return 1;
+  return cpus > 4 ? 4 : (int)cpus;
+}
+
 int ll_bundle_summaries(const char *cmd, char *const *dirs, int n,
                         const ll_bundle_opts *o, cJSON **out, FILE *errs) {
   int jobs = o->jobs < 1 ? 1 : o->jobs;

@@ -30,6 +30,10 @@ typedef struct {
  * else one line on errs naming cmd and dir, and 64. */
 int ll_bundle_arg_check(const char *cmd, const char *dir, FILE *errs);
 
+/* The workers for n bundles when the operator names none: 1 below 32
+ * bundles, else the online CPUs, at most 4. */
+int ll_bundle_default_jobs(int n);
+
 /* The summaries of dirs[0..n), in order, as a cJSON array in *out (the
  * caller's): each is what lib.bundle.process made of verify's report,
  * the signature, corroboration.json and, only when verify found the

@@ -99,7 +99,7 @@ int ll_compare_main(int argc, char **argv, FILE *out, FILE *errs) {
   rc = ll_bundle_summaries("compare", dirs, 1, &bo, &base, errs);
   if (rc)
     goto cleanup;
-  bo.jobs = jobs ? jobs : (n >= 32 ? 2 : 1);
+  bo.jobs = jobs ? jobs : ll_bundle_default_jobs(n - 1);
   bo.map = "compare";
   bo.map_ctx = base->child;
   rc = ll_bundle_summaries("compare", dirs + 1, n - 1, &bo, &sums, errs);

@@ -40,13 +40,6 @@ static const char usage[] =
     "      qualify), 2 an Azure row NOT QUALIFIED or a bundle inconsistent,\n"
     "      64 usage or not an evidence directory, 70 internal error\n";
 
-static int default_jobs(int n) {
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  if (n < 32 || cpus < 2)
-    return 1;
-  return cpus > 4 ? 4 : (int)cpus;
-}
-
 static int take(char ***list, int *n, int *cap, const char *dir) {
   if (*n == *cap) {
     int ncap = *cap ? *cap * 2 : 16;
@@ -169,7 +162,7 @@ int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
                        .allowed = allowed,
                        .unsigned_ok = 1,
                        .steps = junit != NULL,
-                       .jobs = jobs ? jobs : default_jobs(n),
+                       .jobs = jobs ? jobs : ll_bundle_default_jobs(n),
                        .map = junit ? "junit" : NULL};
   rc = ll_bundle_summaries("qualify", dirs, n, &bo, &sums, errs);
   if (rc)

@@ -67,8 +67,11 @@ function M.attr(s)
   return (M.clean(s):gsub("[&<>\"'\t\n\r]", ATTR))
 end
 
+-- A step's time from its monotonic stamps; never negative (a recovered
+-- run's clock may restart), as the schema's times are not.
 local function seconds(ms)
-  return string.format("%.3f", (ms or 0) / 1000)
+  local v = (type(ms) == "number" and ms == ms and ms > 0) and ms or 0
+  return string.format("%.3f", v / 1000)
 end
 
 local function case(name, classname, ms, child)
