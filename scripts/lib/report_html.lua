@@ -537,7 +537,7 @@ function H.page(m)
     '<span class="muted">leaselua evidence report · ', esc(mf.run_id), "</span></div>",
     "<main>", banner(m), statement(m), require("lib.report_corr").html(m, esc), timeline(m), content(m), findings(m),
     discrepancies(m), environment(m),
-    rows_table(m),
+    m.compare_html or "", rows_table(m),
     '<p class="muted">Built by <code>leaselua report</code> from <code>export/ledger.jsonl</code> alone; ' ..
     "re-check the evidence with <code>leaselua verify DIR</code>.</p></main>",
     '<footer class="kind-footer">', esc(kind_line), "</footer></body></html>\n",

@@ -1,0 +1,53 @@
+/* Bundles as compare, qualify and the JUnit reports read them: verify's
+ * check first, then only the rows it proved, summarised in the sandbox by
+ * scripts/lib/bundle.lua; many bundles by forked workers. */
+#ifndef LL_L_BUNDLE_H
+#define LL_L_BUNDLE_H
+
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "l_bundle_lua.h"
+#include "verify.h"
+
+typedef struct {
+  ll_verify_mode mode; /* verify's mode (--export-only) */
+  const char *allowed; /* --allowed-signers FILE, or NULL */
+  int unsigned_ok;     /* with allowed: an unsigned bundle is not bad */
+  int steps;           /* keep each bundle's steps (compare, JUnit) */
+  int jobs;            /* worker processes, 1 .. LL_BUNDLE_JOBS_MAX */
+  /* what each worker makes of a summary (lib.bundle.process): NULL the
+   * summary itself; "compare" its diff against map_ctx (the first
+   * bundle's summary); "junit" the summary and its JUnit suite */
+  const char *map;
+  const cJSON *map_ctx;
+} ll_bundle_opts;
+
+#define LL_BUNDLE_JOBS_MAX 16
+
+/* 0 when dir is an evidence directory (a readable export/ledger.jsonl);
+ * else one line on errs naming cmd and dir, and 64. */
+int ll_bundle_arg_check(const char *cmd, const char *dir, FILE *errs);
+
+/* The workers for n bundles when the operator names none: 1 below 32
+ * bundles, else the online CPUs, at most 4. */
+int ll_bundle_default_jobs(int n);
+
+/* The summaries of dirs[0..n), in order, as a cJSON array in *out (the
+ * caller's): each is what lib.bundle.process made of verify's report,
+ * the signature, corroboration.json and, only when verify found the
+ * bundle consistent, its export rows. A bundle verify could not check (a
+ * file gone meanwhile) is a summary with `error`. Returns 0, or 70 (out
+ * of memory, a worker lost: a line on errs). */
+int ll_bundle_summaries(const char *cmd, char *const *dirs, int n,
+                        const ll_bundle_opts *o, cJSON **out, FILE *errs);
+
+/* Expands a directory holding index.json (leaselua-index-v1) into its
+ * runs' bundle directories, appended to *list (malloc'd strings; *n and
+ * *cap grow). Returns 0 when dir has no index.json (nothing appended), 1
+ * when it was expanded, 64 on a bad index (one line on errs), 70 OOM. */
+int ll_bundle_expand_index(const char *cmd, const char *dir, char ***list,
+                           int *n, int *cap, FILE *errs);
+
+#endif
