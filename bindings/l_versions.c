@@ -1,0 +1,85 @@
+/* --api-version a,b,c: the host, never the script, chooses the lifecycle
+ * boundaries and the files. Each version gets its own sandbox, its own
+ * fresh lifecycle and its own bundle under one parent directory, and
+ * index.json names them (core/run/include/run_index.h). */
+#include "l_versions.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "ll.h"
+#include "run_index.h"
+
+/* --api-version a,b,c: the same script once per version, each in its own
+ * sandbox with its own fresh lifecycle and bundle <parent>/<version>/,
+ * and <parent>/index.json (run_index.h) rewritten after each. A run that
+ * does not ACCEPT ends the series: the blob is not known to be clean, so
+ * no further lifecycle starts on it. Exit: the worst of the runs. */
+int ll_host_run_versions(const ll_operator *base, const char *cli_flow,
+                         ll_run_one_fn run_one, void *ctx) {
+  ll_error err = {0};
+  char parent[512], flow[64];
+  ll_strlcpy(flow, cli_flow, sizeof flow);
+  ll_strlcpy(parent, base->evidence, sizeof parent);
+  ll_status st = LL_OK;
+  if (!parent[0])
+    st = ll_operator_default_evidence(base, flow, parent, sizeof parent, &err);
+  if (st == LL_OK && strlen(parent) + 12 >= sizeof base->evidence)
+    st = ll_fail(&err, LL_E_USAGE, "--evidence is too long: %s", parent);
+  if (st == LL_OK)
+    st = ll_index_prepare(parent, &err);
+  if (st != LL_OK) {
+    fprintf(stderr, "leaselua: %s: %s\n", ll_code_name(st), err.message);
+    return ll_code_exit(st);
+  }
+  char created[32];
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  ll_index_run runs[LL_API_VERSIONS_MAX] = {0};
+  size_t n = (size_t)base->n_api_versions;
+  static ll_operator op; /* large: not on the stack */
+  const char *stopped = NULL;
+  for (size_t i = 0; i < n; i++) {
+    ll_index_run *r = &runs[i];
+    ll_strlcpy(r->api_version, base->api_versions[i], sizeof r->api_version);
+    if (stopped) {
+      snprintf(r->reason, sizeof r->reason,
+               "not run: the run at %s did not ACCEPT, so the blob is not "
+               "known to be clean",
+               stopped);
+      continue;
+    }
+    op = *base;
+    ll_strlcpy(op.api_version, r->api_version, sizeof op.api_version);
+    int k = snprintf(op.evidence, sizeof op.evidence, "%s/%s", parent,
+                     r->api_version);
+    if (k < 0 || (size_t)k >= sizeof op.evidence)
+      return 64; /* cannot be: checked above */
+    fprintf(stderr, "leaselua: api-version %s (%zu of %zu): evidence %s\n",
+            r->api_version, i + 1, n, op.evidence);
+    r->ran = 1;
+    r->exit_code =
+        run_one(&op, ctx, &r->decision, &r->bundle, flow, sizeof flow);
+    if (r->exit_code != 0)
+      stopped = base->api_versions[i];
+    if (ll_index_write(parent, flow, created, runs, i + 1, &err) != LL_OK) {
+      fprintf(stderr, "leaselua: %s: %s (exit 70)\n", ll_code_name(err.code),
+              err.message);
+      return 70;
+    }
+  }
+  if (ll_index_write(parent, flow, created, runs, n, &err) != LL_OK) {
+    fprintf(stderr, "leaselua: %s: %s (exit 70)\n", ll_code_name(err.code),
+            err.message);
+    return 70;
+  }
+  int worst = ll_index_worst_exit(runs, n);
+  fprintf(stderr,
+          "leaselua: %zu API versions, index %s/" LL_INDEX_FILE
+          " (exit %d, the worst of the runs)\n",
+          n, parent, worst);
+  return worst;
+}
