@@ -8,8 +8,39 @@
 #include <string.h>
 #include <time.h>
 
+#include <stdlib.h>
+
+#include "input.h"
 #include "ll.h"
+#include "manifest.h"
 #include "run_index.h"
+
+/* A manifest that names its api_version fixes one version: refused with a
+ * list, before any bundle is made (each run would refuse it anyway). A
+ * manifest that cannot be read is left to the first run to report. */
+static ll_status manifest_names_version(const ll_operator *op, ll_error *err) {
+  if (!op->manifest[0])
+    return LL_OK;
+  ll_buf b = {0};
+  ll_error ignored = {0};
+  cJSON *m = NULL;
+  if (ll_input_read(op->manifest, "manifest", "--manifest",
+                    LL_MANIFEST_FILE_MAX, &b, &ignored) == LL_OK &&
+      ll_manifest_parse(b.p, b.n, &m, &ignored) != LL_OK)
+    m = NULL;
+  free(b.p);
+  const cJSON *v =
+      m ? cJSON_GetObjectItemCaseSensitive(m, "api_version") : NULL;
+  ll_status st = LL_OK;
+  if (cJSON_IsString(v))
+    st = ll_fail(err, LL_E_USAGE,
+                 "the manifest names api_version %.10s, and --api-version "
+                 "names several: leave api_version out of the manifest to "
+                 "run a list of versions",
+                 v->valuestring);
+  cJSON_Delete(m);
+  return st;
+}
 
 /* --api-version a,b,c: the same script once per version, each in its own
  * sandbox with its own fresh lifecycle and bundle <parent>/<version>/,
@@ -22,8 +53,8 @@ int ll_host_run_versions(const ll_operator *base, const char *cli_flow,
   char parent[512], flow[64];
   ll_strlcpy(flow, cli_flow, sizeof flow);
   ll_strlcpy(parent, base->evidence, sizeof parent);
-  ll_status st = LL_OK;
-  if (!parent[0])
+  ll_status st = manifest_names_version(base, &err);
+  if (st == LL_OK && !parent[0])
     st = ll_operator_default_evidence(base, flow, parent, sizeof parent, &err);
   if (st == LL_OK && strlen(parent) + 12 >= sizeof base->evidence)
     st = ll_fail(&err, LL_E_USAGE, "--evidence is too long: %s", parent);

@@ -81,7 +81,7 @@ static const opt opts[] = {
     STR("no-proxy", "no_proxy", no_proxy_opt, LL_AUTH_NONE,
         "TEXT  hosts not proxied (else no_proxy, NO_PROXY)"),
     STR("api-version", "api_version", api_version_list, LL_AUTH_NONE,
-        "DATE  the x-ms-version to send (default the manifest's);\n"
+        "DATE  the x-ms-version to send (else the manifest's);\n"
         "                        DATE,DATE,...: one run and bundle each"),
     FLAG("allow-api-version", "allow_api_version", allow_api_version,
          LL_AUTH_NONE, "      allow a version leaselua does not list"),
