@@ -1,0 +1,143 @@
+-- --api-version a,b,c on the live Azurite: one run per version, each its
+-- own fresh lifecycle and bundle under one parent with index.json, and
+-- `leaselua compare` telling the requested versions apart while Azurite
+-- returns one version whatever is asked.
+local helper = require "helper"
+local cjson = require "cjson"
+
+local VERSIONS = { "2021-12-02", "2023-11-03" }
+
+local function exists(path)
+  return os.execute("test -e " .. helper.quote(path)) == true
+end
+
+local function env_for(blob)
+  local env = helper.live_env(blob)
+  env.LEASELUA_EVIDENCE_ROOT = false
+  return env
+end
+
+describe("--api-version list #live", function()
+  local parent, rc, out, err, index
+  local manifest
+
+  setup(function()
+    manifest = helper.manifest_file(helper.tmpdir())
+    parent = helper.tmpdir() .. "/matrix"
+    rc, out, err = helper.run({ "handoff", "--manifest", manifest, "--evidence", parent,
+      "--api-version", table.concat(VERSIONS, ","), "--break-period", "1" }, env_for(helper.unique_blob("versions")))
+    index = cjson.decode(helper.read(parent .. "/index.json") or "null")
+  end)
+
+  teardown(helper.cleanup)
+
+  it("runs the handoff once per version and exits as the worst of them (all ACCEPT: 0)", function()
+    assert.are.equal(0, rc, err)
+    for i, v in ipairs(VERSIONS) do
+      assert.matches("api%-version " .. v:gsub("%-", "%%-") .. " %(" .. i .. " of 2%)", err)
+    end
+    assert.matches("2 API versions, index .*index%.json %(exit 0, the worst of the runs%)", err)
+    assert.are.equal(2, helper.count(out, "DECISION: ACCEPT"), out)
+  end)
+
+  it("writes index.json by the contract, one run per version in the order given", function()
+    assert.is_table(index)
+    assert.are.equal("leaselua-index-v1", index.format)
+    assert.are.equal("main-handoff", index.flow)
+    assert.matches("^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$", index.created_utc)
+    assert.are.equal(#VERSIONS, #index.runs)
+    assert.are.equal(0, #index.not_run)
+    for i, v in ipairs(VERSIONS) do
+      local r = index.runs[i]
+      assert.are.same({ api_version = v, dir = v, bundle = true, decision = "ACCEPT", exit = 0 }, r)
+    end
+  end)
+
+  it("gives each version its own bundle, requesting only that version, each verified consistent", function()
+    local returned = {}
+    local runs = {}
+    for _, v in ipairs(VERSIONS) do
+      local dir = parent .. "/" .. v
+      assert.is_true(exists(dir .. "/protected/ledger.jsonl"), dir)
+      local vrc, vout = helper.run({ "verify", dir }, {})
+      assert.are.equal(0, vrc, vout)
+      local rows = helper.rows(dir)
+      assert.are.equal(v, rows[1].api_version, "the manifest row names the version")
+      local n = 0
+      for _, o in ipairs(helper.outcomes(rows)) do
+        if o.requested_api_version ~= nil then
+          n = n + 1
+          assert.are.equal(v, o.requested_api_version)
+          if o.returned_api_version ~= cjson.null then returned[o.returned_api_version] = true end
+        end
+      end
+      assert.is_true(n > 5, "outcome rows with a requested version: " .. n)
+      for _, r in ipairs(rows) do
+        if r.record == "manifest" then runs[#runs + 1] = r.run_id end
+      end
+    end
+    -- Azurite answers one version whatever is asked: the same in both
+    local seen = {}
+    for k in pairs(returned) do seen[#seen + 1] = k end
+    assert.are.equal(1, #seen, "returned versions: " .. table.concat(seen, ", "))
+    -- two runs, not one run split in two
+    assert.are.equal(2, #runs)
+  end)
+
+  it("leaselua compare reports the requested-version difference and the same returned version", function()
+    local a, b = parent .. "/" .. VERSIONS[1], parent .. "/" .. VERSIONS[2]
+    local crc, cout, cerr = helper.run({ "compare", "--json", a, b }, {})
+    assert.is_true(crc == 0 or crc == 1, "compare exit " .. tostring(crc) .. ": " .. cerr)
+    local c = cjson.decode(cout)
+    local req_diff, ret_same, steps = 0, 0, 0
+    for _, s in ipairs(c.steps or {}) do
+      if s.a and s.b then
+        steps = steps + 1
+        local ra, rb = s.a.requested_api_version, s.b.requested_api_version
+        if ra ~= nil and ra ~= cjson.null then
+          assert.are.equal(VERSIONS[1], ra)
+          assert.are.equal(VERSIONS[2], rb)
+          req_diff = req_diff + 1
+        end
+        local xa, xb = s.a.returned_api_version, s.b.returned_api_version
+        if xa ~= nil and xa ~= cjson.null then
+          assert.are.equal(xa, xb, "Azurite returns one version whatever is asked")
+          ret_same = ret_same + 1
+        end
+      end
+    end
+    assert.is_true(steps > 5, "steps in both: " .. steps)
+    assert.is_true(req_diff > 5 and ret_same > 5, req_diff .. " / " .. ret_same)
+    -- and the text form says it in words
+    local trc, tout = helper.run({ "compare", a, b }, {})
+    assert.is_true(trc == 0 or trc == 1)
+    assert.matches(VERSIONS[1], tout, 1, true)
+    assert.matches(VERSIONS[2], tout, 1, true)
+  end)
+
+  it("refuses a parent directory that already holds files, before any request", function()
+    local crc, _, cerr = helper.run({ "handoff", "--manifest", manifest, "--evidence", parent,
+      "--api-version", table.concat(VERSIONS, ",") }, env_for(helper.unique_blob("versions-again")))
+    assert.are.equal(64, crc)
+    assert.matches("LL_E_EVIDENCE_EXISTS: .* already holds files", cerr)
+  end)
+
+  it("ends the series at a run that does not ACCEPT, and lists the rest as not run", function()
+    -- --stop-after 2 leaves A's lease held: a HOLD (or WAIT), never ACCEPT,
+    -- so the next version must not start a lifecycle on that blob
+    local p = helper.tmpdir() .. "/stopped"
+    local blob = helper.unique_blob("versions-stop")
+    local src, sout, serr = helper.run({ "handoff", "--manifest", manifest, "--evidence", p,
+      "--api-version", "2023-11-03,2021-12-02", "--break-period", "1", "--stop-after", "2" }, env_for(blob))
+    assert.is_true(src ~= 0, sout .. serr)
+    local ix = cjson.decode(helper.read(p .. "/index.json"))
+    assert.are.equal(1, #ix.runs)
+    assert.are.equal("2023-11-03", ix.runs[1].api_version)
+    assert.are.equal(src, ix.runs[1].exit, "the worst of one run is that run's")
+    assert.are_not.equal("ACCEPT", ix.runs[1].decision)
+    assert.are.equal(1, #ix.not_run)
+    assert.are.equal("2021-12-02", ix.not_run[1].api_version)
+    assert.matches("did not ACCEPT", ix.not_run[1].reason)
+    assert.is_false(exists(p .. "/2021-12-02"))
+  end)
+end)
