@@ -18,8 +18,10 @@
 #include "auth.h"
 #include "http.h"
 #include "l_common.h"
+#include "l_compare.h"
 #include "l_corroborate.h"
 #include "l_host.h"
+#include "l_qualify.h"
 #include "l_replay_args.h"
 #include "l_report.h"
 #include "l_run.h"
@@ -481,6 +483,10 @@ int main(int argc, char **argv) {
     return ll_corroborate_main(argc - 2, argv + 2, stdout, stderr);
   if (strcmp(argv[1], "spec") == 0) /* a user's busted specs */
     return ll_spec_main(argc - 2, argv + 2, stderr);
+  if (strcmp(argv[1], "compare") == 0) /* docs/EVIDENCE.md, Comparing */
+    return ll_compare_main(argc - 2, argv + 2, stdout, stderr);
+  if (strcmp(argv[1], "qualify") == 0) /* docs/EVIDENCE.md, Qualification */
+    return ll_qualify_main(argc - 2, argv + 2, stdout, stderr);
   if (strcmp(argv[1], "verify") == 0) /* its own arguments and exit codes */
     return ll_verify_main(argc - 2, argv + 2, stdout, stderr);
   if (argv[1][0] == '-') {

@@ -9,12 +9,14 @@
 
 #include <cjson/cJSON.h>
 
+#include "l_bundle.h"
 #include "sign.h"
 #include "verify.h"
 
 static const char usage[] =
     "usage: leaselua verify [--export-only] [--json] [--allowed-signers "
-    "FILE] DIR\n"
+    "FILE]\n"
+    "                       [--junit FILE] DIR\n"
     "  Checks the evidence in DIR: both hash chains; that the protected "
     "ledger is\n"
     "  the run's own (a regular file holding the real lease IDs) and the "
@@ -34,6 +36,12 @@ static const char usage[] =
     "of FILE\n"
     "                 (ssh-keygen's allowed-signers format); its principal "
     "is named\n"
+    "  --junit FILE   also write the verdict as JUnit XML (schemas/junit.xsd): "
+    "each\n"
+    "                 step a test case, an unexplained discrepancy a failure, "
+    "a WAIT\n"
+    "                 skipped; an inconsistent bundle one failed case, "
+    "verify\n"
     "  A signed bundle's SHA256SUMS must match every file, and cover every "
     "file.\n"
     "exit: 0 consistent (and, when signed, the signature good), 2 "
@@ -193,8 +201,34 @@ static void print_files(const char *what, char list[][LL_SIGN_NAME_MAX], long n,
             what);
 }
 
+/* The JUnit file of one bundle: its summary (l_bundle.c, the same check
+ * again, with its steps) through lib.junit.verify. 0, 64 or 70. */
+static int write_junit(const char *dir, ll_verify_mode mode,
+                       const char *allowed, const char *path, FILE *errs) {
+  char *dirs[1] = {(char *)dir};
+  ll_bundle_opts o = {.mode = mode, .allowed = allowed, .steps = 1, .jobs = 1};
+  cJSON *sums = NULL;
+  lua_State *L = NULL;
+  int rc = ll_bundle_summaries("verify", dirs, 1, &o, &sums, errs);
+  if (rc == 0)
+    rc = (L = ll_bundle_state(errs)) ? 0 : 70;
+  const cJSON *args[1] = {sums ? sums->child : NULL};
+  if (rc == 0)
+    rc = ll_bundle_call(L, "verify", "lib.junit", "verify", args, 1, 1, errs);
+  size_t len = 0;
+  const char *xml = rc == 0 && lua_type(L, -1) == LUA_TSTRING
+                        ? lua_tolstring(L, -1, &len)
+                        : NULL;
+  if (rc == 0)
+    rc = xml ? ll_bundle_write_file("verify", path, xml, len, errs) : 70;
+  if (L)
+    lua_close(L);
+  cJSON_Delete(sums);
+  return rc;
+}
+
 int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs) {
-  const char *dir = NULL, *allowed = NULL;
+  const char *dir = NULL, *allowed = NULL, *junit = NULL;
   ll_verify_mode mode = LL_VERIFY_FULL;
   int json = 0;
   for (int i = 0; i < argc; i++) {
@@ -208,6 +242,11 @@ int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs) {
     } else if (strncmp(argv[i], "--allowed-signers=", 18) == 0 && !allowed &&
                argv[i][18]) {
       allowed = argv[i] + 18;
+    } else if (strcmp(argv[i], "--junit") == 0 && !junit && i + 1 < argc &&
+               argv[i + 1][0]) {
+      junit = argv[++i];
+    } else if (strncmp(argv[i], "--junit=", 8) == 0 && !junit && argv[i][8]) {
+      junit = argv[i] + 8;
     } else if (strcmp(argv[i], "--help") == 0) {
       fputs(usage, out);
       return 0;
@@ -262,6 +301,11 @@ int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs) {
     print_files("not covered", sr.uncovered, sr.n_uncovered, errs);
   }
   int rc = what || sr.problem[0] ? 2 : 0;
+  if (junit) {
+    int jr = write_junit(dir, mode, allowed, junit, errs);
+    if (jr)
+      return jr;
+  }
   if (json) {
     if (print_json(&rep, what, &sr, out) == 0)
       return rc;

@@ -19,7 +19,10 @@ PACKAGES=(
   libclang-rt-14-dev
   luarocks dpkg-dev groff-base man-db tmux
   openssh-client
+  libxml2-utils
 )
+# libxml2-utils: xmllint, the JUnit reports checked against schemas/junit.xsd
+# (spec/junit_spec.lua).
 # chromium: the report's check in a real browser (spec/report_browser_spec.lua).
 EXTRA_PACKAGES=(chromium)
 # Node.js and npm: only when node/npm are not already on PATH. On machines

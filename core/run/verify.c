@@ -501,8 +501,9 @@ static ll_status corroboration_chain(const char *dir, ll_verify_report *rep,
   return st;
 }
 
-ll_status ll_verify_dir_mode(const char *dir, ll_verify_mode mode,
-                             ll_verify_report *rep, ll_error *err) {
+ll_status ll_verify_dir_rows(const char *dir, ll_verify_mode mode,
+                             ll_verify_report *rep, cJSON **rows,
+                             ll_error *err) {
   char ppath[1024], epath[1024];
   cJSON *prot = NULL, *exp = NULL;
   binds b = {0};
@@ -556,13 +557,23 @@ ll_status ll_verify_dir_mode(const char *dir, ll_verify_mode mode,
 done:
   binds_free(&b);
   cJSON_Delete(prot);
-  cJSON_Delete(exp);
   /* a check that ran short of memory proves nothing either way */
   if (st == LL_E_NOMEM || ll_alloc_failed_since(mark)) {
+    cJSON_Delete(exp);
     rep->problem[0] = '\0';
     return ll_fail(err, LL_E_NOMEM, "out of memory verifying %s", dir);
   }
+  /* only the rows just proven consistent leave, never those of a problem */
+  if (rows && st == LL_OK)
+    *rows = exp;
+  else
+    cJSON_Delete(exp);
   return st;
+}
+
+ll_status ll_verify_dir_mode(const char *dir, ll_verify_mode mode,
+                             ll_verify_report *rep, ll_error *err) {
+  return ll_verify_dir_rows(dir, mode, rep, NULL, err);
 }
 
 ll_status ll_verify_dir(const char *dir, ll_verify_report *rep, ll_error *err) {

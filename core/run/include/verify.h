@@ -5,6 +5,8 @@
 #ifndef LL_VERIFY_H
 #define LL_VERIFY_H
 
+#include <cjson/cJSON.h>
+
 #include "ll.h"
 
 typedef enum {
@@ -63,6 +65,13 @@ typedef struct {
  * export alone equals what the run recorded. */
 ll_status ll_verify_dir_mode(const char *dir, ll_verify_mode mode,
                              ll_verify_report *rep,
+                             ll_error *err) LL_WARN_UNUSED;
+/* ll_verify_dir_mode that also hands back, in *rows (the caller's to
+ * cJSON_Delete), the export rows it checked, only when it returns LL_OK:
+ * compare, qualify and the JUnit report read these and nothing else. *rows
+ * is left untouched otherwise. */
+ll_status ll_verify_dir_rows(const char *dir, ll_verify_mode mode,
+                             ll_verify_report *rep, cJSON **rows,
                              ll_error *err) LL_WARN_UNUSED;
 /* ll_verify_dir_mode(dir, LL_VERIFY_FULL, ...). */
 ll_status ll_verify_dir(const char *dir, ll_verify_report *rep,

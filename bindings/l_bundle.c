@@ -1,0 +1,503 @@
+/* One bundle as compare, qualify and the JUnit reports see it: verify's
+ * check first (ll_verify_dir_rows: the export rows leave only when they
+ * were proven consistent), the signature as verify checks it, the
+ * corroboration's verdict, then lib.bundle.summarize in the sandbox. Many
+ * bundles are shared among forked workers, each writing its summaries as
+ * JSON lines to its own temporary file, read back in order. */
+#include "l_bundle.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <lauxlib.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "input.h"
+#include "jsonx.h"
+#include "l_common.h"
+#include "l_json.h"
+#include "l_sandbox.h"
+#include "sign.h"
+
+int ll_bundle_arg_check(const char *cmd, const char *dir, FILE *errs) {
+  char path[PATH_MAX];
+  struct stat sb;
+  int n = snprintf(path, sizeof path, "%s/export/ledger.jsonl", dir);
+  if (n < 0 || (size_t)n >= sizeof path) {
+    fprintf(errs, "leaselua: %s: path too long: %.200s\n", cmd, dir);
+    return 64;
+  }
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+    fprintf(errs, "leaselua: %s: %s is not a directory\n", cmd, dir);
+    return 64;
+  }
+  if (access(path, R_OK) != 0) {
+    fprintf(errs,
+            "leaselua: %s: %s has no readable export/ledger.jsonl: not an "
+            "evidence directory (a parent of several needs its index.json)\n",
+            cmd, dir);
+    return 64;
+  }
+  return 0;
+}
+
+static cJSON *str_or_null(const char *s) {
+  return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+/* The corroboration's summary fields, when the bundle has one: verify has
+ * checked it equals the chain's last corroboration row. NULL: none. */
+static cJSON *corroboration(const char *dir) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/corroboration.json", dir);
+  if (access(path, F_OK) != 0)
+    return NULL;
+  ll_buf buf = {0};
+  ll_error e = {0};
+  cJSON *j = NULL;
+  if (ll_input_read(path, "corroboration", "DIR", 16u * 1024u * 1024u, &buf,
+                    &e) == LL_OK)
+    j = cJSON_ParseWithLength(buf.p, buf.n);
+  free(buf.p);
+  cJSON *o = cJSON_CreateObject();
+  static const char *const keep[] = {
+      "verdict",         "corroborated_utc",     "requests",
+      "log_records",     "contradictions_total", "missing_total",
+      "unrecorded_total"};
+  for (size_t i = 0; o && j && i < sizeof keep / sizeof *keep; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, keep[i]);
+    if (v && (cJSON_IsString(v) || cJSON_IsNumber(v)))
+      cJSON_AddItemToObject(o, keep[i], cJSON_Duplicate(v, 0));
+  }
+  if (o && !j)
+    cJSON_AddStringToObject(o, "verdict", "UNREADABLE");
+  cJSON_Delete(j);
+  return o;
+}
+
+/* verify's report and the signature's, as the facts lib.bundle reads.
+ * NULL when memory ran out. */
+static cJSON *facts_json(const char *dir, ll_status st,
+                         const ll_verify_report *rep, const ll_error *err,
+                         const ll_sign_report *sr, ll_status ss,
+                         const ll_error *serr) {
+  cJSON *o = cJSON_CreateObject();
+  const char *problem = NULL;
+  if (st != LL_OK)
+    problem = rep->problem[0] ? rep->problem : err->message;
+  int ledger_ok = st == LL_OK;
+  int ok = o && cJSON_AddStringToObject(o, "dir", dir);
+  ok = ok && cJSON_AddBoolToObject(o, "ledger_consistent", ledger_ok);
+  ok = ok && cJSON_AddItemToObject(o, "problem", str_or_null(problem));
+  ok = ok && cJSON_AddNumberToObject(o, "bad_row", (double)rep->bad_row);
+  ok = ok && cJSON_AddBoolToObject(o, "export_only", rep->export_only);
+  ok = ok && cJSON_AddBoolToObject(o, "protected_checked", rep->protected_read);
+  ok = ok && cJSON_AddItemToObject(o, "endpoint_kind",
+                                   str_or_null(rep->endpoint_kind));
+  ok = ok && cJSON_AddItemToObject(o, "fixture_label",
+                                   str_or_null(rep->fixture_label));
+  ok = ok &&
+       cJSON_AddItemToObject(o, "account_host", str_or_null(rep->account_host));
+  ok = ok && cJSON_AddBoolToObject(o, "host_declared", rep->host_declared);
+  ok = ok && cJSON_AddItemToObject(o, "decision", str_or_null(rep->decision));
+  ok = ok && cJSON_AddItemToObject(o, "window", str_or_null(rep->window));
+  ok = ok && cJSON_AddItemToObject(o, "identity", str_or_null(rep->identity));
+  cJSON *reasons = ok ? cJSON_AddArrayToObject(o, "reasons") : NULL;
+  ok = reasons != NULL;
+  for (int i = 0; ok && i < rep->n_reasons; i++)
+    ok = cJSON_AddItemToArray(reasons, cJSON_CreateString(rep->reasons[i]));
+  cJSON *sig = ok ? cJSON_AddObjectToObject(o, "signature") : NULL;
+  ok = sig != NULL;
+  if (ok && ss != LL_OK && ss != LL_E_TAMPER) {
+    ok = cJSON_AddStringToObject(sig, "state", "unchecked") != NULL;
+    ok = ok && cJSON_AddStringToObject(sig, "problem", serr->message);
+  } else if (ok) {
+    ok = cJSON_AddStringToObject(sig, "state", ll_sig_state_name(sr->state)) !=
+         NULL;
+    ok = ok &&
+         cJSON_AddItemToObject(sig, "principal", str_or_null(sr->principal));
+    ok = ok &&
+         cJSON_AddItemToObject(sig, "key", str_or_null(sr->key.fingerprint));
+    ok =
+        ok && cJSON_AddItemToObject(sig, "key_type", str_or_null(sr->key.type));
+    ok = ok && cJSON_AddItemToObject(sig, "problem", str_or_null(sr->problem));
+  }
+  /* consistent as `leaselua verify` says it: the ledger and, when signed,
+   * the signature (a bad one is exit 2 there too) */
+  ok = ok && cJSON_AddBoolToObject(o, "consistent",
+                                   ledger_ok && !sr->problem[0] &&
+                                       (ss == LL_OK || ss == LL_E_TAMPER));
+  if (!ok) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  cJSON *corr = corroboration(dir);
+  if (corr)
+    cJSON_AddItemToObject(o, "corroboration", corr);
+  return o;
+}
+
+/* One bundle, checked and summarised in L: its summary as cJSON, or NULL
+ * (out of memory, or lib.bundle failed: a line on errs). */
+static cJSON *one(lua_State *L, const char *cmd, const char *dir,
+                  const ll_bundle_opts *o, FILE *errs) {
+  ll_verify_report *rep = malloc(sizeof *rep);
+  ll_sign_report *sr = malloc(sizeof *sr);
+  cJSON *rows = NULL, *facts = NULL, *opts = NULL, *res = NULL;
+  if (!rep || !sr)
+    goto cleanup;
+  memset(sr, 0, sizeof *sr);
+  ll_error err = {0}, serr = {0};
+  ll_status st = ll_verify_dir_rows(dir, o->mode, rep, &rows, &err);
+  if (st == LL_E_NOMEM) {
+    fprintf(errs, "leaselua: %s: %s: nothing was concluded\n", cmd,
+            err.message);
+    goto cleanup;
+  }
+  ll_status ss = ll_bundle_check_declared(dir, o->allowed, rep->sign_declared,
+                                          rep->decision[0] != '\0', sr, &serr);
+  if (ss == LL_E_NOMEM) {
+    fprintf(errs, "leaselua: %s: out of memory checking a signature\n", cmd);
+    goto cleanup;
+  }
+  facts = facts_json(dir, st, rep, &err, sr, ss, &serr);
+  opts = cJSON_CreateObject();
+  if (!facts || !opts || !cJSON_AddBoolToObject(opts, "steps", o->steps))
+    goto cleanup;
+  if (st == LL_E_IO)
+    cJSON_AddStringToObject(facts, "error", err.message);
+  const cJSON *args[3] = {facts, rows, opts};
+  int top = lua_gettop(L);
+  if (ll_bundle_call(L, cmd, "lib.bundle", "summarize", args, 3, 1, errs) ==
+      0) {
+    char why[256];
+    res = ll_lua_to_json(L, -1, why, sizeof why);
+    if (!res)
+      fprintf(errs, "leaselua: %s: %s: its summary: %s\n", cmd, dir, why);
+  }
+  lua_settop(L, top);
+cleanup:
+  cJSON_Delete(rows);
+  cJSON_Delete(facts);
+  cJSON_Delete(opts);
+  free(rep);
+  free(sr);
+  return res;
+}
+
+/* A worker: bundles k, k+jobs, ... into f, one JSON line each. */
+static int worker(const char *cmd, char *const *dirs, int n, int k, int jobs,
+                  const ll_bundle_opts *o, FILE *f, FILE *errs) {
+  lua_State *L = ll_bundle_state(errs);
+  if (!L)
+    return 70;
+  int rc = 0;
+  for (int i = k; rc == 0 && i < n; i += jobs) {
+    cJSON *s = one(L, cmd, dirs[i], o, errs);
+    char *text = s ? cJSON_PrintUnformatted(s) : NULL;
+    cJSON_Delete(s);
+    if (!text || fprintf(f, "%s\n", text) < 0)
+      rc = 70;
+    free(text);
+  }
+  lua_close(L);
+  if (fflush(f) != 0)
+    rc = 70;
+  return rc;
+}
+
+/* Reads worker k's lines back into their places of arr. */
+static int collect(FILE *f, int n, int k, int jobs, cJSON **slots) {
+  rewind(f);
+  char *line = NULL;
+  size_t cap = 0;
+  int rc = 0;
+  for (int i = k; rc == 0 && i < n; i += jobs) {
+    ssize_t len = getline(&line, &cap, f);
+    slots[i] = len > 0 ? cJSON_ParseWithLength(line, (size_t)len) : NULL;
+    if (!slots[i])
+      rc = 70;
+  }
+  free(line);
+  return rc;
+}
+
+int ll_bundle_summaries(const char *cmd, char *const *dirs, int n,
+                        const ll_bundle_opts *o, cJSON **out, FILE *errs) {
+  int jobs = o->jobs < 1 ? 1 : o->jobs;
+  if (jobs > n)
+    jobs = n < 1 ? 1 : n;
+  cJSON **slots = calloc((size_t)(n > 0 ? n : 1), sizeof *slots);
+  FILE *files[LL_BUNDLE_JOBS_MAX] = {0};
+  pid_t pids[LL_BUNDLE_JOBS_MAX] = {0};
+  int rc = slots ? 0 : 70;
+  if (rc == 0 && jobs == 1) {
+    lua_State *L = ll_bundle_state(errs);
+    rc = L ? 0 : 70;
+    for (int i = 0; rc == 0 && i < n; i++)
+      rc = (slots[i] = one(L, cmd, dirs[i], o, errs)) ? 0 : 70;
+    if (L)
+      lua_close(L);
+  } else if (rc == 0) {
+    fflush(NULL);
+    for (int k = 0; rc == 0 && k < jobs; k++) {
+      files[k] = tmpfile();
+      pids[k] = files[k] ? fork() : -1;
+      if (pids[k] == 0)
+        _exit(worker(cmd, dirs, n, k, jobs, o, files[k], errs));
+      if (pids[k] < 0) {
+        fprintf(errs, "leaselua: %s: cannot start a worker: %s\n", cmd,
+                strerror(errno));
+        rc = 70;
+      }
+    }
+    for (int k = 0; k < jobs; k++) {
+      int status = 0;
+      if (pids[k] > 0 && (waitpid(pids[k], &status, 0) != pids[k] ||
+                          !WIFEXITED(status) || WEXITSTATUS(status) != 0))
+        rc = 70;
+      if (rc == 0)
+        rc = collect(files[k], n, k, jobs, slots);
+      if (files[k])
+        fclose(files[k]);
+    }
+    if (rc)
+      fprintf(errs, "leaselua: %s: a worker failed: nothing was concluded\n",
+              cmd);
+  }
+  cJSON *arr = rc == 0 ? cJSON_CreateArray() : NULL;
+  for (int i = 0; i < n && slots; i++) {
+    if (arr && slots[i] && cJSON_AddItemToArray(arr, slots[i]))
+      slots[i] = NULL;
+    cJSON_Delete(slots[i]);
+  }
+  free(slots);
+  if (rc == 0 && !arr)
+    rc = 70;
+  *out = arr;
+  return rc;
+}
+
+/* A run's dir in an index: relative, no "..", no empty part. */
+static int relative_ok(const char *d) {
+  if (!d || !*d || d[0] == '/' || strlen(d) > 255)
+    return 0;
+  const char *p = d;
+  while (*p) {
+    const char *e = strchr(p, '/');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == 0 || (len == 2 && p[0] == '.' && p[1] == '.') ||
+        (len == 1 && p[0] == '.'))
+      return 0;
+    p += len + (e ? 1 : 0);
+  }
+  return 1;
+}
+
+int ll_bundle_expand_index(const char *cmd, const char *dir, char ***list,
+                           int *n, int *cap, FILE *errs) {
+  char path[PATH_MAX];
+  int len = snprintf(path, sizeof path, "%s/index.json", dir);
+  if (len < 0 || (size_t)len >= sizeof path || access(path, F_OK) != 0)
+    return 0;
+  ll_buf buf = {0};
+  ll_error e = {0};
+  if (ll_input_read(path, "index", "DIR", 16u * 1024u * 1024u, &buf, &e) !=
+      LL_OK) {
+    fprintf(errs, "leaselua: %s: %s\n", cmd, e.message);
+    free(buf.p);
+    return 64;
+  }
+  cJSON *j = cJSON_ParseWithLength(buf.p, buf.n);
+  free(buf.p);
+  const char *format = ll_json_str(j, "format");
+  const cJSON *runs = cJSON_GetObjectItemCaseSensitive(j, "runs");
+  if (!format || strcmp(format, "leaselua-index-v1") != 0 ||
+      !cJSON_IsArray(runs)) {
+    fprintf(errs,
+            "leaselua: %s: %s is not a leaselua-index-v1 index (format and "
+            "runs)\n",
+            cmd, path);
+    cJSON_Delete(j);
+    return 64;
+  }
+  int rc = 1, i = 0;
+  const cJSON *r;
+  cJSON_ArrayForEach(r, runs) {
+    const char *d = ll_json_str(r, "dir");
+    if (!relative_ok(d)) {
+      fprintf(errs,
+              "leaselua: %s: %s: runs[%d].dir must be a relative path inside "
+              "the index's directory\n",
+              cmd, path, i);
+      rc = 64;
+      break;
+    }
+    if (*n == *cap) {
+      int ncap = *cap ? *cap * 2 : 16;
+      char **grown = realloc(*list, (size_t)ncap * sizeof *grown);
+      if (!grown) {
+        rc = 70;
+        break;
+      }
+      *list = grown;
+      *cap = ncap;
+    }
+    size_t need = strlen(dir) + strlen(d) + 2;
+    char *full = malloc(need);
+    if (!full) {
+      rc = 70;
+      break;
+    }
+    snprintf(full, need, "%s/%s", dir, d);
+    (*list)[(*n)++] = full;
+    i++;
+  }
+  if (rc == 1 && i == 0) {
+    fprintf(errs, "leaselua: %s: %s lists no runs\n", cmd, path);
+    rc = 64;
+  }
+  cJSON_Delete(j);
+  return rc;
+}
+
+/* The message handler: a string gets its traceback; a table's raw code
+ * and message are used, and nothing of the value runs. */
+static int traceback(lua_State *L) {
+  if (lua_type(L, 1) == LUA_TTABLE) {
+    ll_lua_push_error_line(L, 1, "error", "(a table)");
+    return 1;
+  }
+  const char *msg = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
+  if (!msg)
+    msg = lua_pushfstring(L, "(a %s raised)", luaL_typename(L, 1));
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+lua_State *ll_bundle_state(FILE *errs) {
+  lua_State *L = luaL_newstate();
+  if (!L) {
+    fprintf(errs, "leaselua: out of memory\n");
+    return NULL;
+  }
+  ll_sandbox_open(L);
+  return L;
+}
+
+typedef struct {
+  const char *module, *fn;
+  const cJSON *const *args;
+  int nargs, nres;
+} lib_call;
+
+/* Under lua_pcall: nothing raised here skips a caller's cleanup. */
+static int do_call(lua_State *L) {
+  const lib_call *c = lua_touserdata(L, 1);
+  lua_getglobal(L, "require");
+  lua_pushstring(L, c->module);
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, c->fn);
+  for (int i = 0; i < c->nargs; i++) {
+    if (c->args[i])
+      ll_lua_push_json(L, c->args[i]);
+    else
+      lua_pushnil(L);
+  }
+  lua_call(L, c->nargs, c->nres);
+  return c->nres;
+}
+
+int ll_bundle_call(lua_State *L, const char *cmd, const char *module,
+                   const char *fn, const cJSON *const *args, int nargs,
+                   int nres, FILE *errs) {
+  lib_call c = {
+      .module = module, .fn = fn, .args = args, .nargs = nargs, .nres = nres};
+  lua_pushcfunction(L, traceback);
+  int h = lua_gettop(L);
+  lua_pushcfunction(L, do_call);
+  lua_pushlightuserdata(L, &c);
+  if (lua_pcall(L, 1, nres, h) != LUA_OK) {
+    fprintf(errs, "leaselua: %s: %s\n", cmd,
+            lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+                                           : "(error object)");
+    lua_settop(L, h - 1);
+    return 70;
+  }
+  lua_remove(L, h);
+  return 0;
+}
+
+/* Names whose value is always a list in compare's and qualify's JSON. */
+static const char *const lists[] = {
+    "bundle",     "changed",        "only_a",
+    "only_b",     "fields",         "reasons",
+    "why",        "runs",           "returned_versions",
+    "qualifying", "non_qualifying", "unverified",
+    "steps",      "cells",          "discrepancy",
+    "explained"};
+
+void ll_bundle_fix_lists(cJSON *j) {
+  for (cJSON *c = j ? j->child : NULL; c; c = c->next) {
+    int named = 0;
+    for (size_t i = 0; c->string && i < sizeof lists / sizeof *lists; i++)
+      named = named || strcmp(c->string, lists[i]) == 0;
+    if (named && cJSON_IsObject(c) && !c->child) {
+      c->type = cJSON_Array; /* an empty Lua table became an object */
+      continue;
+    }
+    if (cJSON_IsObject(c) || cJSON_IsArray(c))
+      ll_bundle_fix_lists(c);
+  }
+}
+
+const char *ll_bundle_field(lua_State *L, int idx, const char *key,
+                            size_t *len) {
+  if (lua_type(L, idx) != LUA_TTABLE)
+    return NULL;
+  lua_pushstring(L, key);
+  lua_rawget(L, idx < 0 ? idx - 1 : idx);
+  const char *s =
+      lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, len) : NULL;
+  lua_pop(L, 1); /* the string stays alive in the table */
+  return s;
+}
+
+int ll_bundle_write_file(const char *cmd, const char *path, const char *text,
+                         size_t len, FILE *errs) {
+  char tmp[PATH_MAX];
+  int n = snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
+  if (n < 0 || (size_t)n >= sizeof tmp) {
+    fprintf(errs, "leaselua: %s: path too long: %.200s\n", cmd, path);
+    return 64;
+  }
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    fprintf(errs, "leaselua: %s: cannot write %s: %s\n", cmd, path,
+            strerror(errno));
+    return 64;
+  }
+  int ok = fchmod(fd, 0644) == 0;
+  for (size_t off = 0; ok && off < len;) {
+    ssize_t w = write(fd, text + off, len - off);
+    if (w < 0 && errno == EINTR)
+      continue;
+    ok = w > 0;
+    if (ok)
+      off += (size_t)w;
+  }
+  ok = ok && fsync(fd) == 0;
+  ok = (close(fd) == 0) && ok;
+  ok = ok && rename(tmp, path) == 0;
+  if (!ok) {
+    fprintf(errs, "leaselua: %s: cannot write %s: %s\n", cmd, path,
+            strerror(errno));
+    unlink(tmp);
+    return 64;
+  }
+  return 0;
+}

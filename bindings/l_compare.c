@@ -1,0 +1,151 @@
+/* `leaselua compare DIR_A DIR_B...`: both bundles verified first
+ * (l_bundle.c), their steps diffed by scripts/lib/compare.lua in the
+ * sandbox; C prints the text or JSON and writes the operator's --html
+ * file. The first bundle is compared with each other one. */
+#include "l_compare.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <lauxlib.h>
+
+#include "l_bundle.h"
+#include "l_json.h"
+#include "l_qualify.h"
+
+static const char usage[] =
+    "usage: leaselua compare [--json] [--html FILE] [--export-only] [--jobs "
+    "N]\n"
+    "                        DIR_A DIR_B [DIR...]\n"
+    "  A behavioural diff of bundles, step by step (steps matched by "
+    "lifecycle,\n"
+    "  step name, operation and occurrence): status, error code, lease "
+    "state\n"
+    "  before and after, classification, x-ms-version requested and "
+    "returned,\n"
+    "  content revision, discrepancy; then the steps only one bundle has.\n"
+    "  DIR_A is compared with each other DIR; a DIR holding index.json "
+    "stands\n"
+    "  for its runs. Every bundle is verified first; an inconsistent one is "
+    "not\n"
+    "  compared. It says when the endpoint kinds differ; it never "
+    "qualifies.\n"
+    "  --json         one JSON object per comparison, one a line, on "
+    "stdout\n"
+    "  --html FILE    also write the comparison as an HTML page\n"
+    "  --export-only  verify the exports alone (no protected ledger)\n"
+    "  --jobs N       bundles verified by N worker processes (1-16)\n"
+    "exit: 0 no behavioural difference, 1 a difference, 2 a bundle "
+    "inconsistent,\n"
+    "      64 usage or not an evidence directory, 70 internal error\n";
+
+int ll_compare_main(int argc, char **argv, FILE *out, FILE *errs) {
+  const char *html = NULL;
+  int json = 0, jobs = 0, bad = 0;
+  ll_verify_mode mode = LL_VERIFY_FULL;
+  char **args = calloc((size_t)argc + 1, sizeof *args);
+  int nargs = 0;
+  if (!args)
+    return 70;
+  for (int i = 0; !bad && i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0) {
+      fputs(usage, out);
+      free(args);
+      return 0;
+    } else if (strcmp(a, "--json") == 0 && !json) {
+      json = 1;
+    } else if (strcmp(a, "--html") == 0 && !html && i + 1 < argc &&
+               argv[i + 1][0]) {
+      html = argv[++i];
+    } else if (strcmp(a, "--export-only") == 0 && mode == LL_VERIFY_FULL) {
+      mode = LL_VERIFY_EXPORT_ONLY;
+    } else if (strcmp(a, "--jobs") == 0 && !jobs && i + 1 < argc) {
+      char *end = NULL;
+      long j = strtol(argv[++i], &end, 10);
+      bad = *end || j < 1 || j > LL_BUNDLE_JOBS_MAX;
+      jobs = (int)j;
+    } else if (a[0] == '-') {
+      bad = 1;
+    } else {
+      args[nargs++] = argv[i];
+    }
+  }
+  if (bad || nargs == 0) {
+    fputs(usage, errs);
+    free(args);
+    return 64;
+  }
+  char **dirs = NULL;
+  int n = 0;
+  int rc = ll_qualify_dirs("compare", args, nargs, &dirs, &n, errs);
+  free(args);
+  cJSON *sums = NULL, *opts = NULL;
+  lua_State *L = NULL;
+  if (rc == 0 && n < 2) {
+    fprintf(errs,
+            "leaselua: compare: needs two bundles (DIR_A DIR_B), "
+            "found %d\n",
+            n);
+    rc = 64;
+  }
+  if (rc)
+    goto cleanup;
+  ll_bundle_opts bo = {.mode = mode,
+                       .allowed = NULL,
+                       .steps = 1,
+                       .jobs = jobs ? jobs : (n >= 32 ? 2 : 1)};
+  rc = ll_bundle_summaries("compare", dirs, n, &bo, &sums, errs);
+  if (rc)
+    goto cleanup;
+  rc = 70;
+  opts = cJSON_CreateObject();
+  if (!opts || !cJSON_AddBoolToObject(opts, "html", html != NULL))
+    goto cleanup;
+  if (!(L = ll_bundle_state(errs)))
+    goto cleanup;
+  const cJSON *cargs[2] = {sums, opts};
+  if (ll_bundle_call(L, "compare", "lib.compare", "render", cargs, 2, 1, errs))
+    goto cleanup;
+  int res = lua_gettop(L);
+  size_t len = 0;
+  const char *s;
+  if (html && (!(s = ll_bundle_field(L, res, "html", &len)) ||
+               ll_bundle_write_file("compare", html, s, len, errs)))
+    goto cleanup;
+  if (json) {
+    lua_getfield(L, res, "json");
+    int list = lua_gettop(L);
+    lua_Integer k = (lua_Integer)lua_rawlen(L, list);
+    for (lua_Integer i = 1; i <= k; i++) {
+      lua_rawgeti(L, list, i);
+      char why[256];
+      cJSON *j = ll_lua_to_json(L, -1, why, sizeof why);
+      ll_bundle_fix_lists(j);
+      char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+      cJSON_Delete(j);
+      lua_pop(L, 1);
+      if (!text) {
+        fprintf(errs, "leaselua: compare: the JSON comparison: %s\n",
+                j ? "out of memory" : why);
+        goto cleanup;
+      }
+      fprintf(out, "%s\n", text);
+      free(text);
+    }
+  } else if ((s = ll_bundle_field(L, res, "text", &len))) {
+    fwrite(s, 1, len, out);
+  } else {
+    goto cleanup;
+  }
+  lua_getfield(L, res, "exit");
+  rc = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 70;
+cleanup:
+  if (L)
+    lua_close(L);
+  cJSON_Delete(opts);
+  cJSON_Delete(sums);
+  ll_qualify_free(dirs, n);
+  return rc;
+}

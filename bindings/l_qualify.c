@@ -1,0 +1,223 @@
+/* `leaselua qualify DIR...`: every bundle verified first (l_bundle.c),
+ * then the qualification table rendered by scripts/lib/qualify.lua in the
+ * sandbox; C prints it and writes the operator's --html and --junit files.
+ * A DIR holding index.json stands for its runs. */
+#include "l_qualify.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <lauxlib.h>
+
+#include "l_bundle.h"
+#include "l_json.h"
+
+static const char usage[] =
+    "usage: leaselua qualify [--json | --md] [--html FILE] [--junit FILE]\n"
+    "                        [--require-signature --allowed-signers FILE]\n"
+    "                        [--export-only] [--jobs N] DIR...\n"
+    "  The qualification table: one row per endpoint kind, account host, API\n"
+    "  version, leaselua version, libcurl version and flow. Each DIR is a\n"
+    "  bundle, or a directory whose index.json lists bundles. Every bundle is\n"
+    "  verified first; one verify does not find consistent is in no row.\n"
+    "  Emulator and replay rows sit in their own section: they never qualify.\n"
+    "  A row is QUALIFIED when its latest run is: endpoint kind azure,\n"
+    "  decision ACCEPT, window REPRODUCED, verify consistent (and signed, "
+    "with\n"
+    "  --require-signature).\n"
+    "  --json | --md        the table as JSON or Markdown on stdout (default "
+    "text)\n"
+    "  --html FILE          also write the table as an HTML page\n"
+    "  --junit FILE         also write JUnit XML (schemas/junit.xsd)\n"
+    "  --require-signature  a row qualifies only when signed by a key of\n"
+    "                       --allowed-signers FILE (ssh-keygen's format)\n"
+    "  --allowed-signers FILE  name each bundle's signer from FILE\n"
+    "  --export-only        verify the exports alone (no protected ledger)\n"
+    "  --jobs N             bundles verified by N worker processes (1-16)\n"
+    "exit: 0 every Azure row QUALIFIED, 1 no Azure evidence (nothing can\n"
+    "      qualify), 2 an Azure row NOT QUALIFIED or a bundle inconsistent,\n"
+    "      64 usage or not an evidence directory, 70 internal error\n";
+
+static int default_jobs(int n) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n < 32 || cpus < 2)
+    return 1;
+  return cpus > 4 ? 4 : (int)cpus;
+}
+
+static int take(char ***list, int *n, int *cap, const char *dir) {
+  if (*n == *cap) {
+    int ncap = *cap ? *cap * 2 : 16;
+    char **grown = realloc(*list, (size_t)ncap * sizeof *grown);
+    if (!grown)
+      return 70;
+    *list = grown;
+    *cap = ncap;
+  }
+  char *copy = strdup(dir);
+  if (!copy)
+    return 70;
+  (*list)[(*n)++] = copy;
+  return 0;
+}
+
+/* Each argument: an index's runs, or a bundle; every one checked before
+ * any is verified. 0, 64 or 70. */
+int ll_qualify_dirs(const char *cmd, char *const *args, int nargs, char ***list,
+                    int *n, FILE *errs) {
+  int cap = 0, rc = 0;
+  *list = NULL;
+  *n = 0;
+  for (int i = 0; rc == 0 && i < nargs; i++) {
+    int before = *n;
+    int x = ll_bundle_expand_index(cmd, args[i], list, n, &cap, errs);
+    if (x == 1) {
+      for (int k = before; rc == 0 && k < *n; k++)
+        rc = ll_bundle_arg_check(cmd, (*list)[k], errs);
+    } else if (x == 0) {
+      rc = ll_bundle_arg_check(cmd, args[i], errs);
+      if (rc == 0)
+        rc = take(list, n, &cap, args[i]);
+    } else {
+      rc = x;
+    }
+  }
+  return rc;
+}
+
+void ll_qualify_free(char **list, int n) {
+  for (int i = 0; i < n; i++)
+    free(list[i]);
+  free(list);
+}
+
+/* The value of an option taking one: argv[*i + 1], or NULL (usage). */
+static const char *value(int argc, char **argv, int *i) {
+  if (*i + 1 >= argc || !argv[*i + 1][0])
+    return NULL;
+  return argv[++*i];
+}
+
+int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
+  const char *html = NULL, *junit = NULL, *allowed = NULL, *fmt = "text";
+  int require_sig = 0, jobs = 0, bad = 0;
+  ll_verify_mode mode = LL_VERIFY_FULL;
+  char **args = calloc((size_t)argc + 1, sizeof *args);
+  int nargs = 0;
+  if (!args)
+    return 70;
+  for (int i = 0; !bad && i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0) {
+      fputs(usage, out);
+      free(args);
+      return 0;
+    } else if (strcmp(a, "--json") == 0 || strcmp(a, "--md") == 0) {
+      bad = strcmp(fmt, "text") != 0;
+      fmt = a + 2;
+    } else if (strcmp(a, "--html") == 0 && !html) {
+      bad = !(html = value(argc, argv, &i));
+    } else if (strcmp(a, "--junit") == 0 && !junit) {
+      bad = !(junit = value(argc, argv, &i));
+    } else if (strcmp(a, "--allowed-signers") == 0 && !allowed) {
+      bad = !(allowed = value(argc, argv, &i));
+    } else if (strcmp(a, "--require-signature") == 0 && !require_sig) {
+      require_sig = 1;
+    } else if (strcmp(a, "--export-only") == 0 && mode == LL_VERIFY_FULL) {
+      mode = LL_VERIFY_EXPORT_ONLY;
+    } else if (strcmp(a, "--jobs") == 0 && !jobs) {
+      const char *v = value(argc, argv, &i);
+      char *end = NULL;
+      long j = v ? strtol(v, &end, 10) : 0;
+      bad = !v || *end || j < 1 || j > LL_BUNDLE_JOBS_MAX;
+      jobs = (int)j;
+    } else if (a[0] == '-') {
+      bad = 1;
+    } else {
+      args[nargs++] = argv[i];
+    }
+  }
+  if (bad || nargs == 0) {
+    fputs(usage, errs);
+    free(args);
+    return 64;
+  }
+  if (require_sig && !allowed) {
+    fputs("leaselua: qualify: --require-signature needs --allowed-signers "
+          "FILE: a signature counts only for a signer you allow\n",
+          errs);
+    free(args);
+    return 64;
+  }
+  if (allowed && access(allowed, R_OK) != 0) {
+    fprintf(errs, "leaselua: qualify: --allowed-signers %s is not readable\n",
+            allowed);
+    free(args);
+    return 64;
+  }
+  char **dirs = NULL;
+  int n = 0;
+  int rc = ll_qualify_dirs("qualify", args, nargs, &dirs, &n, errs);
+  free(args);
+  cJSON *sums = NULL, *opts = NULL, *json = NULL;
+  lua_State *L = NULL;
+  if (rc)
+    goto cleanup;
+  ll_bundle_opts bo = {.mode = mode,
+                       .allowed = allowed,
+                       .steps = junit != NULL,
+                       .jobs = jobs ? jobs : default_jobs(n)};
+  rc = ll_bundle_summaries("qualify", dirs, n, &bo, &sums, errs);
+  if (rc)
+    goto cleanup;
+  rc = 70;
+  opts = cJSON_CreateObject();
+  if (!opts || !cJSON_AddBoolToObject(opts, "require_signature", require_sig) ||
+      !cJSON_AddBoolToObject(opts, "html", html != NULL) ||
+      !cJSON_AddBoolToObject(opts, "junit", junit != NULL))
+    goto cleanup;
+  if (!(L = ll_bundle_state(errs)))
+    goto cleanup;
+  const cJSON *cargs[2] = {sums, opts};
+  if (ll_bundle_call(L, "qualify", "lib.qualify", "render", cargs, 2, 1, errs))
+    goto cleanup;
+  int res = lua_gettop(L);
+  size_t len = 0;
+  const char *s;
+  if (html && (!(s = ll_bundle_field(L, res, "html", &len)) ||
+               ll_bundle_write_file("qualify", html, s, len, errs)))
+    goto cleanup;
+  if (junit && (!(s = ll_bundle_field(L, res, "junit", &len)) ||
+                ll_bundle_write_file("qualify", junit, s, len, errs)))
+    goto cleanup;
+  if (strcmp(fmt, "json") == 0) {
+    lua_getfield(L, res, "json");
+    char why[256];
+    json = ll_lua_to_json(L, -1, why, sizeof why);
+    ll_bundle_fix_lists(json);
+    char *text = json ? cJSON_PrintUnformatted(json) : NULL;
+    if (!text) {
+      fprintf(errs, "leaselua: qualify: the JSON table: %s\n",
+              json ? "out of memory" : why);
+      goto cleanup;
+    }
+    fprintf(out, "%s\n", text);
+    free(text);
+  } else if ((s = ll_bundle_field(L, res, fmt, &len))) {
+    fwrite(s, 1, len, out);
+  } else {
+    goto cleanup;
+  }
+  lua_getfield(L, res, "exit");
+  rc = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 70;
+cleanup:
+  if (L)
+    lua_close(L);
+  cJSON_Delete(json);
+  cJSON_Delete(opts);
+  cJSON_Delete(sums);
+  ll_qualify_free(dirs, n);
+  return rc;
+}
