@@ -10,8 +10,10 @@
 
 #include <stdlib.h>
 
+#include "blob.h"
 #include "input.h"
 #include "ll.h"
+#include "lock.h"
 #include "manifest.h"
 #include "run_index.h"
 
@@ -56,6 +58,19 @@ int ll_host_run_versions(const ll_operator *base, const char *cli_flow,
   ll_status st = manifest_names_version(base, &err);
   if (st == LL_OK && !parent[0])
     st = ll_operator_default_evidence(base, flow, parent, sizeof parent, &err);
+  /* Each version's run checks its siblings, the other versions; the
+   * parent's siblings, the runs beside it in the evidence root, are
+   * checked here, as a single run would be checked (invariant 14). */
+  ll_target t;
+  if (st == LL_OK)
+    st = ll_target_init(&t, base->account_url, base->container, base->blob,
+                        &err);
+  if (st == LL_OK) {
+    char host[256], path[512];
+    ll_manifest_account_host(t.account_url, host, sizeof host);
+    ll_target_blob_path(&t, path, sizeof path);
+    st = ll_lock_check_previous(parent, host, path, &err);
+  }
   if (st == LL_OK && strlen(parent) + 12 >= sizeof base->evidence)
     st = ll_fail(&err, LL_E_USAGE, "--evidence is too long: %s", parent);
   if (st == LL_OK)
@@ -91,7 +106,16 @@ int ll_host_run_versions(const ll_operator *base, const char *cli_flow,
       return 64; /* cannot be: checked above */
     fprintf(stderr, "leaselua: api-version %s (%zu of %zu): evidence %s\n",
             r->api_version, i + 1, n, op.evidence);
+    /* listed before it starts, exit null: a series killed mid-run still
+     * names the bundle, so the next run on this blob finds it */
     r->ran = 1;
+    r->decision = -1;
+    r->exit_code = -1;
+    if (ll_index_write(parent, flow, created, runs, i + 1, &err) != LL_OK) {
+      fprintf(stderr, "leaselua: %s: %s (exit 70)\n", ll_code_name(err.code),
+              err.message);
+      return 70;
+    }
     r->exit_code =
         run_one(&op, ctx, &r->decision, &r->bundle, flow, sizeof flow);
     if (r->exit_code != 0)

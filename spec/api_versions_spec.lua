@@ -146,6 +146,52 @@ describe("--api-version list #live", function()
     assert.matches("LL_E_EVIDENCE_EXISTS: .* already holds files", cerr)
   end)
 
+  -- kill_paused(args, env, log) -> runs the host in the background with
+  -- LEASELUA_PAUSE_AFTER=3, waits for its pause line, SIGKILLs it by PID
+  local function kill_paused(args, env, log)
+    local cmd = { helper.env_prefix(env), "LEASELUA_PAUSE_AFTER=3", helper.quote(helper.host) }
+    for _, a in ipairs(args) do cmd[#cmd + 1] = helper.quote(a) end
+    local p = io.popen(table.concat(cmd, " ") .. " >" .. helper.quote(log) .. " 2>&1 & echo $!")
+    local pid = p:read("l")
+    p:close()
+    for _ = 1, 300 do
+      if (helper.read(log) or ""):find("pausing", 1, true) then break end
+      os.execute("sleep 0.1")
+    end
+    assert((helper.read(log) or ""):find("pausing", 1, true), "the host never paused: " .. (helper.read(log) or ""))
+    os.execute("kill -9 " .. pid)
+    os.execute("sleep 0.2")
+  end
+
+  it("a series killed mid-run names its bundle, and a later run on the blob beside it is refused", function()
+    local root = helper.tmpdir()
+    local env = env_for(helper.unique_blob("versions-killed"))
+    kill_paused({ "handoff", "--manifest", manifest, "--evidence", root .. "/series",
+      "--api-version", table.concat(VERSIONS, ","), "--break-period", "1" }, env, root .. "/killed.log")
+    local ix = cjson.decode(helper.read(root .. "/series/index.json"))
+    assert.are.equal(1, #ix.runs)
+    assert.are.equal(VERSIONS[1], ix.runs[1].api_version)
+    assert.are.equal(cjson.null, ix.runs[1].exit, "started, never ended")
+    assert.are.equal(cjson.null, ix.runs[1].decision)
+    local krc, _, kerr = helper.run({ "handoff", "--manifest", manifest, "--evidence", root .. "/next",
+      "--break-period", "1" }, env)
+    assert.are.equal(64, krc, kerr)
+    assert.matches("LL_E_SCOPE: .*" .. (root:gsub("%p", "%%%0")) .. "/series/" .. (VERSIONS[1]:gsub("%-", "%%-")) ..
+      ", ended without a decision", kerr)
+  end)
+
+  it("a list beside an interrupted run on the same blob is refused before any bundle is made", function()
+    local root = helper.tmpdir()
+    local env = env_for(helper.unique_blob("versions-beside"))
+    kill_paused({ "handoff", "--manifest", manifest, "--evidence", root .. "/single", "--break-period", "1" },
+      env, root .. "/killed.log")
+    local krc, _, kerr = helper.run({ "handoff", "--manifest", manifest, "--evidence", root .. "/series",
+      "--api-version", table.concat(VERSIONS, ","), "--break-period", "1" }, env)
+    assert.are.equal(64, krc, kerr)
+    assert.matches("LL_E_SCOPE: .*/single, ended without a decision", kerr)
+    assert.is_false(exists(root .. "/series"))
+  end)
+
   it("ends the series at a run that does not ACCEPT, and lists the rest as not run", function()
     -- --stop-after 2 leaves A's lease held: a HOLD (or WAIT), never ACCEPT,
     -- so the next version must not start a lifecycle on that blob

@@ -99,7 +99,10 @@ static cJSON *index_json(const char *flow, const char *created_utc,
                               ll_decision_name((ll_decision)runs[i].decision));
     else
       cJSON_AddNullToObject(r, "decision");
-    cJSON_AddNumberToObject(r, "exit", runs[i].exit_code);
+    if (runs[i].exit_code >= 0)
+      cJSON_AddNumberToObject(r, "exit", runs[i].exit_code);
+    else /* started, not ended (or killed before the index was rewritten) */
+      cJSON_AddNullToObject(r, "exit");
   }
   return root;
 }

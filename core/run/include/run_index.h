@@ -7,7 +7,9 @@
  * runs: each version started, in the order given; dir (= the version) is
  * relative to the parent; bundle false when the run was refused before
  * it made one (exit 64); decision is the recorded decision's name, or
- * null when the run recorded none; exit is the run's exit code. not_run:
+ * null when the run recorded none; exit is the run's exit code, or null
+ * while it runs (the index is written before each run and after it, so a
+ * series killed mid-run still names its bundle). not_run:
  * the versions left after a run that did not ACCEPT (the blob is not known
  * to be clean, so no further lifecycle starts on it). The
  * host writes it, in C, after each run (the script never sees it). */
@@ -23,11 +25,11 @@
 
 typedef struct {
   char api_version[16];
-  int ran;      /* 0: not run (reason says why) */
-  int bundle;   /* its bundle was made (a run refused before it opened
-                   one has none) */
-  int decision; /* an ll_decision, or -1: none recorded */
-  int exit_code;
+  int ran;          /* 0: not run (reason says why) */
+  int bundle;       /* its bundle was made (a run refused before it opened
+                       one has none) */
+  int decision;     /* an ll_decision, or -1: none recorded */
+  int exit_code;    /* -1: started and not ended: "exit": null */
   char reason[160]; /* not run: why */
 } ll_index_run;
 
