@@ -41,7 +41,8 @@ static const char usage[] =
     "       leaselua SCRIPT.lua [operator options] [script options]\n"
     "                                   run your own script in the sandbox\n"
     "       leaselua verify [--export-only] [--json] [--allowed-signers "
-    "FILE] DIR\n"
+    "FILE]\n"
+    "                       [--junit FILE] DIR\n"
     "                                   check an evidence directory (--json: "
     "one\n"
     "                                   JSON object on stdout; a signed "
@@ -50,11 +51,26 @@ static const char usage[] =
     "                                   (exit 0 consistent, 2 inconsistent; "
     "not\n"
     "                                   the decision)\n"
-    "       leaselua report DIR [--out OUTDIR]\n"
+    "       leaselua report DIR [--out OUTDIR] [--compare OTHER]\n"
     "                                   write report.html and summary.md "
     "into DIR\n"
     "                                   (or OUTDIR, made 0700; DIR is then "
-    "only read)\n"
+    "only read);\n"
+    "                                   --compare OTHER: a section comparing "
+    "it\n"
+    "                                   with OTHER (leaselua compare)\n"
+    "       leaselua compare [--json] [--html FILE] DIR_A DIR_B [DIR...]\n"
+    "                                   a behavioural diff of bundles, step "
+    "by step\n"
+    "                                   (exit 0 same, 1 differs, 2 "
+    "inconsistent)\n"
+    "       leaselua qualify [--json|--md] [--html FILE] [--junit FILE] "
+    "DIR...\n"
+    "                                   the qualification table (exit 0 all "
+    "Azure\n"
+    "                                   rows QUALIFIED, 1 no Azure evidence, "
+    "2 not\n"
+    "                                   qualified or inconsistent)\n"
     "       leaselua spec [busted options] SPEC...\n"
     "                                   run your busted specs with lua5.4 "
     "and\n"
@@ -462,12 +478,15 @@ int main(int argc, char **argv) {
     free(tok);
     return 0;
   }
-  if (strcmp(argv[1], "report") == 0) { /* DIR [--out OUTDIR], any order */
-    const char *dir = NULL, *outdir = NULL;
-    int ok = argc == 3 || argc == 5;
+  if (strcmp(argv[1], "report") == 0) { /* DIR [--out OUTDIR] [--compare
+                                           OTHER], any order */
+    const char *dir = NULL, *outdir = NULL, *compare = NULL;
+    int ok = argc == 3 || argc == 5 || argc == 7;
     for (int i = 2; ok && i < argc; i++) {
       if (strcmp(argv[i], "--out") == 0 && !outdir && i + 1 < argc)
         outdir = argv[++i];
+      else if (strcmp(argv[i], "--compare") == 0 && !compare && i + 1 < argc)
+        compare = argv[++i];
       else if (argv[i][0] != '-' && !dir)
         dir = argv[i];
       else
@@ -477,7 +496,7 @@ int main(int argc, char **argv) {
       fputs(usage, stderr);
       return 64;
     }
-    return ll_report_main(dir, outdir, stdout, stderr);
+    return ll_report_main_with(dir, outdir, compare, stdout, stderr);
   }
   if (strcmp(argv[1], "corroborate") == 0) /* docs/CORROBORATION.md */
     return ll_corroborate_main(argc - 2, argv + 2, stdout, stderr);

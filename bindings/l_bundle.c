@@ -158,7 +158,12 @@ static cJSON *one(lua_State *L, const char *cmd, const char *dir,
             err.message);
     goto cleanup;
   }
-  ll_status ss = ll_bundle_check_declared(dir, o->allowed, rep->sign_declared,
+  /* an allowed-signers file names the signer of a signed bundle; an
+   * unsigned one stays unsigned (verify --allowed-signers would call that
+   * bad: here the QUALIFIED rule says what a missing signature costs) */
+  const char *allowed =
+      o->allowed && ll_bundle_is_signed(dir) ? o->allowed : NULL;
+  ll_status ss = ll_bundle_check_declared(dir, allowed, rep->sign_declared,
                                           rep->decision[0] != '\0', sr, &serr);
   if (ss == LL_E_NOMEM) {
     fprintf(errs, "leaselua: %s: out of memory checking a signature\n", cmd);

@@ -17,6 +17,7 @@
 
 #include "corroborate_query.h"
 #include "input.h"
+#include "l_bundle.h"
 #include "l_common.h"
 #include "l_json.h"
 #include "l_sandbox.h"
@@ -37,6 +38,7 @@ typedef struct {
   const char *identity;            /* identity.h's statement */
   const cJSON *corroboration;      /* DIR/corroboration.json, or NULL */
   const char *corroboration_query; /* --print-query's text, or NULL */
+  const char *compare_html;        /* --compare OTHER's section, or NULL */
 } render_args;
 
 /* The message handler: a string gets its traceback; a table's raw string
@@ -83,6 +85,10 @@ static int render(lua_State *L) {
   if (a->corroboration_query) {
     lua_pushstring(L, a->corroboration_query);
     lua_setfield(L, -2, "corroboration_query");
+  }
+  if (a->compare_html) {
+    lua_pushstring(L, a->compare_html);
+    lua_setfield(L, -2, "compare_html");
   }
   lua_call(L, 2, 2);
   if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
@@ -234,7 +240,31 @@ static void signer_line(const char *dir, const cJSON *rows, char *buf,
   free(sr);
 }
 
+/* The --compare section: both bundles verified (l_bundle.c) and diffed
+ * by lib.compare, left as a string on L's stack. NULL and a line on errs
+ * when that failed (*rc 64 or 70). */
+static const char *compare_section(lua_State *L, const char *dir,
+                                   const char *other, FILE *errs, int *rc) {
+  char *dirs[2] = {(char *)dir, (char *)other};
+  ll_bundle_opts o = {
+      .mode = LL_VERIFY_FULL, .allowed = NULL, .steps = 1, .jobs = 1};
+  cJSON *sums = NULL;
+  *rc = ll_bundle_summaries("report", dirs, 2, &o, &sums, errs);
+  const cJSON *args[2] = {sums ? sums->child : NULL,
+                          sums && sums->child ? sums->child->next : NULL};
+  if (*rc == 0)
+    *rc = ll_bundle_call(L, "report", "lib.compare", "report_section", args, 2,
+                         1, errs);
+  cJSON_Delete(sums);
+  return *rc == 0 ? lua_tostring(L, -1) : NULL;
+}
+
 int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
+  return ll_report_main_with(dir, outdir, NULL, out, errs);
+}
+
+int ll_report_main_with(const char *dir, const char *outdir,
+                        const char *compare, FILE *out, FILE *errs) {
   struct stat sb;
   if (!dir || !*dir || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
     fprintf(errs, "leaselua: report: %s is not a directory\n",
@@ -251,6 +281,8 @@ int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
             dir);
     return 64;
   }
+  if (compare && ll_bundle_arg_check("report --compare", compare, errs))
+    return 64;
   const char *target = outdir ? outdir : dir;
   char ledger[PATH_MAX];
   int n = snprintf(ledger, sizeof ledger, "%s/export/ledger.jsonl", dir);
@@ -307,6 +339,10 @@ int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
     goto cleanup;
   }
   ll_sandbox_open(L);
+  const char *compare_html = NULL;
+  if (compare && !(compare_html = compare_section(L, dir, compare, errs, &rc)))
+    goto cleanup;
+  rc = 70;
   char signer[1024];
   signer_line(dir, rows, signer, sizeof signer);
   /* the same sentence verify prints (identity.h), from the manifest row */
@@ -319,7 +355,8 @@ int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
                       .signer = signer,
                       .identity = identity,
                       .corroboration = corroboration,
-                      .corroboration_query = query};
+                      .corroboration_query = query,
+                      .compare_html = compare_html};
   lua_pushcfunction(L, traceback);
   lua_pushcfunction(L, render);
   lua_pushlightuserdata(L, &args);

@@ -13,5 +13,10 @@
  * Returns 0, 2 (chain broken), 64 (not an evidence directory; outdir not
  * a directory, or DIR itself) or 70 (internal). */
 int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs);
+/* The same, with compare (not NULL) naming another bundle: both are
+ * verified and report.html gains the comparison's section (lib.compare);
+ * an inconsistent one gets a section saying it was not compared. */
+int ll_report_main_with(const char *dir, const char *outdir,
+                        const char *compare, FILE *out, FILE *errs);
 
 #endif

@@ -195,6 +195,12 @@ function M.section(d)
   return table.concat(out, "\n")
 end
 
+-- report_section(a, b) -> the section `leaselua report A --compare B`
+-- adds to report.html.
+function M.report_section(a, b)
+  return M.section(M.diff(a, b))
+end
+
 M.STYLE = "body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;margin:.5em 0}"
   .. "td,th{border:1px solid #999;padding:.2em .4em;font-size:90%;vertical-align:top}p.kind{color:#a00}"
 

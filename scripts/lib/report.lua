@@ -112,6 +112,7 @@ function M.model(rows, opts)
     recoveries = {}, lifecycles = {}, decisions = {}, observations = {}, discontinuities = {},
     discrepancies = {}, torn_row = opts.torn_row,
     signer = type(opts.signer) == "string" and opts.signer or "unsigned",
+    compare_html = type(opts.compare_html) == "string" and opts.compare_html or nil,
   }
   local pending_recovery = false
   for _, r in ipairs(rows) do
