@@ -54,6 +54,41 @@ describe("examples/ci workflows", function()
     end
   end)
 
+  it("qualify.sh refuses what it cannot run: exit 64 and a line naming what to set, nothing sent", function()
+    local d = helper.tmpdir()
+    local function sh(args, env)
+      local cmd = helper.env_prefix(env) .. " " .. helper.quote(helper.root .. "/" .. SCRIPT)
+      for _, a in ipairs(args) do cmd = cmd .. " " .. helper.quote(a) end
+      os.execute(cmd .. " >" .. d .. "/out 2>" .. d .. "/err; echo $? >" .. d .. "/rc")
+      return tonumber(helper.read(d .. "/rc")), helper.read(d .. "/err") or ""
+    end
+    local base = { LEASELUA = helper.host, LEASELUA_OUT = d .. "/out-dir", AZURE_STORAGE_ACCOUNT_URL = false }
+    local rc, err = sh({}, base)
+    assert.are.equal(64, rc)
+    assert.matches("usage: examples/ci/qualify.sh build", err, 1, true)
+    rc, err = sh({ "run", "weu" }, base)
+    assert.are.equal(64, rc)
+    assert.matches("set AZURE_STORAGE_ACCOUNT_URL", err, 1, true)
+    rc, err = sh({ "run", "../escape" }, base)
+    assert.are.equal(64, rc)
+    assert.matches("NAME", err, 1, true)
+    rc, err = sh({ "gather" }, base)
+    assert.are.equal(64, rc)
+    assert.matches("does not exist", err, 1, true)
+    os.execute("mkdir -p " .. helper.quote(d .. "/out-dir"))
+    rc, err = sh({ "gather" }, base)
+    assert.are.equal(64, rc)
+    assert.matches("no bundle under", err, 1, true)
+    -- an API version leaselua does not know: leaselua's own refusal, passed on
+    local m = helper.manifest_file(d)
+    rc, err = sh({ "run", "weu" }, { LEASELUA = helper.host, LEASELUA_OUT = d .. "/out-dir",
+      AZURE_STORAGE_ACCOUNT_URL = "https://127.0.0.1:9/devstoreaccount1", LEASELUA_MANIFEST = m,
+      LEASELUA_API_VERSIONS = "2023-11-03,2099-01-01" })
+    assert.are.equal(64, rc)
+    assert.matches("%-%-api%-version 2099%-01%-01 is not an Azure Storage service version", err)
+    assert.is_false(os.execute("test -e " .. helper.quote(d .. "/out-dir/weu")) == true)
+  end)
+
   it("GitHub Actions: accounts x API versions, OIDC, the script, artifacts, qualify and JUnit", function()
     local wf = load_yaml("examples/ci/github-actions.yml")
     assert.are.equal("write", wf.permissions["id-token"], "OIDC needs id-token: write")
