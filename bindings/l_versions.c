@@ -44,6 +44,18 @@ static ll_status manifest_names_version(const ll_operator *op, ll_error *err) {
   return st;
 }
 
+/* index.json rewritten, or the reason it could not be on stderr (0). */
+static int index_written(const char *parent, const char *flow,
+                         const char *created, const ll_index_run *runs,
+                         size_t n) {
+  ll_error err = {0};
+  if (ll_index_write(parent, flow, created, runs, n, &err) == LL_OK)
+    return 1;
+  fprintf(stderr, "leaselua: %s: %s (exit 70)\n", ll_code_name(err.code),
+          err.message);
+  return 0;
+}
+
 /* --api-version a,b,c: the same script once per version, each in its own
  * sandbox with its own fresh lifecycle and bundle <parent>/<version>/,
  * and <parent>/index.json (run_index.h) rewritten after each. A run that
@@ -111,26 +123,17 @@ int ll_host_run_versions(const ll_operator *base, const char *cli_flow,
     r->ran = 1;
     r->decision = -1;
     r->exit_code = -1;
-    if (ll_index_write(parent, flow, created, runs, i + 1, &err) != LL_OK) {
-      fprintf(stderr, "leaselua: %s: %s (exit 70)\n", ll_code_name(err.code),
-              err.message);
+    if (!index_written(parent, flow, created, runs, i + 1))
       return 70;
-    }
     r->exit_code =
         run_one(&op, ctx, &r->decision, &r->bundle, flow, sizeof flow);
     if (r->exit_code != 0)
       stopped = base->api_versions[i];
-    if (ll_index_write(parent, flow, created, runs, i + 1, &err) != LL_OK) {
-      fprintf(stderr, "leaselua: %s: %s (exit 70)\n", ll_code_name(err.code),
-              err.message);
+    if (!index_written(parent, flow, created, runs, i + 1))
       return 70;
-    }
   }
-  if (ll_index_write(parent, flow, created, runs, n, &err) != LL_OK) {
-    fprintf(stderr, "leaselua: %s: %s (exit 70)\n", ll_code_name(err.code),
-            err.message);
+  if (!index_written(parent, flow, created, runs, n))
     return 70;
-  }
   int worst = ll_index_worst_exit(runs, n);
   fprintf(stderr,
           "leaselua: %zu API versions, index %s/" LL_INDEX_FILE
