@@ -9,7 +9,8 @@
 #   make demo         build, then the handoff demo against a fresh Azurite
 #   make fixtures     re-record fixtures/emulator from a fresh Azurite, regenerate
 #                     fixtures/documented, then replay them all offline
-#   make bench        build, then the benchmarks against the peers (docs/PERFORMANCE.md)
+#   make bench        build, then the benchmarks against the peers, then qualify and
+#                     compare over 1,000 bundles (docs/PERFORMANCE.md)
 #   make drills       fault, crash and bad-input drills; tables for docs/RELIABILITY.md
 #   make fuzz-smoke   every libFuzzer target FUZZ_SECONDS (default 20) s (clang)
 #   make valgrind     memcheck on a replayed main handoff and its verify
@@ -84,6 +85,7 @@ fixtures: build
 # BENCH_QUICK=1 for a short run. They measure; no figure fails the build.
 bench: build
 	BUILD_DIR=$(BUILD_DIR) bench/run.sh
+	BUILD_DIR=$(BUILD_DIR) bench/qualify.sh
 
 # Fault proxy drills, crash drills and the bad input table (docs/RELIABILITY.md).
 drills: build

@@ -158,11 +158,13 @@ static cJSON *one(lua_State *L, const char *cmd, const char *dir,
             err.message);
     goto cleanup;
   }
-  /* an allowed-signers file names the signer of a signed bundle; an
-   * unsigned one stays unsigned (verify --allowed-signers would call that
-   * bad: here the QUALIFIED rule says what a missing signature costs) */
+  /* with unsigned_ok (qualify) an allowed-signers file names the signer
+   * of a signed bundle and an unsigned one stays unsigned, where verify
+   * --allowed-signers calls it bad: the QUALIFIED rule says what a missing
+   * signature costs */
   const char *allowed =
-      o->allowed && ll_bundle_is_signed(dir) ? o->allowed : NULL;
+      o->allowed && (!o->unsigned_ok || ll_bundle_is_signed(dir)) ? o->allowed
+                                                                  : NULL;
   ll_status ss = ll_bundle_check_declared(dir, allowed, rep->sign_declared,
                                           rep->decision[0] != '\0', sr, &serr);
   if (ss == LL_E_NOMEM) {
@@ -175,10 +177,12 @@ static cJSON *one(lua_State *L, const char *cmd, const char *dir,
     goto cleanup;
   if (st == LL_E_IO)
     cJSON_AddStringToObject(facts, "error", err.message);
-  const cJSON *args[3] = {facts, rows, opts};
+  if (o->map && !cJSON_AddStringToObject(opts, "map", o->map))
+    goto cleanup;
+  const cJSON *args[3] = {facts, rows, opts}; /* the context is L's */
   int top = lua_gettop(L);
-  if (ll_bundle_call(L, cmd, "lib.bundle", "summarize", args, 3, 1, errs) ==
-      0) {
+  if (ll_bundle_call_rows(L, cmd, "lib.bundle", "process", args, 3, 1, 2,
+                          errs) == 0) {
     char why[256];
     res = ll_lua_to_json(L, -1, why, sizeof why);
     if (!res)
@@ -194,10 +198,24 @@ cleanup:
   return res;
 }
 
+/* A sandbox for one(), holding o->map_ctx (lib.bundle.set_context):
+ * converted once, not once per bundle. NULL: a line on errs. */
+static lua_State *state_for(const char *cmd, const ll_bundle_opts *o,
+                            FILE *errs) {
+  lua_State *L = ll_bundle_state(errs);
+  const cJSON *args[1] = {o->map_ctx};
+  if (L && o->map_ctx &&
+      ll_bundle_call(L, cmd, "lib.bundle", "set_context", args, 1, 0, errs)) {
+    lua_close(L);
+    L = NULL;
+  }
+  return L;
+}
+
 /* A worker: bundles k, k+jobs, ... into f, one JSON line each. */
 static int worker(const char *cmd, char *const *dirs, int n, int k, int jobs,
                   const ll_bundle_opts *o, FILE *f, FILE *errs) {
-  lua_State *L = ll_bundle_state(errs);
+  lua_State *L = state_for(cmd, o, errs);
   if (!L)
     return 70;
   int rc = 0;
@@ -241,7 +259,7 @@ int ll_bundle_summaries(const char *cmd, char *const *dirs, int n,
   pid_t pids[LL_BUNDLE_JOBS_MAX] = {0};
   int rc = slots ? 0 : 70;
   if (rc == 0 && jobs == 1) {
-    lua_State *L = ll_bundle_state(errs);
+    lua_State *L = state_for(cmd, o, errs);
     rc = L ? 0 : 70;
     for (int i = 0; rc == 0 && i < n; i++)
       rc = (slots[i] = one(L, cmd, dirs[i], o, errs)) ? 0 : 70;
@@ -368,141 +386,4 @@ int ll_bundle_expand_index(const char *cmd, const char *dir, char ***list,
   }
   cJSON_Delete(j);
   return rc;
-}
-
-/* The message handler: a string gets its traceback; a table's raw code
- * and message are used, and nothing of the value runs. */
-static int traceback(lua_State *L) {
-  if (lua_type(L, 1) == LUA_TTABLE) {
-    ll_lua_push_error_line(L, 1, "error", "(a table)");
-    return 1;
-  }
-  const char *msg = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
-  if (!msg)
-    msg = lua_pushfstring(L, "(a %s raised)", luaL_typename(L, 1));
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
-
-lua_State *ll_bundle_state(FILE *errs) {
-  lua_State *L = luaL_newstate();
-  if (!L) {
-    fprintf(errs, "leaselua: out of memory\n");
-    return NULL;
-  }
-  ll_sandbox_open(L);
-  return L;
-}
-
-typedef struct {
-  const char *module, *fn;
-  const cJSON *const *args;
-  int nargs, nres;
-} lib_call;
-
-/* Under lua_pcall: nothing raised here skips a caller's cleanup. */
-static int do_call(lua_State *L) {
-  const lib_call *c = lua_touserdata(L, 1);
-  lua_getglobal(L, "require");
-  lua_pushstring(L, c->module);
-  lua_call(L, 1, 1);
-  lua_getfield(L, -1, c->fn);
-  for (int i = 0; i < c->nargs; i++) {
-    if (c->args[i])
-      ll_lua_push_json(L, c->args[i]);
-    else
-      lua_pushnil(L);
-  }
-  lua_call(L, c->nargs, c->nres);
-  return c->nres;
-}
-
-int ll_bundle_call(lua_State *L, const char *cmd, const char *module,
-                   const char *fn, const cJSON *const *args, int nargs,
-                   int nres, FILE *errs) {
-  lib_call c = {
-      .module = module, .fn = fn, .args = args, .nargs = nargs, .nres = nres};
-  lua_pushcfunction(L, traceback);
-  int h = lua_gettop(L);
-  lua_pushcfunction(L, do_call);
-  lua_pushlightuserdata(L, &c);
-  if (lua_pcall(L, 1, nres, h) != LUA_OK) {
-    fprintf(errs, "leaselua: %s: %s\n", cmd,
-            lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
-                                           : "(error object)");
-    lua_settop(L, h - 1);
-    return 70;
-  }
-  lua_remove(L, h);
-  return 0;
-}
-
-/* Names whose value is always a list in compare's and qualify's JSON. */
-static const char *const lists[] = {
-    "bundle",     "changed",        "only_a",
-    "only_b",     "fields",         "reasons",
-    "why",        "runs",           "returned_versions",
-    "qualifying", "non_qualifying", "unverified",
-    "steps",      "cells",          "discrepancy",
-    "explained"};
-
-void ll_bundle_fix_lists(cJSON *j) {
-  for (cJSON *c = j ? j->child : NULL; c; c = c->next) {
-    int named = 0;
-    for (size_t i = 0; c->string && i < sizeof lists / sizeof *lists; i++)
-      named = named || strcmp(c->string, lists[i]) == 0;
-    if (named && cJSON_IsObject(c) && !c->child) {
-      c->type = cJSON_Array; /* an empty Lua table became an object */
-      continue;
-    }
-    if (cJSON_IsObject(c) || cJSON_IsArray(c))
-      ll_bundle_fix_lists(c);
-  }
-}
-
-const char *ll_bundle_field(lua_State *L, int idx, const char *key,
-                            size_t *len) {
-  if (lua_type(L, idx) != LUA_TTABLE)
-    return NULL;
-  lua_pushstring(L, key);
-  lua_rawget(L, idx < 0 ? idx - 1 : idx);
-  const char *s =
-      lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, len) : NULL;
-  lua_pop(L, 1); /* the string stays alive in the table */
-  return s;
-}
-
-int ll_bundle_write_file(const char *cmd, const char *path, const char *text,
-                         size_t len, FILE *errs) {
-  char tmp[PATH_MAX];
-  int n = snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
-  if (n < 0 || (size_t)n >= sizeof tmp) {
-    fprintf(errs, "leaselua: %s: path too long: %.200s\n", cmd, path);
-    return 64;
-  }
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    fprintf(errs, "leaselua: %s: cannot write %s: %s\n", cmd, path,
-            strerror(errno));
-    return 64;
-  }
-  int ok = fchmod(fd, 0644) == 0;
-  for (size_t off = 0; ok && off < len;) {
-    ssize_t w = write(fd, text + off, len - off);
-    if (w < 0 && errno == EINTR)
-      continue;
-    ok = w > 0;
-    if (ok)
-      off += (size_t)w;
-  }
-  ok = ok && fsync(fd) == 0;
-  ok = (close(fd) == 0) && ok;
-  ok = ok && rename(tmp, path) == 0;
-  if (!ok) {
-    fprintf(errs, "leaselua: %s: cannot write %s: %s\n", cmd, path,
-            strerror(errno));
-    unlink(tmp);
-    return 64;
-  }
-  return 0;
 }

@@ -81,7 +81,7 @@ int ll_compare_main(int argc, char **argv, FILE *out, FILE *errs) {
   int n = 0;
   int rc = ll_qualify_dirs("compare", args, nargs, &dirs, &n, errs);
   free(args);
-  cJSON *sums = NULL, *opts = NULL;
+  cJSON *sums = NULL, *opts = NULL, *base = NULL;
   lua_State *L = NULL;
   if (rc == 0 && n < 2) {
     fprintf(errs,
@@ -92,11 +92,17 @@ int ll_compare_main(int argc, char **argv, FILE *out, FILE *errs) {
   }
   if (rc)
     goto cleanup;
-  ll_bundle_opts bo = {.mode = mode,
-                       .allowed = NULL,
-                       .steps = 1,
-                       .jobs = jobs ? jobs : (n >= 32 ? 2 : 1)};
-  rc = ll_bundle_summaries("compare", dirs, n, &bo, &sums, errs);
+  /* the first bundle once, then each other one against it in the
+   * workers: only the diffs come back */
+  ll_bundle_opts bo = {
+      .mode = mode, .allowed = NULL, .steps = 1, .jobs = 1, .map = NULL};
+  rc = ll_bundle_summaries("compare", dirs, 1, &bo, &base, errs);
+  if (rc)
+    goto cleanup;
+  bo.jobs = jobs ? jobs : (n >= 32 ? 2 : 1);
+  bo.map = "compare";
+  bo.map_ctx = base->child;
+  rc = ll_bundle_summaries("compare", dirs + 1, n - 1, &bo, &sums, errs);
   if (rc)
     goto cleanup;
   rc = 70;
@@ -112,7 +118,7 @@ int ll_compare_main(int argc, char **argv, FILE *out, FILE *errs) {
   size_t len = 0;
   const char *s;
   if (html && (!(s = ll_bundle_field(L, res, "html", &len)) ||
-               ll_bundle_write_file("compare", html, s, len, errs)))
+               ll_bundle_emit("compare", html, s, len, out, errs)))
     goto cleanup;
   if (json) {
     lua_getfield(L, res, "json");
@@ -131,12 +137,15 @@ int ll_compare_main(int argc, char **argv, FILE *out, FILE *errs) {
                 j ? "out of memory" : why);
         goto cleanup;
       }
-      fprintf(out, "%s\n", text);
+      size_t tl = strlen(text);
+      text[tl] = '\n'; /* over the NUL: printed with its length */
+      int e = ll_bundle_emit("compare", NULL, text, tl + 1, out, errs);
       free(text);
+      if (e)
+        goto cleanup;
     }
-  } else if ((s = ll_bundle_field(L, res, "text", &len))) {
-    fwrite(s, 1, len, out);
-  } else {
+  } else if (!(s = ll_bundle_field(L, res, "text", &len)) ||
+             ll_bundle_emit("compare", NULL, s, len, out, errs)) {
     goto cleanup;
   }
   lua_getfield(L, res, "exit");
@@ -146,6 +155,7 @@ cleanup:
     lua_close(L);
   cJSON_Delete(opts);
   cJSON_Delete(sums);
+  cJSON_Delete(base);
   ll_qualify_free(dirs, n);
   return rc;
 }

@@ -167,8 +167,10 @@ int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
     goto cleanup;
   ll_bundle_opts bo = {.mode = mode,
                        .allowed = allowed,
+                       .unsigned_ok = 1,
                        .steps = junit != NULL,
-                       .jobs = jobs ? jobs : default_jobs(n)};
+                       .jobs = jobs ? jobs : default_jobs(n),
+                       .map = junit ? "junit" : NULL};
   rc = ll_bundle_summaries("qualify", dirs, n, &bo, &sums, errs);
   if (rc)
     goto cleanup;
@@ -187,10 +189,10 @@ int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
   size_t len = 0;
   const char *s;
   if (html && (!(s = ll_bundle_field(L, res, "html", &len)) ||
-               ll_bundle_write_file("qualify", html, s, len, errs)))
+               ll_bundle_emit("qualify", html, s, len, out, errs)))
     goto cleanup;
   if (junit && (!(s = ll_bundle_field(L, res, "junit", &len)) ||
-                ll_bundle_write_file("qualify", junit, s, len, errs)))
+                ll_bundle_emit("qualify", junit, s, len, out, errs)))
     goto cleanup;
   if (strcmp(fmt, "json") == 0) {
     lua_getfield(L, res, "json");
@@ -203,11 +205,14 @@ int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
               json ? "out of memory" : why);
       goto cleanup;
     }
-    fprintf(out, "%s\n", text);
+    size_t tl = strlen(text);
+    text[tl] = '\n'; /* over the NUL: printed with its length */
+    int e = ll_bundle_emit("qualify", NULL, text, tl + 1, out, errs);
     free(text);
-  } else if ((s = ll_bundle_field(L, res, fmt, &len))) {
-    fwrite(s, 1, len, out);
-  } else {
+    if (e)
+      goto cleanup;
+  } else if (!(s = ll_bundle_field(L, res, fmt, &len)) ||
+             ll_bundle_emit("qualify", NULL, s, len, out, errs)) {
     goto cleanup;
   }
   lua_getfield(L, res, "exit");

@@ -220,7 +220,7 @@ static int write_junit(const char *dir, ll_verify_mode mode,
                         ? lua_tolstring(L, -1, &len)
                         : NULL;
   if (rc == 0)
-    rc = xml ? ll_bundle_write_file("verify", path, xml, len, errs) : 70;
+    rc = xml ? ll_bundle_emit("verify", path, xml, len, NULL, errs) : 70;
   if (L)
     lua_close(L);
   cJSON_Delete(sums);

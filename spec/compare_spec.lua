@@ -153,3 +153,33 @@ describe("leaselua compare", function()
     assert.matches("not an evidence directory", err, 1, true)
   end)
 end)
+
+describe("lib.compare.diff on two API versions", function()
+  require "leaselua" -- lib.* in package.preload
+  local cmp = require "lib.compare"
+  local function summary(requested, returned, step_requested)
+    return { dir = "d-" .. requested, consistent = true, endpoint_kind = "emulator", account_host = "127.0.0.1",
+      api_version = requested, returned_versions = { returned }, decision = "ACCEPT", window = "REPRODUCED",
+      steps = { { key = "1\31s\31Put Blob\31request\31" .. "1", kind = "request", epoch = 1, step = "s",
+        operation = "Put Blob", n = 1, status = "201", class = "ACCEPTED_WRITE",
+        requested = step_requested or requested, returned = returned, discrepancy = {}, explained = {} } } }
+  end
+
+  it("says the requested version once, per bundle, and the same returned version is no difference", function()
+    local d = cmp.diff(summary("2021-12-02", "2025-01-05"), summary("2023-11-03", "2025-01-05"))
+    assert.are.same({ { field = "API version requested", a = "2021-12-02", b = "2023-11-03" } }, d.bundle)
+    assert.are.same({}, d.changed)
+    assert.are.equal(1, d.same)
+    assert.is_false(d.differs)
+    assert.matches("bundle   API version requested      2021-12-02 -> 2023-11-03", cmp.text(d), 1, true)
+  end)
+
+  it("shows a step that did not send its bundle's version, and a returned version that changed", function()
+    local d = cmp.diff(summary("2021-12-02", "2021-12-02"), summary("2023-11-03", "2023-11-03", "2020-02-10"))
+    assert.are.same({
+      { field = "x-ms-version requested", a = "2021-12-02", b = "2020-02-10" },
+      { field = "x-ms-version returned", a = "2021-12-02", b = "2023-11-03" },
+    }, d.changed[1].fields)
+    assert.is_true(d.differs)
+  end)
+end)

@@ -100,6 +100,16 @@ describe("verify --junit", function()
   end)
 end)
 
+describe("verify --junit --allowed-signers", function()
+  it("agrees with verify: an unsigned bundle is a failed verify case, exit 2", function()
+    local _, allowed = bd.keypair(helper.tmpdir(), "alice")
+    local rc, path, xml = junit_of(B.accept, { "--allowed-signers", allowed })
+    assert.are.equal(2, rc)
+    assert.are.equal(0, (validate(path)))
+    assert.matches('<failure message="INCONSISTENT: signature: unsigned: ', xml, 1, true)
+  end)
+end)
+
 describe("qualify --junit", function()
   it("writes the qualification rows and every bundle's steps, valid against the XSD", function()
     local path = helper.tmpdir() .. "/q.xml"

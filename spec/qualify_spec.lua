@@ -313,3 +313,25 @@ describe("the QUALIFIED rule, condition by condition", function()
     end
   end)
 end)
+
+describe("qualify and compare on a live emulator run #live", function()
+  it("a real emulator ACCEPT sits in the non-qualifying section, and compares with the documented accept", function()
+    local e = helper.live_env(helper.unique_blob("qualify"))
+    e.LEASELUA_CA_FILE = os.getenv("LEASELUA_CA_FILE")
+    local dir = helper.tmpdir() .. "/live"
+    local manifest = helper.manifest_file(helper.tmpdir())
+    local rc, out = helper.run({ "scripts/main_handoff.lua", "--break-period", "2", "--manifest", manifest,
+      "--evidence", dir }, e)
+    assert.are.equal(0, rc, out)
+    local qrc, t = qualify_json { dir, B.az_accept }
+    assert.are.equal(0, qrc)
+    local r, run = row_of(t, "non_qualifying", dir)
+    assert.are.equal("emulator", r.endpoint_kind)
+    assert.are.equal("NOT QUALIFYING", r.verdict)
+    assert.are.same({ "ACCEPT", "REPRODUCED" }, { run.decision, run.window })
+    assert.is_nil(row_of(t, "qualifying", dir))
+    local crc, cout = helper.run { "compare", dir, B.az_accept }
+    assert.is_true(crc == 0 or crc == 1, cout)
+    assert.matches("compare: the bundles differ in endpoint kind: A is emulator, B is azure", cout, 1, true)
+  end)
+end)

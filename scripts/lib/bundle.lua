@@ -86,7 +86,9 @@ end
 
 -- summarize(facts, rows, opts) -> the bundle's summary. facts: verify's
 -- report as C built it (l_bundle.c); rows: nil unless verify found the
--- ledger consistent; opts.steps: keep the steps and cells.
+-- ledger consistent, and then only the records and outcome fields
+-- l_bundle_lua.c passes (a field read here must be in its list);
+-- opts.steps: keep the steps and cells.
 function M.summarize(facts, rows, opts)
   local s = {
     dir = facts.dir, consistent = facts.consistent == true, ledger_consistent = facts.ledger_consistent == true,
@@ -110,14 +112,14 @@ function M.summarize(facts, rows, opts)
     elseif rec == "flow" and not s.flow then
       s.flow = str(r.name)
     elseif rec == "outcome" then
-      local st = outcome_step(r, counts)
       s.started = s.started or str(r.request_started_utc)
       s.date = str(r.response_received_utc) or str(r.request_started_utc) or s.date
-      if st.returned and not seen[st.returned] then
-        seen[st.returned] = true
-        returned[#returned + 1] = st.returned
+      local rv = str(r.returned_api_version)
+      if rv and not seen[rv] then
+        seen[rv] = true
+        returned[#returned + 1] = rv
       end
-      if opts and opts.steps then steps[#steps + 1] = st end
+      if opts and opts.steps then steps[#steps + 1] = outcome_step(r, counts) end
     elseif rec == "refusal" and opts and opts.steps then
       steps[#steps + 1] = refusal_step(r, counts)
     elseif rec == "cell" and opts and opts.steps then
@@ -129,6 +131,29 @@ function M.summarize(facts, rows, opts)
   s.returned_versions = returned
   if opts and opts.steps then
     s.steps, s.cells = steps, cells
+  end
+  return s
+end
+
+local context -- the first bundle's summary, for compare's workers
+
+-- set_context(s): what process compares each bundle with, set once per
+-- sandbox.
+function M.set_context(s)
+  context = s
+end
+
+-- process(facts, rows, opts) -> what a worker hands back for one bundle:
+-- its summary, or with opts.map "compare" its diff against the context
+-- (lib.compare.diff), or with "junit" {summary without its steps, suite}
+-- (lib.junit.suite): the steps never cross back to the parent.
+function M.process(facts, rows, opts)
+  local s = M.summarize(facts, rows, opts)
+  if opts.map == "compare" then return require("lib.compare").diff(assert(context, "no context"), s) end
+  if opts.map == "junit" then
+    local xml, counts = require("lib.junit").suite(s)
+    s.steps, s.cells = nil, nil
+    return { summary = s, suite = xml, counts = counts }
   end
   return s
 end

@@ -88,7 +88,10 @@ function M.diff(a, b)
       local fields = {}
       for _, f in ipairs(M.FIELDS) do
         local x, y = val(st, f[1]), val(o, f[1])
-        if x ~= y then fields[#fields + 1] = { field = f[2], a = x, b = y } end
+        -- each step sent its own bundle's version: that difference is the
+        -- bundle's, said once above, not again at every step
+        local own = f[1] == "requested" and x == tostring(d.a.api_version) and y == tostring(d.b.api_version)
+        if x ~= y and not own then fields[#fields + 1] = { field = f[2], a = x, b = y } end
       end
       if #fields == 0 then
         d.same = d.same + 1
@@ -204,14 +207,14 @@ end
 M.STYLE = "body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;margin:.5em 0}"
   .. "td,th{border:1px solid #999;padding:.2em .4em;font-size:90%;vertical-align:top}p.kind{color:#a00}"
 
--- render(summaries, opts) -> {text, html, json (a list: one per
--- comparison), exit}: the first summary compared with each other one.
--- exit: 0 no behavioural difference, 1 a difference, 2 a bundle verify
--- did not prove consistent (not compared).
-function M.render(summaries, opts)
-  local base, texts, sections, json, exit = summaries[1], {}, {}, {}, 0
-  for i = 2, #summaries do
-    local d = M.diff(base, summaries[i])
+-- render(diffs, opts) -> {text, html, json (a list: one per
+-- comparison), exit}: diffs made by the workers (lib.bundle.process), the
+-- first bundle against each other one. exit: 0 no behavioural difference,
+-- 1 a difference, 2 a bundle verify did not prove consistent (not
+-- compared).
+function M.render(diffs, opts)
+  local texts, sections, json, exit = {}, {}, {}, 0
+  for _, d in ipairs(diffs) do
     texts[#texts + 1] = M.text(d)
     if opts.html then sections[#sections + 1] = M.section(d) end
     json[#json + 1] = d
@@ -223,7 +226,9 @@ function M.render(summaries, opts)
   end
   local res = { text = table.concat(texts, "\n"), json = json, exit = exit }
   if opts.html then
-    res.html = '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>leaselua compare</title>'
+    res.html = '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+      .. '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">'
+      .. "<title>leaselua compare</title>"
       .. "<style>" .. M.STYLE .. "</style></head><body><h1>leaselua compare</h1>\n"
       .. table.concat(sections, "\n") .. "\n</body></html>\n"
   end

@@ -223,7 +223,9 @@ local function html_table(rows)
 end
 
 local function html(t, n, opts)
-  local out = { "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>leaselua qualification"
+  local out = { "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    .. "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+    .. "<title>leaselua qualification"
     .. "</title><style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}"
     .. "td,th{border:1px solid #999;padding:.2em .4em;font-size:90%}tr.q td{background:#e4f5e4}"
     .. "tr.nq td{background:#fbe3e3}tr.nqs td{background:#eee;color:#444}section.nqs h2{color:#666}</style>"
@@ -245,9 +247,16 @@ local function html(t, n, opts)
   return table.concat(out, "\n")
 end
 
--- render(summaries, opts) -> {text, md, html, junit, json, exit}; opts:
--- require_signature, html, junit (booleans: render those too).
-function M.render(summaries, opts)
+-- render(items, opts) -> {text, md, html, junit, json, exit}; opts:
+-- require_signature, html, junit (booleans: render those too). items:
+-- the bundles' summaries, or with junit what lib.bundle.process made of
+-- them in the workers: {summary, suite, counts}.
+function M.render(items, opts)
+  local summaries, suites_of = {}, {}
+  for i, it in ipairs(items) do
+    summaries[i] = it.summary or it
+    suites_of[i] = it.suite and { it.suite, it.counts }
+  end
   local t = M.table_of(summaries, opts)
   local n = #summaries
   local res = { exit = M.exit(t), text = text(t, n, opts), md = md(t, n, opts) }
@@ -264,9 +273,13 @@ function M.render(summaries, opts)
     for _, r in ipairs(t.non_qualifying) do all[#all + 1] = r end
     local x, c = junit.qualification(all)
     suites[1] = { x, c }
-    for _, s in ipairs(summaries) do
-      local sx, sc = junit.suite(s)
-      suites[#suites + 1] = { sx, sc }
+    for i, s in ipairs(summaries) do
+      if suites_of[i] then
+        suites[#suites + 1] = suites_of[i]
+      else
+        local sx, sc = junit.suite(s)
+        suites[#suites + 1] = { sx, sc }
+      end
     end
     res.junit = junit.document("leaselua qualify", suites)
   end

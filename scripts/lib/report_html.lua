@@ -536,8 +536,8 @@ function H.page(m)
     esc(m.endpoint_kind), "</b></span>", m.cloud and "" or ('<span class="notcloud">not a cloud qualification</span>'),
     '<span class="muted">leaselua evidence report · ', esc(mf.run_id), "</span></div>",
     "<main>", banner(m), statement(m), require("lib.report_corr").html(m, esc), timeline(m), content(m), findings(m),
-    discrepancies(m), m.compare_html or "", environment(m),
-    rows_table(m),
+    discrepancies(m), environment(m),
+    m.compare_html or "", rows_table(m),
     '<p class="muted">Built by <code>leaselua report</code> from <code>export/ledger.jsonl</code> alone; ' ..
     "re-check the evidence with <code>leaselua verify DIR</code>.</p></main>",
     '<footer class="kind-footer">', esc(kind_line), "</footer></body></html>\n",
