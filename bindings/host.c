@@ -28,6 +28,7 @@
 #include "l_sandbox.h"
 #include "l_spec.h"
 #include "l_verify.h"
+#include "l_versions.h"
 #include "ledger.h"
 #include "operator.h"
 #include "sign.h"
@@ -238,8 +239,105 @@ static int sign_bundle(const ll_operator *op, const ll_host *host) {
   return 0;
 }
 
-static int run_script(int argc, char **argv) {
-  ll_operator op;
+/* What one run of the script needs besides the operator's settings. */
+typedef struct {
+  const char *script;
+  char **rest;
+  int nrest;
+  const ll_fixture_context *flow, *recorded;
+  ll_error finish_err;
+  const char *key_fp;
+} run_input;
+
+/* One run of the script in a fresh sandbox: its exit code. *decision and
+ * *bundle (may be NULL) get the decision it recorded (-1 none), whether
+ * it made a bundle, and flow its plan's name. */
+static int run_once(const ll_operator *op, const run_input *in, int *decision,
+                    int *bundle, char *flow, size_t flow_cap) {
+  lua_State *L = luaL_newstate();
+  if (!L) {
+    fprintf(stderr, "leaselua: out of memory\n");
+    return 70;
+  }
+  ll_host host = {.op = op,
+                  .decision = -1,
+                  .config_error = in->finish_err,
+                  .flow = in->flow,
+                  .recorded = in->recorded};
+  ll_strlcpy(host.sign_key_fp, in->key_fp, sizeof host.sign_key_fp);
+  ll_sandbox_open(L);
+  ll_lua_host_install(L, &host);
+  lua_createtable(L, in->nrest, 1);
+  lua_pushstring(L, in->script);
+  lua_rawseti(L, -2, 0);
+  for (int i = 0; i < in->nrest; i++) {
+    lua_pushstring(L, in->rest[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setglobal(L, "arg");
+  lua_pushcfunction(L, traceback);
+  int rc = -1, failed = 0;
+  if (luaL_loadfilex(L, in->script, "t") != LUA_OK) {
+    fprintf(stderr, "leaselua: cannot load %s\n", lua_tostring(L, -1));
+    rc = 64;
+  } else {
+    for (int i = 0; i < in->nrest; i++)
+      lua_pushstring(L, in->rest[i]);
+    if (lua_pcall(L, in->nrest, 0, 1) != LUA_OK) {
+      failed = 1;
+      rc = report(L);
+    }
+  }
+  /* The exit code is the recorded decision, whatever the script returned:
+   * a run left open or without a decision is ended here, HOLD. */
+  ll_lua_host_close_run(&host, failed ? "it raised an error" : "it returned");
+  int sign_rc = sign_bundle(op, &host);
+  if (host.replay_failed)
+    rc = 64;
+  else if (host.decision >= 0 && host.decision <= 3)
+    /* invariant 15: a run stopped before touching a target that was not
+     * its own exits as its decision's target_stop says (64 or 2) */
+    rc = ll_lua_host_exit(host.decision, host.stop_exit);
+  else if (rc < 0 && host.opened)
+    rc = 70; /* a run whose decision could not be recorded */
+  else if (rc < 0 && !host.help) {
+    fprintf(stderr,
+            "leaselua: %s opened no run, so there is no decision "
+            "(exit 64)\n",
+            in->script);
+    rc = 64;
+  } else if (rc < 0) {
+    rc = 0; /* only its usage was printed */
+  }
+  if (sign_rc)
+    rc = sign_rc;
+  if (decision)
+    *decision = host.decision;
+  if (bundle)
+    *bundle = host.evidence_dir[0] != '\0';
+  if (flow && host.flow_name[0])
+    ll_strlcpy(flow, host.flow_name, flow_cap);
+  lua_close(L);
+  return rc;
+}
+
+static int run_one_version(const ll_operator *op, void *ctx, int *decision,
+                           int *bundle, char *flow, size_t flow_cap) {
+  return run_once(op, ctx, decision, bundle, flow, flow_cap);
+}
+
+/* The flow's name for an index: the shipped flow's, or the script's file
+ * name without .lua; the opened run's plan name replaces it. */
+static void cli_flow_name(const char *given, char *out, size_t cap) {
+  const char *b = strrchr(given, '/');
+  ll_strlcpy(out, b ? b + 1 : given, cap);
+  size_t k = strlen(out);
+  if (k > 4 && strcmp(out + k - 4, ".lua") == 0)
+    out[k - 4] = '\0';
+}
+
+static int run_script(int argc, char **argv, const char *given) {
+  static ll_operator op;
   ll_error err = {0};
   char **rest = calloc((size_t)argc, sizeof *rest);
   int nrest = 0;
@@ -257,76 +355,32 @@ static int run_script(int argc, char **argv) {
   if (st == LL_OK && op.replay[0])
     st = ll_host_replay_context(&op, argv[1], getenv_ro, &recorded, &err);
   ll_error finish_err = {0};
-  if (st == LL_OK && ll_operator_finish(&op, &finish_err) != LL_OK &&
-      !asks_help(nrest, rest))
+  int help = asks_help(nrest, rest);
+  if (st == LL_OK && ll_operator_finish(&op, &finish_err) != LL_OK && !help)
     st = finish_err.code, err = finish_err;
   char key_fp[128] = "";
-  if (st == LL_OK && !asks_help(nrest, rest))
+  if (st == LL_OK && !help)
     st = signing_preflight(&op, key_fp, sizeof key_fp, &err);
   if (st != LL_OK) {
     fprintf(stderr, "leaselua: %s: %s\n", ll_code_name(st), err.message);
     free(rest);
     return ll_code_exit(st);
   }
-  lua_State *L = luaL_newstate();
-  if (!L) {
-    fprintf(stderr, "leaselua: out of memory\n");
-    free(rest);
-    return 70;
-  }
-  ll_host host = {.op = &op,
-                  .decision = -1,
-                  .config_error = finish_err,
+  run_input in = {.script = argv[1],
+                  .rest = rest,
+                  .nrest = nrest,
                   .flow = &flow_ctx,
-                  .recorded = &recorded};
-  ll_strlcpy(host.sign_key_fp, key_fp, sizeof host.sign_key_fp);
-  ll_sandbox_open(L);
-  ll_lua_host_install(L, &host);
-  lua_createtable(L, nrest, 1);
-  lua_pushstring(L, argv[1]);
-  lua_rawseti(L, -2, 0);
-  for (int i = 0; i < nrest; i++) {
-    lua_pushstring(L, rest[i]);
-    lua_rawseti(L, -2, i + 1);
-  }
-  lua_setglobal(L, "arg");
-  lua_pushcfunction(L, traceback);
-  int rc = -1, failed = 0;
-  if (luaL_loadfilex(L, argv[1], "t") != LUA_OK) {
-    fprintf(stderr, "leaselua: cannot load %s\n", lua_tostring(L, -1));
-    rc = 64;
+                  .recorded = &recorded,
+                  .finish_err = finish_err,
+                  .key_fp = key_fp};
+  int rc;
+  if (op.n_api_versions > 1 && !help && !finish_err.code) {
+    char name[64];
+    cli_flow_name(given, name, sizeof name);
+    rc = ll_host_run_versions(&op, name, run_one_version, &in);
   } else {
-    for (int i = 0; i < nrest; i++)
-      lua_pushstring(L, rest[i]);
-    if (lua_pcall(L, nrest, 0, 1) != LUA_OK) {
-      failed = 1;
-      rc = report(L);
-    }
+    rc = run_once(&op, &in, NULL, NULL, NULL, 0);
   }
-  /* The exit code is the recorded decision, whatever the script returned:
-   * a run left open or without a decision is ended here, HOLD. */
-  ll_lua_host_close_run(&host, failed ? "it raised an error" : "it returned");
-  int sign_rc = sign_bundle(&op, &host);
-  if (host.replay_failed)
-    rc = 64;
-  else if (host.decision >= 0 && host.decision <= 3)
-    /* invariant 15: a run stopped before touching a target that was not
-     * its own exits as its decision's target_stop says (64 or 2) */
-    rc = ll_lua_host_exit(host.decision, host.stop_exit);
-  else if (rc < 0 && host.opened)
-    rc = 70; /* a run whose decision could not be recorded */
-  else if (rc < 0 && !host.help) {
-    fprintf(stderr,
-            "leaselua: %s opened no run, so there is no decision "
-            "(exit 64)\n",
-            argv[1]);
-    rc = 64;
-  } else if (rc < 0) {
-    rc = 0; /* only its usage was printed */
-  }
-  if (sign_rc)
-    rc = sign_rc;
-  lua_close(L);
   free(rest);
   return rc;
 }
@@ -464,6 +518,7 @@ int main(int argc, char **argv) {
     return 64;
   }
   char path[PATH_MAX];
+  const char *given = argv[1];
   int flow = flow_path(argv[1], path, sizeof path);
   if (flow < 0)
     return 64;
@@ -476,5 +531,5 @@ int main(int argc, char **argv) {
             argv[1]);
     return 64;
   }
-  return run_script(argc, argv);
+  return run_script(argc, argv, given);
 }

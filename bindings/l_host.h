@@ -22,6 +22,7 @@ typedef struct {
   int help;               /* the script printed its usage (leaselua.help) */
   char label[16];         /* replay: the fixture's endpoint kind */
   char evidence_dir[512]; /* the opened run's bundle: signed at the end */
+  char flow_name[64];     /* the opened run's plan name (an index's flow) */
   char sign_key_fp[128];  /* --sign-key's "TYPE key SHA256:...", or "" */
   /* the flow's script file name and own arguments, as given: a recording
    * writes them into its header; in a replay, recorded: the fixture's

@@ -333,6 +333,7 @@ static int l_open(lua_State *L) {
   }
   if (host) {
     host->opened = 1;
+    ll_strlcpy(host->flow_name, plan.name, sizeof host->flow_name);
     host->handle = h;
     h->host = host;
     /* the ledger says the bundle is to be signed, and by which key, so a

@@ -229,6 +229,33 @@ describe("host bad input", function()
       { "LL_E_MANIFEST", "2099%-01%-01 is not an Azure Storage service version", "%-%-allow%-api%-version" })
   end)
 
+  it("refuses an --api-version leaselua does not list, before any request", function()
+    refused(base_args({ "--api-version", "2099-01-01" }), base_env(),
+      { "LL_E_USAGE", "%-%-api%-version 2099%-01%-01 is not an Azure Storage service version",
+        "%-%-allow%-api%-version" })
+  end)
+
+  it("refuses an --api-version list with an unlisted, malformed or repeated version", function()
+    refused(base_args({ "--api-version", "2023-11-03,2099-01-01" }), base_env(),
+      { "LL_E_USAGE", "2099%-01%-01 is not an Azure Storage service version" })
+    refused(base_args({ "--api-version", "2021-12-02,banana" }), base_env(),
+      { "LL_E_USAGE", "\"banana\" is not a service version date" })
+    refused(base_args({ "--api-version", "2023-11-03,2021-12-02,2023-11-03" }), base_env(),
+      { "LL_E_USAGE", "names 2023%-11%-03 twice" })
+    refused(base_args({ "--api-version", "2023-11-03,,2021-12-02" }), base_env(),
+      { "LL_E_USAGE", "an empty entry" })
+  end)
+
+  it("refuses a list of versions with --recover, and with a manifest naming its api_version", function()
+    refused(base_args({ "--api-version", "2021-12-02,2023-11-03", "--recover" }), base_env(),
+      { "LL_E_USAGE", "%-%-recover reopens one interrupted run" })
+    local m = helper.write(helper.tmpdir() .. "/versioned.json",
+      '{"resource_owner":"o","ticket":"T","permitted_actors":["A","B","operator","observer"],' ..
+      '"cleanup_authority":"o","api_version":"2023-11-03"}')
+    refused(base_args({ "--api-version", "2021-12-02,2023-11-03" }, { manifest = m }), base_env(),
+      { "LL_E_USAGE", "the manifest names api_version 2023%-11%-03", "leave api_version out" })
+  end)
+
   it("refuses a script that sets max_single_put, before anything is opened", function()
     -- The host fixes max_single_put at 1 MiB (invariant 14): a script
     -- cannot lower or raise it.

@@ -163,6 +163,46 @@ static void test_previous_run(void) {
   fw_cleanup(&w);
 }
 
+/* A multi-version parent (index.json beside a bundle per version) is
+ * judged by its bundles: an unfinished one blocks a run beside the parent;
+ * without index.json the folder is not looked into. */
+static void test_index_parent(void) {
+  ll_error err = {0};
+  mkdirs("series/matrix");
+  doubtful_run(path("series/matrix/2023-11-03"), "series.json", 0);
+  fake_wire w;
+  fw_init(&w);
+  /* no index.json: the folder is not a bundle and not looked into */
+  ll_run *r = fw_open(&w, path("series/fresh"), "series.json", LOCKS, 0, &err);
+  CHECK(r != NULL);
+  ll_run_close(r);
+  char rm[600];
+  snprintf(rm, sizeof rm, "rm -rf '%s'",
+           path("series/fresh")); /* no decision */
+  CHECK_INT(system(rm), 0);
+  FILE *f = fopen(path("series/matrix/index.json"), "w");
+  CHECK(f != NULL);
+  if (f) {
+    fputs("{\"format\":\"leaselua-index-v1\",\"runs\":[]}\n", f);
+    fclose(f);
+  }
+  r = fw_open(&w, path("series/again"), "series.json", LOCKS, 0, &err);
+  CHECK(r == NULL);
+  CHECK_INT(err.code, LL_E_SCOPE);
+  CHECK(strstr(err.message, path("series/matrix/2023-11-03, ended without")) !=
+        NULL);
+  char recover[600];
+  snprintf(recover, sizeof recover, "--evidence %s)",
+           path("series/matrix/2023-11-03"));
+  CHECK(strstr(err.message, recover) != NULL);
+  CHECK_INT(w.requests, 0);
+  /* another blob beside it is not concerned */
+  r = fw_open(&w, path("series/other"), "other.json", LOCKS, 0, &err);
+  CHECK(r != NULL);
+  ll_run_close(r);
+  fw_cleanup(&w);
+}
+
 /* The scan never follows a link and reads no replay bundle. */
 static void test_scan_skips(void) {
   ll_error err = {0};
@@ -287,6 +327,7 @@ int main(void) {
   test_second_open_refused();
   test_previous_run();
   test_scan_skips();
+  test_index_parent();
   test_lock_dir();
   test_root_bound();
   char cmd[600];

@@ -183,6 +183,67 @@ static void test_usage_lists_every_option(void) {
   free(b.p);
 }
 
+/* --api-version: one version is the run's; several are the host's loop;
+ * each checked, none twice, and several refuse what makes one run. */
+static void test_api_versions(void) {
+  ll_operator o;
+  char *rest[8];
+  int nrest = 0;
+  ll_error err = {0};
+  const char *one[] = {"--api-version", "2021-12-02"};
+  CHECK_INT(parse(LIVE, 2, one, &o, rest, &nrest, &err), LL_OK);
+  CHECK_STR(o.api_version, "2021-12-02");
+  CHECK_INT(o.n_api_versions, 1);
+  const char *two[] = {"--api-version=2021-12-02,2023-11-03"};
+  CHECK_INT(parse(LIVE, 1, two, &o, rest, &nrest, &err), LL_OK);
+  CHECK_INT(o.n_api_versions, 2);
+  CHECK_STR(o.api_version, ""); /* set by the host for each run */
+  CHECK_STR(o.api_versions[0], "2021-12-02");
+  CHECK_STR(o.api_versions[1], "2023-11-03");
+  const char *unlisted[] = {"--api-version", "2099-01-01,2023-11-03",
+                            "--allow-api-version"};
+  CHECK_INT(parse(LIVE, 3, unlisted, &o, rest, &nrest, &err), LL_OK);
+  CHECK_STR(o.api_versions[0], "2099-01-01");
+  static const struct {
+    const char *v, *extra, *says;
+  } bad[] = {
+      {"2099-01-01", NULL, "2099-01-01 is not an Azure Storage service"},
+      {"2023-11-03,2099-01-01", NULL, "--allow-api-version"},
+      {"banana", NULL, "\"banana\" is not a service version date"},
+      {"2023-02-30", NULL, "is not a service version date"},
+      {"2023-11-03,2023-11-03", NULL, "names 2023-11-03 twice"},
+      {"2023-11-03,", NULL, "an empty entry"},
+      {",2023-11-03", NULL, "an empty entry"},
+      {"2023-11-03,,2021-12-02", NULL, "an empty entry"},
+      {"2023-11-03 ,2021-12-02", NULL, "is not a service version date"},
+      {"2023-11-03,2021-12-02", "--recover", "--recover reopens one"},
+      {"2023-11-03,2021-12-02", "--record", "--record writes one fixture"},
+      {"2023-11-03,2021-12-02", "--replay", "--replay replays one"},
+      {"2019-02-02,2019-07-07,2019-12-12,2020-02-10,2020-04-08,2020-06-12,"
+       "2020-08-04,2020-10-02,2020-12-06,2021-02-12,2021-04-10,2021-06-08,"
+       "2021-08-06,2021-10-04,2021-12-02,2022-11-02,2023-01-03",
+       NULL, "more than 16 versions"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const char *argv[5] = {"--api-version", bad[i].v};
+    int argc = 2;
+    if (bad[i].extra && strcmp(bad[i].extra, "--recover") == 0)
+      argv[argc++] = "--recover", argv[argc++] = "--evidence",
+      argv[argc++] = "ev";
+    else if (bad[i].extra)
+      argv[argc++] = bad[i].extra, argv[argc++] = "f.json";
+    memset(&err, 0, sizeof err);
+    ll_status st = parse(LIVE, argc, argv, &o, rest, &nrest, &err);
+    CHECK_INT(st, LL_E_USAGE);
+    if (!strstr(err.message, bad[i].says))
+      fprintf(stderr, "version case %zu: \"%s\" lacks \"%s\"\n", i, err.message,
+              bad[i].says);
+    CHECK(strstr(err.message, bad[i].says) != NULL);
+    CHECK(strchr(err.message, '\n') == NULL);
+    CHECK_INT(ll_code_exit(st), 64);
+  }
+}
+
 static void test_default_evidence(void) {
   ll_operator o;
   ll_operator_defaults(&o);
@@ -204,5 +265,6 @@ int main(void) {
   test_hints();
   test_usage_lists_every_option();
   test_default_evidence();
+  test_api_versions();
   return ll_test_report("test_operator");
 }

@@ -20,9 +20,12 @@ PACKAGES=(
   luarocks dpkg-dev groff-base man-db tmux
   openssh-client
   libxml2-utils
+  lua-yaml shellcheck
 )
 # libxml2-utils: xmllint, the JUnit reports checked against schemas/junit.xsd
 # (spec/junit_spec.lua).
+# lua-yaml: lyaml (LibYAML), which parses examples/ci's two workflow files
+# (spec/ci_examples_spec.lua); shellcheck: examples/ci/qualify.sh checked.
 # chromium: the report's check in a real browser (spec/report_browser_spec.lua).
 EXTRA_PACKAGES=(chromium)
 # Node.js and npm: only when node/npm are not already on PATH. On machines

@@ -100,6 +100,7 @@ deb() {
   say "deb: require \"leaselua\" from the package: $(cat "$tmp/mod.out")"
   # leaselua spec from the package: lua5.4, the packaged module and flows
   [[ -f $share/examples/recovery_spec.lua ]] || die "deb: no template spec in share/leaselua/examples"
+  [[ -x $share/examples/ci/qualify.sh ]] || die "deb: no examples/ci/qualify.sh in share/leaselua/examples"
   cat >"$work/pkg_spec.lua" <<'SPEC'
 describe("leaselua spec from the package", function()
   it("has Lua 5.4, the module and the flows", function()

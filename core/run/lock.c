@@ -280,6 +280,41 @@ static void judge(int bundle, const char *host, const char *path, char *why,
   cJSON_Delete(row);
 }
 
+/* A multi-version run's parent (index.json beside one bundle per
+ * version, run_index.h) is judged by its bundles: the first that blocks
+ * gets its name into sub and its reason into why. */
+static void judge_index(int dir, const char *host, const char *path, char *sub,
+                        size_t subcap, char *why, size_t cap) {
+  why[0] = '\0';
+  if (faccessat(dir, "index.json", F_OK, AT_SYMLINK_NOFOLLOW) != 0)
+    return;
+  int dup_fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+  if (!d) {
+    if (dup_fd >= 0)
+      close(dup_fd);
+    return;
+  }
+  struct dirent *e;
+  long seen = 0;
+  while (!why[0] && (e = readdir(d)) != NULL && ++seen <= LL_LOCK_SCAN_MAX) {
+    struct stat sb;
+    if (e->d_name[0] == '.' ||
+        fstatat(dup_fd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISDIR(sb.st_mode))
+      continue;
+    int bundle = openat(dup_fd, e->d_name,
+                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (bundle < 0)
+      continue;
+    judge(bundle, host, path, why, cap);
+    close(bundle);
+    if (why[0])
+      snprintf(sub, subcap, "/%s", e->d_name);
+  }
+  closedir(d);
+}
+
 ll_status ll_lock_check_previous(const char *evidence_dir, const char *host,
                                  const char *blob_path, ll_error *err) {
   char parent[1024], base[256];
@@ -334,18 +369,20 @@ ll_status ll_lock_check_previous(const char *evidence_dir, const char *host,
         openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (bundle < 0)
       continue;
-    char why[256];
+    char why[256], sub[300] = "";
     judge(bundle, host, blob_path, why, sizeof why);
+    if (!why[0])
+      judge_index(bundle, host, blob_path, sub, sizeof sub, why, sizeof why);
     close(bundle);
     if (why[0]) {
       const char *sep = strcmp(parent, "/") == 0 ? "" : "/";
       st = ll_fail(err, LL_E_SCOPE,
                    "blob %s%s: the previous run on it in this evidence root, "
-                   "%s%s%s, %s (invariant 14): recover it first (leaselua "
-                   "scripts/recovery.lua --evidence %s%s%s) or move it out of "
-                   "%s",
-                   host, blob_path, parent, sep, e->d_name, why, parent, sep,
-                   e->d_name, parent);
+                   "%s%s%s%s, %s (invariant 14): recover it first (leaselua "
+                   "scripts/recovery.lua --evidence %s%s%s%s) or move it out "
+                   "of %s",
+                   host, blob_path, parent, sep, e->d_name, sub, why, parent,
+                   sep, e->d_name, sub, parent);
     }
   }
   closedir(d);

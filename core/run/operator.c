@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "manifest.h"
+
 typedef enum { OPT_STR, OPT_FLAG, OPT_NUM } opt_kind;
 
 typedef struct {
@@ -78,8 +80,9 @@ static const opt opts[] = {
         "URL   proxy for the requests (else https_proxy...)"),
     STR("no-proxy", "no_proxy", no_proxy_opt, LL_AUTH_NONE,
         "TEXT  hosts not proxied (else no_proxy, NO_PROXY)"),
-    STR("api-version", "api_version", api_version, LL_AUTH_NONE,
-        "DATE  the x-ms-version to send (default the manifest's)"),
+    STR("api-version", "api_version", api_version_list, LL_AUTH_NONE,
+        "DATE  the x-ms-version to send (else the manifest's);\n"
+        "                        DATE,DATE,...: one run and bundle each"),
     FLAG("allow-api-version", "allow_api_version", allow_api_version,
          LL_AUTH_NONE, "      allow a version leaselua does not list"),
     NUM("timeout-ms", "total_timeout_ms", total_timeout_ms, 1, 600000,
@@ -216,7 +219,90 @@ ll_status ll_operator_from_args(ll_operator *o, int argc, char **argv,
   return LL_OK;
 }
 
+/* One --api-version value: a date, listed unless --allow-api-version. */
+static ll_status check_version(const char *v, int allow, ll_error *err) {
+  ll_error e = {0};
+  if (ll_manifest_api_version_check(v, 1, NULL, &e) != LL_OK)
+    return ll_fail(err, LL_E_USAGE,
+                   "--api-version: \"%.12s%s\" is not a service version date "
+                   "YYYY-MM-DD such as %s",
+                   v, strlen(v) > 12 ? "..." : "", LL_API_VERSION);
+  if (ll_manifest_api_version_check(v, allow, NULL, &e) == LL_OK)
+    return LL_OK;
+  const char *const *k = ll_manifest_api_versions();
+  size_t n = 0;
+  while (k[n])
+    n++;
+  return ll_fail(err, LL_E_USAGE,
+                 "--api-version %s is not an Azure Storage service version "
+                 "leaselua knows (%s to %s, see docs/API.md): use a listed "
+                 "one, or pass --allow-api-version to send it anyway "
+                 "(recorded in the manifest)",
+                 v, k[0], k[n - 1]);
+}
+
+/* --api-version DATE[,DATE...] into api_versions: each checked, none
+ * twice; one is the run's api_version, several the host's loop. */
+static ll_status split_versions(ll_operator *o, ll_error *err) {
+  o->n_api_versions = 0;
+  if (!o->api_version_list[0])
+    return LL_OK;
+  const char *p = o->api_version_list;
+  for (;;) {
+    size_t n = strcspn(p, ",");
+    if (n == 0)
+      return ll_fail(err, LL_E_USAGE,
+                     "--api-version has an empty entry: give DATE or "
+                     "DATE,DATE,... without spaces or stray commas");
+    if (o->n_api_versions == LL_API_VERSIONS_MAX)
+      return ll_fail(err, LL_E_USAGE,
+                     "--api-version names more than %d versions: split the "
+                     "list over several invocations",
+                     LL_API_VERSIONS_MAX);
+    char v[16];
+    snprintf(v, sizeof v, "%.*s", (int)(n < 15 ? n : 15), p);
+    if (n > 10)
+      v[10] = '\0', strcat(v, "...");
+    ll_status st = check_version(v, o->allow_api_version, err);
+    if (st != LL_OK)
+      return st;
+    for (int i = 0; i < o->n_api_versions; i++)
+      if (strcmp(o->api_versions[i], v) == 0)
+        return ll_fail(err, LL_E_USAGE,
+                       "--api-version names %s twice: give each version "
+                       "once",
+                       v);
+    ll_strlcpy(o->api_versions[o->n_api_versions++], v,
+               sizeof o->api_versions[0]);
+    if (!p[n])
+      break;
+    p += n + 1;
+  }
+  if (o->n_api_versions == 1) {
+    ll_strlcpy(o->api_version, o->api_versions[0], sizeof o->api_version);
+    return LL_OK;
+  }
+  if (o->replay[0])
+    return ll_fail(err, LL_E_USAGE,
+                   "--api-version with several versions runs a live "
+                   "lifecycle per version; --replay replays one recorded "
+                   "run at the version it recorded: give one version");
+  if (o->record[0])
+    return ll_fail(err, LL_E_USAGE,
+                   "--record writes one fixture, of one run: record one "
+                   "version per invocation");
+  if (o->recover)
+    return ll_fail(err, LL_E_USAGE,
+                   "--recover reopens one interrupted run: recover each "
+                   "version's bundle (DIR/<version>) with its own --evidence "
+                   "and no list");
+  return LL_OK;
+}
+
 ll_status ll_operator_finish(ll_operator *o, ll_error *err) {
+  ll_status vst = split_versions(o, err);
+  if (vst != LL_OK)
+    return vst;
   if (o->replay[0] && o->record[0])
     return ll_fail(err, LL_E_USAGE,
                    "--replay and --record cannot be combined: record from a "

@@ -19,6 +19,8 @@
 #define LL_DEFAULT_CONTAINER "lease-handoff-lab"
 #define LL_DEFAULT_BLOB "writer-handoff.json"
 #define LL_DEFAULT_EVIDENCE_ROOT "evidence"
+/* --api-version a,b,c: at most this many versions in one invocation */
+#define LL_API_VERSIONS_MAX 16
 
 typedef struct {
   /* target: AZURE_STORAGE_ACCOUNT_URL, _CONTAINER, _BLOB */
@@ -51,8 +53,17 @@ typedef struct {
   int no_default;
   ll_error no_default_err;
   /* the service version: --api-version (else the manifest's, else
-   * LL_API_VERSION); an unlisted one needs --allow-api-version */
+   * LL_API_VERSION); an unlisted one needs --allow-api-version.
+   * api_version_list is the option as given: one DATE, or several
+   * separated by commas; ll_operator_finish checks each (before any
+   * request) into api_versions. One: it is api_version. Several: the host
+   * runs the flow once per version, each with its own fresh lifecycle and
+   * bundle <evidence>/<version>/, and api_version stays empty until the
+   * host sets it for each run. */
   char api_version[16];
+  char api_version_list[512];
+  char api_versions[LL_API_VERSIONS_MAX][11];
+  int n_api_versions;
   int allow_api_version;
   /* lifecycle boundaries */
   int recover;     /* --recover: reopen --evidence, append only */
@@ -93,6 +104,8 @@ ll_status ll_operator_from_args(ll_operator *o, int argc, char **argv,
                                 ll_error *err) LL_WARN_UNUSED;
 
 /* Whole-configuration rules, checked before anything is opened or sent:
+ * each --api-version is a date leaselua lists (or --allow-api-version),
+ * given once; several versions exclude --replay, --record and --recover;
  * --replay and --record exclude each other, --recover needs --evidence,
  * --destructive needs --after, a live run needs an account URL, and
  * (after ll_operator_from_env) exactly one credential source: a SAS and a
