@@ -34,7 +34,8 @@ static const char usage[] =
     "usage: leaselua FLOW [operator options] [flow options]\n"
     "                                   run a shipped flow: handoff, "
     "gap-control,\n"
-    "                                   recover (leaselua FLOW --help)\n"
+    "                                   recover, lease-table (leaselua FLOW "
+    "--help)\n"
     "       leaselua SCRIPT.lua [operator options] [script options]\n"
     "                                   run your own script in the sandbox\n"
     "       leaselua verify [--export-only] [--json] [--allowed-signers "
@@ -139,11 +140,13 @@ static const char *getenv_ro(const char *name) {
   return getenv(name);
 }
 
-/* The script's own arguments ask for its usage: it may print it even when
- * the operator's configuration is incomplete (leaselua.open then refuses). */
+/* The script's own arguments ask for its usage (or, lease-table --plan,
+ * its plan): it may print it even when the operator's configuration is
+ * incomplete (leaselua.open then refuses). */
 static int asks_help(int n, char **args) {
   for (int i = 0; i < n; i++)
-    if (strcmp(args[i], "--help") == 0 || strcmp(args[i], "-h") == 0)
+    if (strcmp(args[i], "--help") == 0 || strcmp(args[i], "-h") == 0 ||
+        strcmp(args[i], "--plan") == 0)
       return 1;
   return 0;
 }
@@ -328,6 +331,7 @@ static const struct {
     {"handoff", "main_handoff.lua"},
     {"gap-control", "gap_control.lua"},
     {"recover", "recovery.lua"},
+    {"lease-table", "lease_table.lua"},
 };
 
 static int flow_path(const char *name, char *out, size_t cap) {
@@ -443,7 +447,7 @@ int main(int argc, char **argv) {
   else if (!strchr(argv[1], '/') && !strstr(argv[1], ".lua")) {
     fprintf(stderr,
             "leaselua: '%s' is neither a flow (handoff, gap-control, "
-            "recover) nor a script path: see leaselua --help\n",
+            "recover, lease-table) nor a script path: see leaselua --help\n",
             argv[1]);
     return 64;
   }

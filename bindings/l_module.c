@@ -19,6 +19,7 @@
 #include "l_failalloc.h"
 #include "l_host.h"
 #include "l_json.h"
+#include "l_lease.h"
 #include "l_request.h"
 #include "l_run.h"
 #include "l_run_flow.h"
@@ -216,6 +217,7 @@ static int l_fixture_args(lua_State *L) {
 static const luaL_Reg funcs[] = {{"fixture_args", l_fixture_args},
                                  {"versions", l_versions},
                                  {"help", l_help},
+                                 {"lease_plan", ll_lua_lease_plan},
                                  {"usage_error", l_usage_error},
                                  {"payload", l_payload},
                                  {"sha256", l_sha256},
@@ -237,6 +239,7 @@ int ll_lua_open_module(lua_State *L) {
   lua_newtable(L); /* the Run's methods, from the files that define them */
   ll_lua_request_methods(L);
   ll_lua_run_flow_methods(L);
+  ll_lua_lease_methods(L);
   ll_lua_register_run(L);
   ll_lua_register_failalloc(L); /* test builds only */
   return 1;

@@ -117,7 +117,12 @@ static void read_plan(lua_State *L, int idx, ll_flow_plan *p, int sandbox) {
                    "options");
     const char *k = lua_tostring(L, -2); /* the key stays on the stack */
     int t = lua_type(L, -1);
-    if (strcmp(k, "destructive") == 0 || strcmp(k, "recover") == 0) {
+    if (strcmp(k, "lease_table") == 0) {
+      if (t != LUA_TBOOLEAN)
+        open_raise(L, LL_E_USAGE, "leaselua.open{%s = ...} must be a boolean",
+                   k);
+      p->lease_table = lua_toboolean(L, -1);
+    } else if (strcmp(k, "destructive") == 0 || strcmp(k, "recover") == 0) {
       /* the embedding API's own keys of these names are read again by
        * ll_operator_from_lua; for a plan they say what the flow needs */
       if (t != LUA_TBOOLEAN)
@@ -166,7 +171,7 @@ static void read_plan(lua_State *L, int idx, ll_flow_plan *p, int sandbox) {
         snprintf(msg, sizeof msg,
                  "leaselua.open has no option '%.64s': a script passes only "
                  "name, actors, break_period(s), window_attempts, "
-                 "destructive and recover",
+                 "destructive, recover and lease_table",
                  k);
       ll_lua_raise(L, LL_E_USAGE, msg);
     }

@@ -12,6 +12,7 @@
 #include "l_json.h"
 #include "l_request.h"
 #include "l_run.h"
+#include "lease_table.h"
 #include "ledger.h"
 
 /* run:declare(revision, writer) -> {revision, writer, payload,
@@ -217,7 +218,10 @@ static int l_finish(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
   ll_error err = {0};
   cJSON *row = NULL;
-  ll_status st = ll_run_decide(h->run, 1, &row, &err);
+  /* a lease table's cells without a row get theirs first (lease_table.h) */
+  ll_status st = ll_lease_table_close(h->run, &err);
+  if (st == LL_OK)
+    st = ll_run_decide(h->run, 1, &row, &err);
   if (st != LL_OK) {
     const char *detail =
         st == LL_E_REPLAY ? ll_run_replay_detail(h->run) : NULL;

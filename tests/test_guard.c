@@ -21,9 +21,9 @@
   CHAIN_TO_BROKEN, CHAIN_BROKEN, CHAIN_STALE, ACQ("B", 201, NULL),             \
       PUT("B", 5, 201, NULL), READ(5)
 #define PUT_REQ(actor, lease, bound, rev, control)                             \
-  { LL_OP_PUT_BLOB, actor, lease, bound, rev, control }
+  { LL_OP_PUT_BLOB, actor, lease, bound, rev, control, 0 }
 #define REQ(op, actor, lease, bound)                                           \
-  { op, actor, lease, bound, -1, 0 }
+  { op, actor, lease, bound, -1, 0, 0 }
 
 typedef struct {
   const char *name;

@@ -17,12 +17,13 @@
   { S_DELETE, NULL, 0, st, code, F_IF_MATCH, 0 }
 #define FRESH PREFLIGHT(404, "ContainerNotFound")
 
-static const ll_guard_req CREATE_REQ = {LL_OP_PUT_BLOB, "A", NULL, 0, 0, 0};
+static const ll_guard_req CREATE_REQ = {LL_OP_PUT_BLOB, "A", NULL, 0, 0, 0, 0};
 static const ll_guard_req CONTAINER_REQ = {
-    LL_OP_CREATE_CONTAINER, "operator", NULL, 0, -1, 0};
-static const ll_guard_req DELETE_REQ = {LL_OP_DELETE_BLOB, "A", NULL, 0, -1, 0};
+    LL_OP_CREATE_CONTAINER, "operator", NULL, 0, -1, 0, 0};
+static const ll_guard_req DELETE_REQ = {
+    LL_OP_DELETE_BLOB, "A", NULL, 0, -1, 0, 0};
 static const ll_guard_req READ_REQ = {
-    LL_OP_GET_BLOB, "observer", NULL, 0, -1, 0};
+    LL_OP_GET_BLOB, "observer", NULL, 0, -1, 0, 0};
 
 /* Builds the rows; the caller frees b. The last request's outcome row is
  * returned. */

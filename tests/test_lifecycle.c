@@ -23,9 +23,9 @@
   LIFE(0), PUT(NULL, 0, 201, NULL), READ(0), ACQ("A", 201, NULL),              \
       PUT("A", 1, 201, NULL), READ(1)
 #define PUT_REQ(actor, lease, bound, rev, control)                             \
-  { LL_OP_PUT_BLOB, actor, lease, bound, rev, control }
+  { LL_OP_PUT_BLOB, actor, lease, bound, rev, control, 0 }
 #define REQ(op, actor, lease, bound)                                           \
-  { op, actor, lease, bound, -1, 0 }
+  { op, actor, lease, bound, -1, 0, 0 }
 
 typedef struct {
   const char *name;

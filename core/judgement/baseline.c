@@ -256,8 +256,14 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
   char text[256];
   ll_expect e;
 
+  const char *cell = ll_json_str(row, "cell");
   ll_baseline_expect(m, op, ll_json_str(row, "lease_alias_supplied"), &e);
   condition_text(row, op, &e);
+  if (cell) /* a lease-table attempt: its cell row judges it */
+    snprintf(e.text, sizeof e.text,
+             "lease contract cell %.100s (its cell row "
+             "judges the answer)",
+             cell);
   cond_answer cond = condition_answer(row, op, status, code);
   cJSON_AddStringToObject(d, "expectation", e.text);
   cJSON_AddArrayToObject(d, "discrepancy");
@@ -282,7 +288,20 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
     int ok = status >= 200 && status < 300;
     const char *req = ll_json_str(row, "requested_api_version");
     const char *ret = ll_json_str(row, "returned_api_version");
-    if (e.family == NULL) {
+    const char *lease = ll_json_str(row, "lease_alias_supplied");
+    if (cell) {
+      /* Any answer is the observation the cell row is judged on, not a
+       * discrepancy of the handoff's baseline; only an acquire that
+       * returned another ID than it proposed is still an evidence error. */
+      cls = ok ? success_class(op) : "EXPECTED_REJECTION";
+      if (ok && op == LL_OP_LEASE_ACQUIRE && lease && *lease &&
+          strcmp(lease, "omitted") != 0 &&
+          !cJSON_IsTrue(ll_json_get(row, "returned_lease_matches_proposed"))) {
+        cls = "EVIDENCE_ERROR";
+        discrepancy(m, row, d, "lease",
+                    "acquire returned a lease ID other than the proposed one");
+      }
+    } else if (e.family == NULL) {
       if (ok) {
         cls = success_class(op);
         if (status != e.status) {

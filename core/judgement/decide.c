@@ -11,6 +11,7 @@
 
 #include "alloc.h"
 #include "jsonx.h"
+#include "lease_contract.h"
 #include "model_impl.h"
 
 const char *ll_decision_name(ll_decision d) {
@@ -67,6 +68,27 @@ static int chain_complete(const ll_model *m) {
          ep->old_rejected_under_new && final_content_ok(ep);
 }
 
+/* The lease table's own decision (docs/API.md): ACCEPT when every cell of
+ * the contract has its row and none is NOT_REACHED (a DEVIATES cell is a
+ * finding, not a doubt), with nothing against; HOLD otherwise. */
+static ll_decision table_fold(const ll_model *m, cJSON *reasons) {
+  size_t total = ll_lease_contract_count();
+  if ((size_t)m->table.cells < total)
+    reason(reasons,
+           "the lease table is incomplete: %d of %zu cells have a cell row",
+           m->table.cells, total);
+  if (m->table.not_reached > 0)
+    reason(reasons,
+           "%d cell(s) NOT_REACHED: the table did not run fully (each cell "
+           "row says why)",
+           m->table.not_reached);
+  if (cJSON_GetArraySize(reasons) == 0 && nothing_against(m))
+    return LL_DEC_ACCEPT;
+  if (cJSON_GetArraySize(reasons) == 0)
+    reason(reasons, "the lease table's evidence is not complete");
+  return LL_DEC_HOLD;
+}
+
 /* The reasons' text: what the decision is, and why. ACCEPT comes only from
  * chain_complete(); an empty list is never taken to mean it. */
 static ll_decision fold(const ll_model *m, cJSON *hold, cJSON *rec,
@@ -119,6 +141,8 @@ static ll_decision fold(const ll_model *m, cJSON *hold, cJSON *rec,
   cJSON_Delete(rec);
   cJSON *reasons = hold; /* empty */
   *out_reasons = reasons;
+  if (m->table.on)
+    return table_fold(m, reasons);
   /* a break is in effect if it was acknowledged, or if breaking was
    * observed (its acknowledgement may have been lost) */
   int needs_broken = (ep->break_period >= 0 || ep->saw_breaking) &&
@@ -226,6 +250,15 @@ char *ll_decide_statement(const ll_model *m, ll_decision d) {
              kind);
   const char *body;
   char buf[1024];
+  if (d == LL_DEC_ACCEPT && m->table.on) {
+    snprintf(buf, sizeof buf,
+             "Lease table complete for this identified blob and API version "
+             "%s: %d cells, %d CONFORMS, %d CONFORMS_ONE_SOURCE, %d DEVIATES "
+             "(each deviation is a finding, recorded in its cell row). %s",
+             m->api_version, m->table.cells, m->table.conforms,
+             m->table.conforms_one_source, m->table.deviates, tail);
+    return ll_strdup(buf);
+  }
   if (d == LL_DEC_ACCEPT && m->ep.destructive) {
     snprintf(buf, sizeof buf,
              "Unlocked-gap control accepted: after the lease on this blob was "

@@ -30,6 +30,33 @@ static void free_deviations(void) {
   deviations = NULL;
 }
 
+static const cJSON *table(void) {
+  if (!deviations) {
+    deviations = cJSON_Parse(ll_known_deviations_json);
+    if (deviations)
+      atexit(free_deviations);
+  }
+  return deviations;
+}
+
+const char *ll_deviations_lookup_cell(const char *judged_as, const char *server,
+                                      const char *cell, long status,
+                                      const char *code) {
+  const cJSON *e;
+  cJSON_ArrayForEach(e, table()) {
+    const cJSON *st = ll_json_get(e, "status");
+    if (match(ll_json_str(e, "kind"), "lease-cell") && ll_json_str(e, "kind") &&
+        ll_json_str(e, "cell") &&
+        match(ll_json_str(e, "endpoint_kind"), judged_as) &&
+        match(ll_json_str(e, "server"), server) &&
+        match(ll_json_str(e, "cell"), cell) &&
+        (!cJSON_IsNumber(st) || (long)st->valuedouble == status) &&
+        match(ll_json_str(e, "code"), code ? code : "(none)"))
+      return ll_json_str(e, "id");
+  }
+  return NULL;
+}
+
 const char *ll_deviations_lookup(const char *kind, const char *judged_as,
                                  const char *server, const char *operation,
                                  long status, const char *code,

@@ -14,4 +14,11 @@ const char *ll_deviations_lookup(const char *kind, const char *judged_as,
                                  long status, const char *code,
                                  const char *returned_version);
 
+/* The id of the reviewed entry of kind "lease-cell" that explains a
+ * lease-table cell's deviation: cell is "<state>/<op>" (matched against the
+ * entry's "cell"), status and code as observed. NULL when none does. */
+const char *ll_deviations_lookup_cell(const char *judged_as, const char *server,
+                                      const char *cell, long status,
+                                      const char *code);
+
 #endif

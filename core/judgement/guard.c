@@ -120,7 +120,7 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
                    "is left for the operator");
   /* "early" ends once broken is observed: after a crash inside the probe,
    * recovery may complete the handoff without a window finding. */
-  if (r->op == LL_OP_LEASE_ACQUIRE && ll_model_break_sent(m) >= 0 &&
+  if (r->op == LL_OP_LEASE_ACQUIRE && !r->cell && ll_model_break_sent(m) >= 0 &&
       ph != LL_PH_BROKEN && ph != LL_PH_RELEASED && !ll_model_probe_done(m) &&
       r->lease && strcmp(r->lease, ll_model_holder(m)) != 0)
     return ll_fail(err, LL_E_ORDER,

@@ -40,35 +40,6 @@ static void add_reconcile(ll_model *m, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* Derived fields are filled (run) or compared (verify). */
-static ll_status settle(cJSON *row, cJSON *derived, int fill, ll_error *err) {
-  cJSON *it;
-  cJSON_ArrayForEach(it, derived) {
-    cJSON *have = ll_json_get(row, it->string);
-    if (fill) {
-      cJSON *copy = cJSON_Duplicate(it, 1);
-      if (!copy)
-        return ll_fail(err, LL_E_NOMEM, "out of memory");
-      /* A replace whose key copy fails keeps the item under no key: the
-       * allocation count (ll_model_apply) catches that one. A key already
-       * there is replaced in place: the copy carries its own copy of the
-       * key (cJSON_Duplicate), so it is not looked up twice more. */
-      if (have && !cJSON_ReplaceItemViaPointer(row, have, copy)) {
-        cJSON_Delete(copy);
-        return ll_fail(err, LL_E_NOMEM, "out of memory");
-      }
-      if (!have && !ll_json_set(row, it->string, copy))
-        return ll_fail(err, LL_E_NOMEM, "out of memory");
-    } else if (!have || !cJSON_Compare(have, it, 1)) {
-      return ll_fail(err, LL_E_TAMPER,
-                     "row %ld: recorded %s differs from the value re-derived "
-                     "from the rows before it",
-                     ll_json_long(row, "seq", 0), it->string);
-    }
-  }
-  return LL_OK;
-}
-
 /* Drops o[k] if there: searched from the last key, where the event of
  * the row before (a read's intent, then its outcome) sits, instead of
  * through every event of the run. */
@@ -343,7 +314,7 @@ static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
   STATE_OR_NULL("lease_status_before", ep->obs_status);
   STATE_OR_NULL("lease_before_source", ep->obs_event);
 #undef STATE_OR_NULL
-  ll_status st = settle(row, d, fill, err);
+  ll_status st = ll_model_settle(row, d, fill, err);
   const char *cls = ll_json_str(d, "result_classification")
                         ? ll_json_str(d, "result_classification")
                         : "";
@@ -401,7 +372,7 @@ static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
   if (!d)
     return err ? err->code : LL_E_INTERNAL;
   cJSON_DeleteItemFromObjectCaseSensitive(d, "record");
-  ll_status st = settle(row, d, fill, err);
+  ll_status st = ll_model_settle(row, d, fill, err);
   if (st == LL_OK) {
     const char *res = ll_json_str(d, "result");
     ll_epoch_state *ep = &m->ep;
@@ -450,7 +421,7 @@ static ll_status apply_finding(ll_model *m, cJSON *row, int fill,
 #undef BREAKING
     cJSON *d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "result", want);
-    ll_status st = settle(row, d, fill, err);
+    ll_status st = ll_model_settle(row, d, fill, err);
     cJSON_Delete(d);
     if (st != LL_OK)
       return st;
@@ -527,6 +498,11 @@ static ll_status apply_row(ll_model *m, cJSON *row, int fill, ll_error *err) {
     }
   } else if (strcmp(rec, "outcome") == 0) {
     return apply_outcome(m, row, fill, err);
+  } else if (strcmp(rec, "cell") == 0) {
+    return ll_model_apply_cell(m, row, fill, err);
+  } else if (strcmp(rec, "flow") == 0) {
+    if (cJSON_IsTrue(ll_json_get(row, "lease_table")))
+      m->table.on = 1;
   } else if (strcmp(rec, "reconcile") == 0) {
     return apply_reconcile(m, row, fill, err);
   } else if (strcmp(rec, "finding") == 0) {
@@ -552,7 +528,9 @@ static ll_status apply_row(ll_model *m, cJSON *row, int fill, ll_error *err) {
     /* the HOLD latch left open, checkable by the next run on the blob */
     cJSON_AddNumberToObject(d, "open_doubts", cJSON_GetArraySize(m->doubts));
     ll_model_stop_fields(m, d);
-    ll_status st = settle(row, d, fill, err);
+    if (m->table.on)
+      ll_json_add(d, "lease_table", ll_model_table_counts(m));
+    ll_status st = ll_model_settle(row, d, fill, err);
     cJSON_Delete(d);
     snprintf(m->stopped, sizeof m->stopped,
              "decided: the decision is recorded");

@@ -145,7 +145,22 @@ struct ll_model {
   int lease_released;    /* the last blob mutation was an accepted release */
   int release_confirmed; /* ...and a properties read since: available */
   ll_harm_run harm;
+  /* the lease table (model_cell.c): its cell rows' verdicts */
+  struct {
+    int on; /* the flow row declared the lease table */
+    int cells, conforms, conforms_one_source, deviates, not_reached;
+  } table;
 };
+
+/* model.c: fills (fill) or checks the derived fields of row. */
+ll_status ll_model_settle(cJSON *row, cJSON *derived, int fill,
+                          ll_error *err) LL_WARN_UNUSED;
+
+/* model_cell.c: the lease table's cell rows and its counts. */
+ll_status ll_model_apply_cell(ll_model *m, cJSON *row, int fill,
+                              ll_error *err) LL_WARN_UNUSED;
+/* {conforms, conforms_one_source, deviates, not_reached, cells}, or NULL */
+cJSON *ll_model_table_counts(const ll_model *m);
 
 /* baseline.c */
 typedef struct {

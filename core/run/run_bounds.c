@@ -42,7 +42,7 @@ ll_status ll_flow_plan_check(const ll_flow_plan *p, const cJSON *permitted,
                      p->break_periods[i]);
   if (p->window_attempts < 0 || p->window_attempts > LL_PLAN_MAX_ATTEMPTS ||
       (p->window_attempts == 0 && p->nbreaks > 0 && !p->destructive &&
-       !p->recover))
+       !p->recover && !p->lease_table))
     return ll_fail(err, LL_E_USAGE,
                    "window attempts %ld is outside 1..%d: pass "
                    "--window-attempts 1..%d",
@@ -96,6 +96,8 @@ static ll_status plan(ll_run *r, const ll_flow_plan *p, const char *after_dir,
   cJSON_AddNumberToObject(row, "window_attempts", p->window_attempts);
   cJSON_AddBoolToObject(row, "destructive", p->destructive);
   cJSON_AddBoolToObject(row, "recover", p->recover);
+  if (p->lease_table)
+    cJSON_AddBoolToObject(row, "lease_table", 1);
   st = ll_run_append(r, row, err);
   cJSON_Delete(row);
   if (st == LL_OK) {

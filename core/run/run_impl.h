@@ -43,6 +43,7 @@ struct ll_run {
   /* A strict-replay failure (LL_E_REPLAY): the run answers every later
    * call with it, so nothing plausible is recorded after a divergence. */
   ll_error replay_failure;
+  struct ll_lease_table *table; /* the lease table's state (lease_table.c) */
 };
 
 /* run.c: folds row into the model and appends it; _take takes row (NULL:

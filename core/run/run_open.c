@@ -466,6 +466,7 @@ void ll_run_close(ll_run *r) {
     ll_error e;
     (void)r->transport->finish(r->transport, &e); /* best effort at close */
   }
+  ll_free(r->table); /* the lease table's state holds no secret */
   ll_ledger_close(r->ledger);
   ll_model_free(r->model);
   ll_transport_free(r->transport);

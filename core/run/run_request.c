@@ -60,7 +60,8 @@ static ll_status admit(req *q, ll_error *err) {
                     .lease = q->lease_alias,
                     .bound = s->bound,
                     .revision = s->revision,
-                    .control = s->control};
+                    .control = s->control,
+                    .cell = s->cell != NULL};
   ll_status st = ll_guard_check(r->model, &g, err);
   if (st == LL_OK)
     st = plan_refuses(r, s, err);
@@ -200,7 +201,13 @@ static ll_status build(req *q, ll_error *err) {
   if (ll_guid_v4(q->client_id) != LL_OK)
     return ll_fail(err, LL_E_INTERNAL, "no randomness for a request ID");
   const char *proposed = q->pw ? q->pw->lease_id : NULL;
-  if (s->op == LL_OP_LEASE_CHANGE) {
+  ll_writer *to = s->change_to ? ll_run_writer(r, s->change_to) : NULL;
+  if (s->op == LL_OP_LEASE_CHANGE && s->change_to) {
+    /* a lease-table cell: the proposed ID is another bound writer's */
+    if (!q->lw || !to)
+      return ll_fail(err, LL_E_USAGE, "change needs two bound writers");
+    proposed = to->lease_id;
+  } else if (s->op == LL_OP_LEASE_CHANGE) {
     /* The new ID is bound (protected, "proposed") before it is sent, so
      * the sanitizer knows it even if the process dies mid-request. */
     if (!q->lw || ll_guid_v4(q->changed) != LL_OK)
@@ -320,6 +327,18 @@ static ll_status send(req *q, ll_error *err) {
   return LL_OK;
 }
 
+/* A lease-table acquire proposed no ID: the one the service returned is
+ * bound as "X" (the sanitizer and a recording then know it); it is never
+ * sent by the run, a cleanup breaks it. */
+static ll_status bind_returned(ll_run *r, const ll_http_response *resp,
+                               ll_error *err) {
+  ll_blob_result br;
+  if (ll_blob_parse(resp, &br) != LL_OK || br.status != 201 ||
+      !br.lease_id[0] || strlen(br.lease_id) >= LL_GUID_LEN)
+    return LL_OK;
+  return ll_run_bind_row(r, "X", br.lease_id, "active", err);
+}
+
 /* 5. outcome: the classified row, then what it calls for (the read that
  * records a blob in the way of a create, a change's binding made active). */
 static ll_status outcome(req *q, cJSON **out_row, ll_error *err) {
@@ -334,6 +353,8 @@ static ll_status outcome(req *q, cJSON **out_row, ll_error *err) {
                       .break_period = q->s->break_period};
   cJSON *row =
       ll_row_outcome(&c, q->in, &q->resp, q->pw ? q->pw->lease_id : NULL);
+  if (row && q->s->cell)
+    cJSON_AddStringToObject(row, "cell", q->s->cell);
   ll_outcome oc = q->resp.outcome;
   int change_ok =
       q->changed[0] && oc == LL_OUTCOME_RESPONSE && q->resp.status == 200;
@@ -349,6 +370,9 @@ static ll_status outcome(req *q, cJSON **out_row, ll_error *err) {
     st = ll_run_bind_row(r, q->lw->alias, q->changed, "active", err);
     if (st == LL_OK)
       ll_strlcpy(q->lw->lease_id, q->changed, sizeof q->lw->lease_id);
+  } else if (q->s->cell && q->s->op == LL_OP_LEASE_ACQUIRE && !q->pw &&
+             oc == LL_OUTCOME_RESPONSE) {
+    st = bind_returned(r, &q->resp, err);
   } else if (oc != LL_OUTCOME_RESPONSE) {
     *out_row = keep;
     return ll_fail(err, LL_E_TRANSPORT, "%s: outcome %s", ll_op_name(q->s->op),

@@ -44,4 +44,19 @@ M.recover = {
   },
 }
 
+M["lease-table"] = {
+  usage = "leaselua lease-table --manifest FILE [--destructive --after DIR] [operator options] [flow options]",
+  about = {
+    "The whole documented lease contract, cell by cell: each lease state is",
+    "reached on a fresh create-only lifecycle, its cells attempted and judged",
+    "CONFORMS, CONFORMS_ONE_SOURCE, DEVIATES or NOT_REACHED. Unleased writes",
+    "documented to succeed need --destructive --after DIR, else NOT_REACHED.",
+    "Exit 0 when every cell ran (DEVIATES are findings), else 2 (HOLD).",
+  },
+  options = {
+    { "break-period", "S", 10, "the break period of Breaking (A), 1..60 s" },
+    { "plan", false, false, "print the plan (lifecycles, requests, waits) and send nothing" },
+  },
+}
+
 return M

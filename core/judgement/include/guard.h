@@ -15,6 +15,8 @@ typedef struct {
   int bound;         /* the writer is bound to a lease */
   long revision;     /* Put Blob: declared revision, else -1 */
   int control;       /* an unconditioned write expecting rejection */
+  int cell;          /* a lease-table cell attempt: the handoff's order
+                        rule (acquire only after the probe) is not its */
 } ll_guard_req;
 
 /* LL_OK, or the refusal: LL_E_MANIFEST, LL_E_HOLD, LL_E_UNRECONCILED,

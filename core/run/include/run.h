@@ -64,6 +64,11 @@ typedef struct {
   long break_period;    /* break: 0..60, or -1 to omit */
   int control;          /* unconditioned write expecting rejection */
   int preflight;        /* set by the run only: the preflight read */
+  /* The lease table's (lease_table.c) only: the cell this request attempts
+   * ("<state>/<op>", written into its outcome row), and for a change the
+   * alias of the bound writer whose ID is proposed (NULL: a fresh ID). */
+  const char *cell;
+  const char *change_to;
 } ll_req_spec;
 
 /* Sends one request under every rule. Returns LL_OK with *out_row (export
@@ -151,6 +156,7 @@ typedef struct {
   long window_attempts; /* 1..LL_PLAN_MAX_ATTEMPTS, 0: not declared */
   int destructive;      /* the flow needs a destructive lifecycle */
   int recover;          /* the flow recovers an interrupted run */
+  int lease_table;      /* the lease table: its lifecycles are its plan's */
 } ll_flow_plan;
 
 /* The plan's own ranges and, when permitted is given (the manifest's

@@ -1,0 +1,112 @@
+/* The fold of the lease table's cell rows: the verdict of each attempted
+ * cell is re-derived from its observation and the documented contract
+ * (ll_lease_contract_judge), with a deviation's one-line reason and the
+ * reviewed known-deviations entry that names it; a NOT_REACHED row keeps
+ * its reason. Counts feed the decision row's lease_table field. */
+#include <stdio.h>
+#include <string.h>
+
+#include "deviations.h"
+#include "jsonx.h"
+#include "lease_contract.h"
+#include "model_impl.h"
+
+static const ll_lease_cell *cell_of(const cJSON *row) {
+  const char *sn = ll_json_str(row, "state"), *on = ll_json_str(row, "op");
+  for (int s = 0; sn && on && s < LL_LS_COUNT; s++)
+    for (int o = 0; o < LL_LO_COUNT; o++)
+      if (strcmp(sn, ll_lease_state_name((ll_lease_state)s)) == 0 &&
+          strcmp(on, ll_lease_op_name((ll_lease_op)o)) == 0)
+        return ll_lease_contract_cell((ll_lease_state)s, (ll_lease_op)o);
+  return NULL;
+}
+
+static void outcome_text(char *buf, size_t cap, const ll_lease_outcome *o) {
+  snprintf(buf, cap, "%ld%s%s %s%s%s (%s)", o->status, o->family ? " " : "",
+           o->family ? o->family : "", o->state_after ? o->state_after : "?",
+           o->holder ? " " : "", o->holder ? o->holder : "", o->source);
+}
+
+static cJSON *deviation_reason(const ll_lease_cell *c,
+                               const ll_lease_observation *obs) {
+  char a[200], b[200] = "", text[600];
+  outcome_text(a, sizeof a, &c->outcome[0]);
+  if (c->n_outcomes > 1)
+    outcome_text(b, sizeof b, &c->outcome[1]);
+  snprintf(text, sizeof text,
+           "documented %s%s%s, observed %ld %s, state after %s", a,
+           b[0] ? " or " : "", b, obs->status,
+           obs->code ? obs->code : "(no error code)",
+           obs->state_after ? obs->state_after : "(not read)");
+  return cJSON_CreateString(text);
+}
+
+ll_status ll_model_apply_cell(ll_model *m, cJSON *row, int fill,
+                              ll_error *err) {
+  const ll_lease_cell *c = cell_of(row);
+  long seq = ll_json_long(row, "seq", 0);
+  if (!c)
+    return ll_fail(err, LL_E_TAMPER,
+                   "row %ld: a cell row names no cell of "
+                   "the lease contract",
+                   seq);
+  m->table.on = 1;
+  m->table.cells++;
+  const char *verdict = ll_json_str(row, "verdict");
+  if (verdict && strcmp(verdict, "NOT_REACHED") == 0) {
+    const char *why = ll_json_str(row, "reason");
+    if (!why || !*why)
+      return ll_fail(err, LL_E_TAMPER,
+                     "row %ld: a NOT_REACHED cell carries no reason", seq);
+    m->table.not_reached++;
+    return LL_OK;
+  }
+  const cJSON *o = ll_json_get(row, "observed");
+  if (!cJSON_IsObject(o))
+    return ll_fail(err, LL_E_TAMPER,
+                   "row %ld: an attempted cell carries no observation", seq);
+  ll_lease_observation obs = {
+      .status = ll_json_long(o, "status", -1),
+      .code = ll_json_str(o, "code"),
+      .state_after = ll_json_str(o, "lease_state_after"),
+  };
+  ll_lease_verdict v = ll_lease_contract_judge(c, &obs);
+  cJSON *d = cJSON_CreateObject();
+  if (!d)
+    return ll_fail(err, LL_E_NOMEM, "out of memory");
+  cJSON_AddStringToObject(d, "verdict", ll_lease_verdict_name(v));
+  if (v == LL_VERDICT_DEVIATES) {
+    char label[80];
+    snprintf(label, sizeof label, "%s/%s", ll_lease_state_name(c->state),
+             ll_lease_op_name(c->op));
+    const char *dev = ll_deviations_lookup_cell(
+        m->judged_as, ll_json_str(row, "server"), label, obs.status, obs.code);
+    ll_json_add(d, "reason", deviation_reason(c, &obs));
+    if (dev)
+      cJSON_AddStringToObject(d, "known_deviation", dev);
+    else
+      cJSON_AddNullToObject(d, "known_deviation");
+    m->table.deviates++;
+  } else {
+    cJSON_AddNullToObject(d, "reason");
+    cJSON_AddNullToObject(d, "known_deviation");
+    if (v == LL_VERDICT_CONFORMS)
+      m->table.conforms++;
+    else
+      m->table.conforms_one_source++;
+  }
+  ll_status st = ll_model_settle(row, d, fill, err);
+  cJSON_Delete(d);
+  return st;
+}
+
+cJSON *ll_model_table_counts(const ll_model *m) {
+  cJSON *t = cJSON_CreateObject();
+  cJSON_AddNumberToObject(t, "conforms", m->table.conforms);
+  cJSON_AddNumberToObject(t, "conforms_one_source",
+                          m->table.conforms_one_source);
+  cJSON_AddNumberToObject(t, "deviates", m->table.deviates);
+  cJSON_AddNumberToObject(t, "not_reached", m->table.not_reached);
+  cJSON_AddNumberToObject(t, "cells", m->table.cells);
+  return t;
+}
