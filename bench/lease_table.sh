@@ -46,6 +46,7 @@ for run in $(seq 1 "$runs"); do
   head=$(head -n 1 <<<"$plan")
   floor_s=$(sed -n 's/.*expected wait \([0-9]*\) s.*/\1/p' <<<"$head")
   [[ -n $floor_s ]] || die "the plan states no expected wait: $head"
+  nlife=$(sed -n 's/^lease-table plan: \([0-9]*\) lifecycles.*/\1/p' <<<"$head")
   nreq=$(grep -c '^  request ' <<<"$plan")
   npoll=$(grep -c '^  poll ' <<<"$plan")
   say "run $run of $runs: $head"
@@ -60,7 +61,8 @@ for run in $(seq 1 "$runs"); do
   }
   wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", (b - a)}')
   f=$(LUA_CPATH="$build/?.so;;" lua5.4 bench/lease_table.lua "$ev") || die "bench/lease_table.lua failed on $ev"
-  line="{\"fig\":\"lease_table\",\"run\":$run,\"break_s\":$brk,\"floor_s\":$floor_s,\"planned_requests\":$nreq,"
+  line="{\"fig\":\"lease_table\",\"run\":$run,\"break_s\":$brk,\"floor_s\":$floor_s,\"planned_lifecycles\":$nlife,"
+  line+="\"planned_requests\":$nreq,"
   line+="\"planned_polls\":$npoll,\"wall_s\":$wall,\"data\":$f}"
   printf '%s\n' "$line" >>"$out/raw.jsonl"
   rows+=("$line")
@@ -73,13 +75,15 @@ printf '%s\n' "${rows[@]}" | lua5.4 -e '
   print("### The lease table (Azurite " .. arg[1] .. ", break period " .. arg[2] .. " s)")
   print("")
   print("| run | floor (plan) | wall | wall - floor | span of requests | on the wire | waits > 200 ms |" ..
-    " tool between requests | requests | cells: CONFORMS / ONE_SOURCE / DEVIATES / NOT_REACHED |")
-  print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    " tool between requests | lifecycles (planned) | requests (planned + polls) |" ..
+    " cells: CONFORMS / ONE_SOURCE / DEVIATES / NOT_REACHED |")
+  print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
   for l in io.lines() do
     local r = cjson.decode(l)
     local d, v = r.data, r.data.verdicts
-    print(string.format("| %d | %d s | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %d | %d / %d / %d / %d |",
-      r.run, r.floor_s, r.wall_s, r.wall_s - r.floor_s, d.span_ms / 1000, d.wire_ms / 1000, d.waits_ms / 1000,
-      d.tool_ms / 1000, d.requests, v.CONFORMS, v.CONFORMS_ONE_SOURCE, v.DEVIATES, v.NOT_REACHED))
-  end' "$AZURITE_VERSION" "$brk" >"$out/lease-table.md"
+    print(string.format("| %d | %d s | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %d (%d) | %d (%d + %d) |" ..
+      " %d / %d / %d / %d |", r.run, r.floor_s, r.wall_s, r.wall_s - r.floor_s, d.span_ms / 1000, d.wire_ms / 1000,
+      d.waits_ms / 1000, d.tool_ms / 1000, d.lifecycles, r.planned_lifecycles, d.requests, r.planned_requests,
+      r.planned_polls, v.CONFORMS, v.CONFORMS_ONE_SOURCE, v.DEVIATES, v.NOT_REACHED))
+  end' /dev/null "$AZURITE_VERSION" "$brk" >"$out/lease-table.md"
 cat "$out/lease-table.md"
