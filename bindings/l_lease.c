@@ -34,7 +34,7 @@ static void push_plan_text(lua_State *L, const ll_lease_plan *p) {
   if (!text)
     ll_lua_raise(L, LL_E_NOMEM, "out of memory writing the plan");
   lua_pushstring(L, text);
-  ll_free(text);
+  free(text);
 }
 
 /* leaselua.lease_plan{break_period = 10} -> text */
@@ -57,7 +57,7 @@ int ll_lua_lease_plan(lua_State *L) {
   if (!text)
     return ll_lua_raise(L, LL_E_NOMEM, "out of memory writing the plan");
   lua_pushstring(L, text);
-  ll_free(text);
+  free(text);
   ll_host *h = ll_lua_host(L);
   if (h && !h->opened)
     h->help = 1; /* a plan printed without a run claims nothing: exit 0 */

@@ -296,3 +296,70 @@ describe("keep-alive drills #faults", function()
     assert.are_not.equal("ACCEPT", d.decision)
   end)
 end)
+
+describe("lease table #faults", function()
+  local manifest
+
+  setup(function()
+    manifest = helper.manifest_file(helper.tmpdir())
+  end)
+  teardown(helper.cleanup)
+
+  it("a lost response on a state-changing cell is UNKNOWN_OUTCOME, and the flow stops mutating until reconciled",
+    function()
+      if not fp.have_live() then
+        pending("needs the live Azurite of tools/run-specs.sh")
+        return
+      end
+      -- The first Lease Acquire of the table is lifecycle 1's last cell,
+      -- Available/acquire, no ID: the proxy forwards it (the service
+      -- applies it) and drops the answer.
+      local p = fp.start({ { lease_action = "acquire", ordinal = 1, fault = "drop" } }, 120000)
+      local ev = helper.tmpdir() .. "/table"
+      local ok, err = pcall(function()
+        local rc, out = fp.run_host({ "lease-table", "--manifest", manifest, "--evidence", ev,
+          "--timeout-ms", tostring(drills.TIMEOUT_MS) }, fp.env(p, helper.unique_blob("drill-table")))
+        assert.are.equal(2, rc, out)
+        assert.matches("DECISION: HOLD", out)
+        local reqs = fp.log(p, "request")
+        local faulted
+        for _, r in ipairs(reqs) do
+          if r.rule == 0 and r.fault ~= "forward" then faulted = faulted or r end
+        end
+        assert.is_not_nil(faulted, "the acquire was faulted")
+        -- nothing at all after the lost answer: no mutation, no cleanup,
+        -- not the acquire again (a deviation or a doubt is never retried)
+        local after = 0
+        for _, r in ipairs(reqs) do if r.n > faulted.n then after = after + 1 end end
+        assert.are.equal(0, after, "requests after the lost answer")
+        local rows = fp.rows(ev)
+        local attempt, cellrow, stop, decision
+        local cells, reached = 0, 0
+        for _, r in ipairs(rows) do
+          if r.record == "outcome" and r.cell == "Available/acquire, no ID" then attempt = r end
+          if r.record == "cell" then
+            cells = cells + 1
+            if r.state == "Available" and r.op == "acquire, no ID" then cellrow = r end
+            if r.verdict ~= "NOT_REACHED" then reached = reached + 1 end
+          end
+          if r.record == "stop" then stop = r end
+          if r.record == "decision" then decision = r end
+        end
+        assert.are.equal("UNKNOWN_OUTCOME", attempt.result_classification)
+        assert.are.equal("NOT_REACHED", cellrow.verdict)
+        assert.are.equal(attempt.event_id, cellrow.attempt_event)
+        assert.matches("UNKNOWN_OUTCOME", cellrow.reason)
+        assert.are.equal("unknown-outcome", stop.kind)
+        -- every cell still has its row: the ones before the loss were
+        -- judged, all after it are NOT_REACHED with the stop's reason
+        assert.are.equal(95, cells)
+        assert.are.equal(15, reached)
+        assert.are.equal(95 - 15, decision.lease_table.not_reached)
+        assert.are.equal(1, decision.open_doubts)
+        local vrc, vout = helper.run({ "verify", ev })
+        assert.are.equal(0, vrc, vout)
+      end)
+      fp.stop(p)
+      if not ok then error(err, 0) end
+    end)
+end)

@@ -98,7 +98,8 @@ describe("flows by name and their --help", function()
   it("a name that is neither a flow nor a script is refused with one line", function()
     local rc, out, err = helper.run({ "handof" }, no_target)
     assert.are.equal(64, rc, out .. err)
-    assert.matches("^leaselua: 'handof' is neither a flow %(handoff, gap%-control, recover%) nor a script path", err)
+    assert.matches("^leaselua: 'handof' is neither a flow " ..
+      "%(handoff, gap%-control, recover, lease%-table%) nor a script path", err)
     assert.are.equal(1, select(2, err:gsub("\n", "")))
   end)
 

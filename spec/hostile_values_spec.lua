@@ -126,6 +126,7 @@ local MODULE = {
   open = function(h) return { config(h.fresh, true) } end,
   help = { long("usage") },
   usage_error = { long("usage error") },
+  lease_plan = { { break_period = 10 } },
 }
 -- Functions whose errors may still be plain strings in Lua's own wording
 -- (luaL_checktype, luaL_checkstring, luaL_argerror): the lead's, not yet
@@ -151,6 +152,9 @@ local RUN = {
   wait_for_broken = { { deadline_ms = 1, floor_ms = 1, budget = 1, fixed_ms = 1, progress = false } },
   decide = {}, finish = {}, rows = {}, state = {}, now_ms = {}, utc = {},
   sleep = { 1 },
+  -- the sweep's run was not opened for the lease table: these raise
+  lease_plan = { { break_period = 10 } }, lease_lifecycle = {},
+  cell = { "Available", "write with A" },
   close = {}, -- on a spare run
 }
 

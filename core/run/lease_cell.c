@@ -165,6 +165,15 @@ ll_status ll_lt_cell_attempt(ll_run *r, ll_lease_table *t, const ll_lt_cell *c,
                          att, obs, nobs, out, err);
     goto cleanup;
   }
+  if (ll_lt_break_ended_before(t, c, props)) {
+    t->drifted = 1; /* the later cells go on on a fresh Breaking (A) */
+    st = not_reached_row(r, c,
+                         "the break period ran out before the read after the "
+                         "attempt: the state it shows cannot be told from the "
+                         "break's own end",
+                         att, obs, nobs, out, err);
+    goto cleanup;
+  }
   cJSON *row = begin_row(r, c);
   add_str_or_null(row, "attempt_event", str_or(att, "event_id"));
   ll_json_set(row, "observe_events", events_of(obs, nobs));

@@ -210,3 +210,23 @@ ll_status ll_lt_props(ll_run *r, ll_lease_table *t, const char *label,
                       cJSON **row, int *failed, ll_error *err) {
   return props(r, t, label, row, failed, err);
 }
+
+/* The break of a Breaking (A) lifecycle ends (documented: its period after
+ * the break's answer) within LL_LT_BREAK_MARGIN_MS of now, or has ended:
+ * an attempt now could not tell the cell's effect from the break's end.
+ * Never for the duration expiring, which waits for exactly that. */
+int ll_lt_break_running_out(ll_run *r, const ll_lease_table *t,
+                            const ll_lt_cell *c) {
+  if (c->state != LL_LS_BREAKING || c->op == LL_LO_EXPIRE)
+    return 0;
+  double end = t->break_ns + (double)t->plan.break_period * 1e9;
+  return (double)ll_clock_mono_ns(r->clock) + LL_LT_BREAK_MARGIN_MS * 1e6 > end;
+}
+
+int ll_lt_break_ended_before(const ll_lease_table *t, const ll_lt_cell *c,
+                             const cJSON *read) {
+  if (c->state != LL_LS_BREAKING || c->op == LL_LO_EXPIRE || !read)
+    return 0;
+  double end = t->break_ns + (double)t->plan.break_period * 1e9;
+  return ll_json_double(read, "mono_end_ns", 0) > end;
+}

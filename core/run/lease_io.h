@@ -39,4 +39,13 @@ ll_status ll_lt_wait(ll_run *r, ll_lease_table *t, const ll_lt_cell *c,
                      const char *label, cJSON **last, char *why, size_t cap,
                      int *seen, ll_error *err) LL_WARN_UNUSED;
 
+/* A cell of Breaking (A) (not the duration expiring) would run too close
+ * to the break's documented end: LL_LT_BREAK_MARGIN_MS or less is left. */
+int ll_lt_break_running_out(ll_run *r, const ll_lease_table *t,
+                            const ll_lt_cell *c);
+/* ...or its read after the attempt (read) ended after the break's
+ * documented end: the state it shows cannot be told from the break's. */
+int ll_lt_break_ended_before(const ll_lease_table *t, const ll_lt_cell *c,
+                             const cJSON *read);
+
 #endif

@@ -7,9 +7,9 @@
  * here, from the same rows the engine runs. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
 #include "lease_table_impl.h"
 
 static const char *const state_keys[LL_LS_COUNT] = {
@@ -304,40 +304,21 @@ int ll_lt_cleanup_breaks(const char *state) {
 
 /* ---- the text --------------------------------------------------------- */
 
-typedef struct {
-  char *p;
-  size_t len, cap;
-  int failed;
-} buf;
+typedef ll_buf buf;
 
+/* A line of the plan (each well under 512 bytes), appended to b; an
+ * allocation that failed makes the whole text NULL (ll_buf's oom). */
 static void put(buf *b, const char *fmt, ...) LL_PRINTF(2, 3);
 static void put(buf *b, const char *fmt, ...) {
-  if (b->failed)
-    return;
+  char line[512];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
-  if (n < 0) {
-    b->failed = 1;
-    return;
-  }
-  if (b->len + (size_t)n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 8192;
-    while (cap < b->len + (size_t)n + 1)
-      cap *= 2;
-    char *q = ll_realloc(b->p, cap);
-    if (!q) {
-      b->failed = 1;
-      return;
-    }
-    b->p = q;
-    b->cap = cap;
-  }
-  va_start(ap, fmt);
-  vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  b->len += (size_t)n;
+  if (n < 0)
+    b->oom = 1;
+  else
+    ll_buf_put(b, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
 /* One request line: the intent's step label, its operation and actor. */
@@ -444,8 +425,8 @@ char *ll_lease_plan_text(const ll_lease_plan *p) {
           "lifecycle of the same state, labelled L<n>.<k>)\n");
   for (int i = 0; i < p->nlife; i++)
     life_lines(&b, p, i);
-  if (b.failed) {
-    ll_free(b.p);
+  if (b.oom) {
+    free(b.p);
     return NULL;
   }
   return b.p;

@@ -418,6 +418,10 @@ static ll_status cell(ll_run *r, ll_lease_state s, ll_lease_op op, cJSON **out,
   }
   t->k++;
   ll_status st = LL_OK;
+  /* A cell of Breaking (A) needs the break still running: too close to its
+   * documented end, the cell goes on on a fresh lifecycle instead. */
+  if (!c->skip && t->reached && ll_lt_break_running_out(r, t, c))
+    t->drifted = 1;
   if (t->drifted && !c->skip && !t->stopped)
     st = continue_life(r, t, err);
   if (st != LL_OK)

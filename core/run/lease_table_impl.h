@@ -33,10 +33,11 @@ const char *ll_lt_life_end_state(const ll_lease_plan *p, const ll_lt_life *l);
 int ll_lt_cleanup_breaks(const char *state);
 
 /* The lease table's state inside a run (run_impl.h holds a pointer). */
-#define LL_LT_WAIT_SLACK_MS 30000 /* past the documented end, then give up */
-#define LL_LT_WAIT_BUDGET 40      /* properties reads per wait */
-#define LL_LT_WAIT_FLOOR_MS 250   /* the densest poll spacing */
-#define LL_LT_WAIT_LAND_MS 250    /* land this long after the documented end */
+#define LL_LT_WAIT_SLACK_MS 30000  /* past the documented end, then give up */
+#define LL_LT_WAIT_BUDGET 40       /* properties reads per wait */
+#define LL_LT_WAIT_FLOOR_MS 250    /* the densest poll spacing */
+#define LL_LT_BREAK_MARGIN_MS 2000 /* a Breaking cell needs this much left */
+#define LL_LT_WAIT_LAND_MS 250     /* land this long after the documented end */
 
 typedef struct ll_lease_table {
   ll_lease_plan plan;

@@ -54,7 +54,7 @@ M["lease-table"] = {
     "Exit 0 when every cell ran (DEVIATES are findings), else 2 (HOLD).",
   },
   options = {
-    { "break-period", "S", 10, "the break period of Breaking (A), 1..60 s" },
+    { "break-period", "S", 10, "Breaking (A)'s break period, 1..60 s" },
     { "plan", false, false, "print the plan (lifecycles, requests, waits) and send nothing" },
   },
 }
