@@ -11,7 +11,9 @@
 # when the table could not be run (a wrong exit, a cell without its row).
 #
 # Environment: BUILD_DIR (default build), BENCH_TABLE_BREAK (the break
-# period of Breaking (A), default 1 s), BENCH_TABLE_RUNS (default 1).
+# period of Breaking (A), default 10 s, the flow's: its cells run only while
+# 2 s of the break remain, so a shorter one moves them to fresh lifecycles),
+# BENCH_TABLE_RUNS (default 1).
 # Output: bench/out/lease-table.md (the table), one {"fig":"lease_table"}
 # line per run appended to bench/out/raw.jsonl.
 set -euo pipefail
@@ -27,7 +29,7 @@ die() {
 # shellcheck source=tools/lab.sh
 . "$root/tools/lab.sh"
 lab_build bench-lease-table
-brk=${BENCH_TABLE_BREAK:-1}
+brk=${BENCH_TABLE_BREAK:-10}
 runs=${BENCH_TABLE_RUNS:-1}
 manifest=$root/tools/emulator/manifest.json
 out=$root/bench/out

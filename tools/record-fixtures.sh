@@ -25,7 +25,7 @@ azurite="Azurite $AZURITE_VERSION (emulator)"
 # deviations are read from the run's own cell rows.
 lease_table_description() {
   echo "Lease table recorded from $azurite, destructive (--after window-missed-then-repeat's run), \
-break period 1 s: every cell on create-only lifecycles; Azurite's deviations are DEVIATES cells; a \
+break period 10 s: every cell on create-only lifecycles; Azurite's deviations are DEVIATES cells; a \
 cell that left its state moved the later cells to a fresh lifecycle (L<n>.<k>). x-ms-version \
 2026-06-06: known_deviations.json. lease-table.plan: its --plan. Replay: leaselua lease-table \
 --destructive --after <a main-handoff-accept.json replay's evidence>."
@@ -72,9 +72,9 @@ then ACCEPT. Replay: scripts/main_handoff.lua --first-break-period 0 --break-per
 # plan beside it: tools/fixtures/lease_table.js derives the documented
 # table from the two (the plan names the documented path's requests).
 record lease-table 0 "$(lease_table_description)" \
-  lease_table --manifest "$manifest" --destructive --after "$tmp/ev-window-missed-then-repeat" --break-period 1
+  lease_table --manifest "$manifest" --destructive --after "$tmp/ev-window-missed-then-repeat" --break-period 10
 "$host" lease-table --plan --manifest "$manifest" --destructive --after "$tmp/ev-window-missed-then-repeat" \
-  --break-period 1 >"$tmp/lease-table.plan"
+  --break-period 10 >"$tmp/lease-table.plan"
 # Last: it leaves the blob breaking.
 record wait-while-breaking 1 "Main handoff recorded from $azurite and stopped after step \
 8 (--stop-after 8), while the 30 s break still runs: the latest fresh properties read shows \
