@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # make fixtures: re-record the emulator fixtures from a fresh Azurite,
 # regenerate the documented ones, then replay every fixture offline.
-# The lease table adds about two and a half minutes (seven 15 s expiries).
 #
 # usage: tools/record-fixtures.sh        (BUILD_DIR, default build)
 #
 # The recordings go to a temporary directory first and replace
-# fixtures/emulator/*.json only when every one ended as expected. Azurite
+# fixtures/emulator/*.json (and lease-table.plan) only when every one ended
+# as expected. Azurite
 # lives only for this run and is stopped by its PID on any exit. Takes
-# about a minute: the main handoff waits out a real 30 s break.
+# about four minutes: the main handoff waits out a real 30 s break, the
+# lease table its 15 s expiries.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
