@@ -6,10 +6,9 @@
 #
 # The recordings go to a temporary directory first and replace
 # fixtures/emulator/*.json (and lease-table.plan) only when every one ended
-# as expected. Azurite
-# lives only for this run and is stopped by its PID on any exit. Takes
-# about four minutes: the main handoff waits out a real 30 s break, the
-# lease table its 15 s expiries.
+# as expected. Azurite lives only for this run and is stopped by its PID on
+# any exit. Takes about four minutes: the main handoff waits out a real
+# 30 s break, the lease table its 15 s expiries.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
