@@ -16,7 +16,8 @@
 #
 # Environment: BUILD_DIR (default build), BENCH_QUICK, BENCH_READS (reads
 # per run, default 200), BENCH_JS_POLL_MS (the JS peer's fixed poll cadence,
-# default 1000, the seed's).
+# default 1000, the seed's), BENCH_TABLE (0 skips the lease table, which
+# bench/lease_table.sh runs last, about 2.5 minutes more).
 # Output: the table on stdout and in bench/out/latest.md; every raw figure
 # in bench/out/raw.jsonl; the machine in bench/out/machine.json.
 set -euo pipefail
@@ -335,7 +336,17 @@ done
 
 conditions end
 
+# ---- the whole lease table: its wall time against its floor ---------------
+# On a fresh Azurite of its own (bench/lease_table.sh); BENCH_TABLE=0 skips it.
+if [[ ${BENCH_TABLE:-1} == 1 ]]; then
+  say "the lease table (about 2.5 minutes, most of it the plan's expiry and break waits)"
+  BUILD_DIR=$build bench/lease_table.sh || die "the lease-table benchmark failed"
+fi
+
 # ---- the table ------------------------------------------------------------
 lua5.4 bench/report.lua "$raw" "$out/machine.json" >"$out/latest.md"
+if [[ ${BENCH_TABLE:-1} == 1 ]]; then
+  { echo; cat "$out/lease-table.md"; } >>"$out/latest.md"
+fi
 cat "$out/latest.md"
 say "table: bench/out/latest.md; raw figures: bench/out/raw.jsonl"

@@ -1,5 +1,6 @@
 /* The `leaselua` module table: versions, payloads and hashes, a narrow
- * environment reader, ledger reading, and leaselua.open. */
+ * environment reader, ledger reading, the lease contract, and
+ * leaselua.open. */
 #include "l_module.h"
 
 #include <lauxlib.h>
@@ -14,6 +15,7 @@
 #include "hash.h"
 #include "http.h"
 #include "l_common.h"
+#include "l_contract.h"
 #include "l_failalloc.h"
 #include "l_host.h"
 #include "l_json.h"
@@ -223,6 +225,7 @@ static const luaL_Reg funcs[] = {{"fixture_args", l_fixture_args},
                                  {"isatty", l_isatty},
                                  {"columns", l_columns},
                                  {"ledger", l_ledger},
+                                 {"lease_contract", ll_lua_lease_contract},
                                  {NULL, NULL}};
 
 int ll_lua_open_module(lua_State *L) {

@@ -6,7 +6,8 @@
 #include <lua.h>
 
 /* Pushes the module table: versions, payload, sha256, getenv, isatty,
- * ledger, help, usage_error and open, with the Run and Writer types. */
+ * ledger, lease_contract, help, usage_error and open, with the Run and
+ * Writer types. */
 int ll_lua_open_module(lua_State *L);
 
 #endif

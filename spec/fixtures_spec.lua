@@ -102,7 +102,7 @@ describe("fixtures/", function()
 
   it("every fixture has its replay spec and its line in fixtures/README.md", function()
     local specs = helper.read("spec/replay_emulator_spec.lua") .. helper.read("spec/replay_documented_spec.lua") ..
-      helper.read("spec/replay_harm_spec.lua")
+      helper.read("spec/replay_harm_spec.lua") .. helper.read("spec/replay_lease_table_spec.lua")
     local readme = helper.read("fixtures/README.md") or ""
     for _, f in ipairs(files) do
       local name = f:gsub("%.json$", "")

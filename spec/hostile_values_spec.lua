@@ -122,6 +122,7 @@ local MODULE = {
   sha256 = { long("abc") },
   getenv = { "NO_COLOR" },
   ledger = function(h) return { h.ledger_dir } end,
+  lease_contract = {},
   open = function(h) return { config(h.fresh, true) } end,
   help = { long("usage") },
   usage_error = { long("usage error") },

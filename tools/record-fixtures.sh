@@ -5,9 +5,10 @@
 # usage: tools/record-fixtures.sh        (BUILD_DIR, default build)
 #
 # The recordings go to a temporary directory first and replace
-# fixtures/emulator/*.json only when every one ended as expected. Azurite
-# lives only for this run and is stopped by its PID on any exit. Takes
-# about a minute: the main handoff waits out a real 30 s break.
+# fixtures/emulator/*.json (and lease-table.plan) only when every one ended
+# as expected. Azurite lives only for this run and is stopped by its PID on
+# any exit. Takes about four minutes: the main handoff waits out a real
+# 30 s break, the lease table its 15 s expiries.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,6 +20,16 @@ lab_start fixtures
 export AZURE_STORAGE_CONTAINER=lease-handoff-lab AZURE_STORAGE_BLOB=writer-handoff.json
 manifest=$root/tools/emulator/manifest.json
 azurite="Azurite $AZURITE_VERSION (emulator)"
+
+# What the table recording holds, said once its cells are known: the
+# deviations are read from the run's own cell rows.
+lease_table_description() {
+  echo "Lease table recorded from $azurite, destructive (--after window-missed-then-repeat's run), \
+break period 10 s: every cell on create-only lifecycles; Azurite's deviations are DEVIATES cells; a \
+cell that left its state moved the later cells to a fresh lifecycle (L<n>.<k>). x-ms-version \
+2026-06-06: known_deviations.json. lease-table.plan: its --plan. Replay: leaselua lease-table \
+--destructive --after <a main-handoff-accept.json replay's evidence>."
+}
 
 # record NAME EXPECTED_EXIT DESCRIPTION SCRIPT [ARGS...]
 record() {
@@ -56,6 +67,14 @@ lifecycle is finished (wait for broken, delete, then a properties read confirmin
 absent: 404 BlobNotFound) and a fresh one repeats the probe with a 10 s break: REPRODUCED, \
 then ACCEPT. Replay: scripts/main_handoff.lua --first-break-period 0 --break-period 10." \
   main_handoff --manifest "$manifest" --first-break-period 0 --break-period 10
+# The whole lease table, destructive (its unleased writes documented to
+# succeed), authorised by the accepted, cleaned-up run just before it; its
+# plan beside it: tools/fixtures/lease_table.js derives the documented
+# table from the two (the plan names the documented path's requests).
+record lease-table 0 "$(lease_table_description)" \
+  lease_table --manifest "$manifest" --destructive --after "$tmp/ev-window-missed-then-repeat" --break-period 10
+"$host" lease-table --plan --manifest "$manifest" --destructive --after "$tmp/ev-window-missed-then-repeat" \
+  --break-period 10 >"$tmp/lease-table.plan"
 # Last: it leaves the blob breaking.
 record wait-while-breaking 1 "Main handoff recorded from $azurite and stopped after step \
 8 (--stop-after 8), while the 30 s break still runs: the latest fresh properties read shows \
@@ -69,7 +88,7 @@ mkdir -p fixtures/emulator
 for f in fixtures/emulator/*.json; do
   [[ -e $f && ! -e $tmp/$(basename "$f") ]] && rm -f "$f"
 done
-for f in "$tmp"/*.json; do
+for f in "$tmp"/*.json "$tmp"/lease-table.plan; do
   cp "$f" "fixtures/emulator/$(basename "$f")"
 done
 echo "== wrote $(find "$tmp" -maxdepth 1 -name "*.json" | wc -l) emulator fixtures to fixtures/emulator/"
@@ -84,4 +103,5 @@ env -u AZURE_STORAGE_ACCOUNT_URL -u AZURE_STORAGE_TOKEN -u LEASELUA_CA_FILE \
   --lpath="$root/scripts/lib/?.lua;$root/scripts/?.lua;$root/spec/?.lua" \
   --cpath="$build/?.so" --exclude-tags=live \
   spec/replay_emulator_spec.lua spec/replay_documented_spec.lua \
-  spec/replay_harm_spec.lua spec/replay_strict_spec.lua spec/fixtures_spec.lua
+  spec/replay_harm_spec.lua spec/replay_strict_spec.lua spec/fixtures_spec.lua \
+  spec/replay_lease_table_spec.lua

@@ -3,6 +3,7 @@
 -- history, the discrepancies, the environment and every export row.
 local R = require "lib.report"
 local S = require "lib.report_svg"
+local X = require "lib.report_matrix"
 local esc, fmt_ms = R.esc, R.fmt_ms
 
 local H = {}
@@ -376,6 +377,13 @@ local function content(m)
   return table.concat(out)
 end
 
+-- known-deviation id -> its reviewed reason, from the table C passed in.
+local function reasons(m)
+  local out = {}
+  for _, k in ipairs((m.opts and m.opts.known_deviations) or {}) do out[k.id] = k.reason end
+  return out
+end
+
 local function discrepancies(m)
   local groups, order = {}, {}
   for _, d in ipairs(m.discrepancies) do
@@ -387,14 +395,13 @@ local function discrepancies(m)
     local g = groups[key]
     g.events[#g.events + 1] = d.q.event_id
   end
-  local reasons = {}
-  for _, k in ipairs((m.opts and m.opts.known_deviations) or {}) do reasons[k.id] = k.reason end
+  local why = reasons(m)
   local rows = {}
   for _, key in ipairs(order) do
     local g = groups[key]
     rows[#rows + 1] = { '<pre class="verbatim">' .. esc(g.text) .. "</pre>",
       g.by and ("<code>" .. esc(g.by) .. "</code>") or badge("UNEXPLAINED"),
-      g.by and esc(reasons[g.by] or "(reason not in this binary's table)") or "",
+      g.by and esc(why[g.by] or "(reason not in this binary's table)") or "",
       { string.format("%d: %s", #g.events, esc(table.concat(g.events, ", "))), "mono" } }
   end
   local out = { '<section id="discrepancies"><h2>Discrepancies and known deviations</h2>' }
@@ -486,6 +493,9 @@ local function brief(r)
   if rec == "note" then return tostring(r.text) end
   if rec == "stop" then return tostring(r.kind) .. ": " .. tostring(r.reason) end
   if rec == "refusal" then return tostring(r.code) .. ": " .. tostring(r.message) end
+  if rec == "cell" then
+    return string.format("cell %s / %s: %s", tostring(r.state), tostring(r.op), tostring(r.verdict))
+  end
   if rec == "decision" then return tostring(r.decision) .. " (" .. tostring(r.endpoint_kind) .. ")" end
   if rec == "outcome" and r.x_ms_request_id then return "request id " .. tostring(r.x_ms_request_id) end
   return nil
@@ -508,7 +518,8 @@ local function rows_table(m)
     local cls = r.result_classification or r.result or r.decision
     local b = brief(r)
     out[#out + 1] = table.concat {
-      '<tr class="r-', esc(r.record), '" data-seq="', esc(r.seq), '">', td(esc(r.seq), "num"), td(esc(r.record)),
+      '<tr class="r-', esc(r.record), '" id="row-', esc(r.seq), '" data-seq="', esc(r.seq), '">', td(esc(r.seq), "num"),
+      td(esc(r.record)),
       td(esc(r.event_id)), td(esc(r.step)), td(esc(r.operation)), td(esc(r.actor_alias)),
       td(esc(r.lease_alias_supplied)), td(esc(r.http_status), "num"), td(esc(r.azure_error_code)),
       td(r.result_classification and badge(cls) or esc(cls)), td(esc(r.observed_lease_state)),
@@ -531,11 +542,12 @@ function H.page(m)
     '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     "<title>leaselua report: ", esc(m.verdict), " (", esc(m.endpoint_kind), ") ", esc(mf.run_id), "</title>",
-    "<style>", CSS, "</style></head><body>",
+    "<style>", CSS, X.CSS, "</style></head><body>",
     '<div class="strip"><b class="s-', cls, '">', esc(m.verdict), "</b><span>endpoint kind: <b>",
     esc(m.endpoint_kind), "</b></span>", m.cloud and "" or ('<span class="notcloud">not a cloud qualification</span>'),
     '<span class="muted">leaselua evidence report · ', esc(mf.run_id), "</span></div>",
-    "<main>", banner(m), statement(m), require("lib.report_corr").html(m, esc), timeline(m), content(m), findings(m),
+    "<main>", banner(m), statement(m), require("lib.report_corr").html(m, esc), X.html(m, esc, reasons(m)),
+    timeline(m), content(m), findings(m),
     discrepancies(m), environment(m),
     m.compare_html or "", rows_table(m),
     '<p class="muted">Built by <code>leaselua report</code> from <code>export/ledger.jsonl</code> alone; ' ..

@@ -74,6 +74,8 @@ function D.summary(m)
   end
   add("")
   add(require("lib.report_corr").md(m, md))
+  local matrix = require("lib.report_matrix").md(m, md)
+  if matrix ~= "" then add(matrix) end
   add("## Requests")
   add("")
   add(row { "event", "step", "operation", "actor", "lease sent", "HTTP", "error code", "observed", "class" })
