@@ -355,10 +355,17 @@ int ll_bundle_expand_index(const char *cmd, const char *dir, char ***list,
     cJSON_Delete(j);
     return 64;
   }
-  int rc = 1, i = 0;
+  int rc = 1, i = 0, before = *n;
   const cJSON *r;
   cJSON_ArrayForEach(r, runs) {
     const char *d = ll_json_str(r, "dir");
+    if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "bundle"))) {
+      /* refused before it made a bundle: no evidence to read, said so */
+      fprintf(errs, "leaselua: %s: %s: runs[%d] (%s) made no bundle: skipped\n",
+              cmd, path, i, d ? d : "?");
+      i++;
+      continue;
+    }
     if (!relative_ok(d)) {
       fprintf(errs,
               "leaselua: %s: %s: runs[%d].dir must be a relative path inside "
@@ -387,8 +394,8 @@ int ll_bundle_expand_index(const char *cmd, const char *dir, char ***list,
     (*list)[(*n)++] = full;
     i++;
   }
-  if (rc == 1 && i == 0) {
-    fprintf(errs, "leaselua: %s: %s lists no runs\n", cmd, path);
+  if (rc == 1 && *n == before) {
+    fprintf(errs, "leaselua: %s: %s lists no runs with a bundle\n", cmd, path);
     rc = 64;
   }
   cJSON_Delete(j);

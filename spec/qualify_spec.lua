@@ -239,6 +239,19 @@ describe("leaselua qualify", function()
     local rc2, _, err = qualify_json { parent }
     assert.are.equal(64, rc2)
     assert.matches("runs[0].dir must be a relative path", err, 1, true)
+    -- a run refused before it made a bundle (bundle: false) is skipped, said so
+    helper.write(parent .. "/index.json", cjson.encode {
+      format = "leaselua-index-v1", runs = { { api_version = "2023-11-03", dir = "2023-11-03", exit = 0 },
+        { api_version = "2024-08-04", dir = "2024-08-04", bundle = false, exit = 64 } } })
+    local rc3, t3, err3 = qualify_json { parent }
+    assert.are.equal(0, rc3)
+    assert.are.equal(1, t3.bundles)
+    assert.matches("runs[1] (2024-08-04) made no bundle: skipped", err3, 1, true)
+    helper.write(parent .. "/index.json", cjson.encode {
+      format = "leaselua-index-v1", runs = { { dir = "2024-08-04", bundle = false } } })
+    local rc4, _, err4 = qualify_json { parent }
+    assert.are.equal(64, rc4)
+    assert.matches("lists no runs with a bundle", err4, 1, true)
   end)
 
   it("refuses bad input with one line and exit 64", function()
