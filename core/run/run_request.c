@@ -405,7 +405,8 @@ static ll_status request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
     st = ll_run_dead(r, err);
     goto cleanup;
   }
-  if ((st = guard(&q, err)) || (st = build(&q, err)) ||
+  if ((st = ll_run_table_refuses(r, ll_op_name(s->op), err)) ||
+      (st = guard(&q, err)) || (st = build(&q, err)) ||
       (st = intent(&q, err)) || (st = send(&q, err)))
     goto cleanup;
   st = outcome(&q, out_row, err);
