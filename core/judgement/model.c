@@ -70,6 +70,12 @@ static void remember_event(ll_model *m, const cJSON *row, const char *cls) {
                               : "");
   cJSON_AddNumberToObject(e, "http_status",
                           ll_json_long(row, "http_status", 0));
+  /* what a lease-table cell row copies from it (model_cell.c) */
+  if (ll_json_str(row, "azure_error_code"))
+    cJSON_AddStringToObject(e, "code", ll_json_str(row, "azure_error_code"));
+  if (cJSON_IsNumber(ll_json_get(row, "content_revision")))
+    cJSON_AddNumberToObject(e, "content_revision",
+                            ll_json_double(row, "content_revision", -1));
   drop_key_from_end(m->events, id);
   ll_json_add(m->events, id, e);
 }
