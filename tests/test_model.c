@@ -454,8 +454,8 @@ static void test_tamper(void) {
   rb_free(&b);
 }
 
-/* A lease-table cell row: Leased (A)/read, no lease, attempted by the
- * READ and observed by the PROPS before it. obs_state, status: what the
+/* A lease-table cell row: RB_CELL, attempted by the READ and observed by
+ * the PROPS before it. obs_state, status: what the
  * row claims it observed. */
 static cJSON *cell_row(ll_rb *b, long status, const char *obs_state) {
   cJSON *r = cJSON_CreateObject();
@@ -487,19 +487,25 @@ static cJSON *cell_row(ll_rb *b, long status, const char *obs_state) {
  * the table's count), is tampering, never judged. */
 static void test_cell_rows(void) {
   static const ll_step steps[] = {
+      LIFE(0),          PUT(NULL, 0, 201, NULL),   READ(0), ACQ("A", 201, NULL),
+      READF(0, F_CELL), PROPS("leased", "locked"), END};
+  /* the same, but the attempt the row names is no attempt of its cell */
+  static const ll_step other[] = {
       LIFE(0), PUT(NULL, 0, 201, NULL),   READ(0), ACQ("A", 201, NULL),
       READ(0), PROPS("leased", "locked"), END};
   static const struct {
+    const ll_step *steps;
     long status;
     const char *state;
     ll_status want;
-  } t[] = {{200, "leased", LL_OK},
-           {412, "leased", LL_E_TAMPER},
-           {200, "broken", LL_E_TAMPER}};
+  } t[] = {{steps, 200, "leased", LL_OK},
+           {steps, 412, "leased", LL_E_TAMPER},
+           {steps, 200, "broken", LL_E_TAMPER},
+           {other, 200, "leased", LL_E_TAMPER}};
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     ll_rb b;
     rb_init(&b, &LL_AZURE, 1);
-    rb_run(&b, steps);
+    rb_run(&b, t[i].steps);
     CHECK_INT(b.failed, 0);
     cJSON *row = cell_row(&b, t[i].status, t[i].state);
     cJSON_AddNumberToObject(row, "seq", (double)++b.seq);

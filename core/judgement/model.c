@@ -71,6 +71,8 @@ static void remember_event(ll_model *m, const cJSON *row, const char *cls) {
   cJSON_AddNumberToObject(e, "http_status",
                           ll_json_long(row, "http_status", 0));
   /* what a lease-table cell row copies from it (model_cell.c) */
+  if (ll_json_str(row, "cell"))
+    cJSON_AddStringToObject(e, "cell", ll_json_str(row, "cell"));
   if (ll_json_str(row, "azure_error_code"))
     cJSON_AddStringToObject(e, "code", ll_json_str(row, "azure_error_code"));
   if (cJSON_IsNumber(ll_json_get(row, "content_revision")))

@@ -46,9 +46,10 @@ static int same_str(const char *a, const char *b) {
 }
 
 /* The observation is a copy of the outcome rows the cell row names: the
- * attempt's status and code (none: status 0, the duration expiring), the
- * first read's lease state, the content read's revision (null unless it
- * answered 200 with one). A row that differs from them was edited. */
+ * attempt (an outcome row of this very cell): its status and code (none: status
+ * 0, the duration expiring), the first read's lease state, the content read's
+ * revision (null unless it answered 200 with one). A row that differs from them
+ * was edited. */
 static ll_status copied_from_events(const ll_model *m, const cJSON *row,
                                     const cJSON *o, long seq, ll_error *err) {
   const char *att_id = ll_json_str(row, "attempt_event");
@@ -65,8 +66,15 @@ static ll_status copied_from_events(const ll_model *m, const cJSON *row,
   const cJSON *grev = g && ll_json_long(g, "http_status", 0) == 200
                           ? ll_json_get(g, "content_revision")
                           : NULL;
+  char label[80];
+  snprintf(label, sizeof label, "%s/%s", ll_json_pstr(row, "state"),
+           ll_json_pstr(row, "op"));
   int ok =
-      (att_id == NULL || att != NULL) && p != NULL &&
+      (att_id == NULL ||
+       (att != NULL && same_str(ll_json_str(att, "cell"), label))) &&
+      p != NULL &&
+      same_str(ll_json_str(p, "operation"), "Get Blob Properties") &&
+      (!g || same_str(ll_json_str(g, "operation"), "Get Blob")) &&
       (!cJSON_IsString(e1) || g != NULL) &&
       ll_json_long(o, "status", -1) ==
           (att ? ll_json_long(att, "http_status", 0) : 0) &&
