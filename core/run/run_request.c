@@ -366,7 +366,18 @@ static ll_status outcome(req *q, cJSON **out_row, ll_error *err) {
   ll_outcome oc = q->resp.outcome;
   int change_ok =
       q->changed[0] && oc == LL_OUTCOME_RESPONSE && q->resp.status == 200;
-  ll_status st = ll_run_append_take(r, row, err);
+  ll_status st = LL_OK;
+  /* The ID the service returned is bound before the outcome row is
+   * written, so that row's scan knows it wherever the answer put it (a
+   * server may echo it in any header the row records). */
+  if (q->s->cell && q->s->op == LL_OP_LEASE_ACQUIRE && !q->pw &&
+      oc == LL_OUTCOME_RESPONSE)
+    st = bind_returned(r, &q->resp, err);
+  if (st != LL_OK) {
+    cJSON_Delete(row);
+    return st;
+  }
+  st = ll_run_append_take(r, row, err);
   if (st != LL_OK)
     return st;
   cJSON *keep = ll_run_last_export(r);
@@ -378,9 +389,6 @@ static ll_status outcome(req *q, cJSON **out_row, ll_error *err) {
     st = ll_run_bind_row(r, q->lw->alias, q->changed, "active", err);
     if (st == LL_OK)
       ll_strlcpy(q->lw->lease_id, q->changed, sizeof q->lw->lease_id);
-  } else if (q->s->cell && q->s->op == LL_OP_LEASE_ACQUIRE && !q->pw &&
-             oc == LL_OUTCOME_RESPONSE) {
-    st = bind_returned(r, &q->resp, err);
   } else if (oc != LL_OUTCOME_RESPONSE) {
     *out_row = keep;
     return ll_fail(err, LL_E_TRANSPORT, "%s: outcome %s", ll_op_name(q->s->op),
