@@ -366,21 +366,32 @@ static ll_status outcome(req *q, cJSON **out_row, ll_error *err) {
   ll_outcome oc = q->resp.outcome;
   int change_ok =
       q->changed[0] && oc == LL_OUTCOME_RESPONSE && q->resp.status == 200;
-  ll_status st = LL_OK;
   /* The ID the service returned is bound before the outcome row is
    * written, so that row's scan knows it wherever the answer put it (a
-   * server may echo it in any header the row records). */
+   * server may echo it in any header the row records). A refused binding
+   * (an ID already bound to another alias, so known to the scan) still
+   * records the answer, then fails the request. */
+  ll_status bound = LL_OK;
+  ll_error berr = {0};
   if (q->s->cell && q->s->op == LL_OP_LEASE_ACQUIRE && !q->pw &&
       oc == LL_OUTCOME_RESPONSE)
-    st = bind_returned(r, &q->resp, err);
-  if (st != LL_OK) {
+    bound = bind_returned(r, &q->resp, &berr);
+  if (bound == LL_E_NOMEM || bound == LL_E_DURABILITY || bound == LL_E_IO) {
     cJSON_Delete(row);
-    return st;
+    if (err)
+      *err = berr;
+    return bound;
   }
-  st = ll_run_append_take(r, row, err);
+  ll_status st = ll_run_append_take(r, row, err);
   if (st != LL_OK)
     return st;
   cJSON *keep = ll_run_last_export(r);
+  if (bound != LL_OK) {
+    cJSON_Delete(keep);
+    if (err)
+      *err = berr;
+    return bound;
+  }
   ll_code stopped = LL_OK;
   if (q->op.if_none_match && oc == LL_OUTCOME_RESPONSE &&
       ll_model_stop(r->model, &stopped) && stopped == LL_E_TARGET_EXISTS)
