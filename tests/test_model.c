@@ -505,6 +505,10 @@ static void test_cell_rows(void) {
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     ll_rb b;
     rb_init(&b, &LL_AZURE, 1);
+    cJSON *flow = cJSON_CreateObject();
+    cJSON_AddStringToObject(flow, "record", "flow");
+    cJSON_AddBoolToObject(flow, "lease_table", 1);
+    rb_apply(&b, flow);
     rb_run(&b, t[i].steps);
     CHECK_INT(b.failed, 0);
     cJSON *row = cell_row(&b, t[i].status, t[i].state);
@@ -524,6 +528,21 @@ static void test_cell_rows(void) {
   }
 }
 
+/* An outcome row's "cell" makes the baseline leave the answer to the cell
+ * row: honoured only in a run whose flow row declared the lease table. In
+ * any other run it is an edit that would silence the baseline's
+ * discrepancies while the observed status stays as recorded. */
+static void test_cell_outside_table(void) {
+  static const ll_step steps[] = {LIFE(0), PUT(NULL, 0, 201, NULL),
+                                  READF(0, F_CELL), END};
+  ll_rb b;
+  rb_init(&b, &LL_AZURE, 1);
+  rb_run(&b, steps);
+  CHECK_INT(b.failed, 1);
+  CHECK(strstr(b.err.message, "lease-table") != NULL);
+  rb_free(&b);
+}
+
 int main(void) {
   test_manifest_first();
   test_fresh();
@@ -534,5 +553,6 @@ int main(void) {
   test_intents_and_stop();
   test_tamper();
   test_cell_rows();
+  test_cell_outside_table();
   return ll_test_report("test_model");
 }

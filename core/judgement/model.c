@@ -296,6 +296,13 @@ static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
   if (opi < 0)
     return ll_fail(err, LL_E_TAMPER, "row %ld: unknown operation",
                    ll_json_long(row, "seq", 0));
+  /* a cell attempt leaves its answer to its cell row (baseline.c): only
+   * in a run whose flow row declared the lease table */
+  if (ll_json_get(row, "cell") && !m->table.on)
+    return ll_fail(err, LL_E_TAMPER,
+                   "row %ld: a lease-table cell attempt in a run that is "
+                   "no lease-table run",
+                   ll_json_long(row, "seq", 0));
   const char *id = ll_json_str(row, "event_id");
   if (id)
     drop_key_from_end(m->open_intents, id);
