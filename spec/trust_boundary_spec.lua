@@ -145,6 +145,46 @@ ll.help("done")
   end)
 end)
 
+describe("a lease-table run: only C's table engine sends", function()
+  teardown(helper.cleanup)
+
+  -- A user script may open a run for the lease table (the operator's
+  -- --destructive --after still gates its destructive lifecycles), but
+  -- the table's evidence says each cell was attempted in the state C
+  -- established: a request or a lifecycle of the script's own between the
+  -- cells would change that state unseen, and the run's requests would no
+  -- longer be the printed plan. Offline: the replay serves the script's
+  -- create container if it is ever sent (it matches the fixture).
+  it("refuses the script's own requests and lifecycles, before and after run:lease_plan", function()
+    local d = helper.tmpdir()
+    local s = script([[
+local ll = require "leaselua"
+local run = ll.open { name = "lease-table", actors = { "A", "B", "operator", "observer" },
+  break_periods = { 0, 10 }, lease_table = true }
+local function try(label, f, ...)
+  local ok, row, e = pcall(f, ...)
+  if ok and row then print(label, "SENT") return end
+  e = ok and e or row
+  print(label, "REFUSED", e and e.code, e and e.message)
+end
+try("before", run.create_container, run)
+run:lease_plan { break_period = 10 }
+try("after", run.create_container, run)
+try("lifecycle", run.lifecycle, run, { reason = "the script's own" })
+try("properties", run.properties, run)
+]])
+    local rc, out, err = helper.run({ s, "--replay", helper.root .. "/fixtures/emulator/main-handoff-accept.json",
+      "--manifest", manifest(), "--evidence", d .. "/ev" }, { AZURE_STORAGE_ACCOUNT_URL = false })
+    for _, label in ipairs({ "before", "after", "lifecycle", "properties" }) do
+      assert.truthy(out:find(label .. "\tREFUSED\tLL_E_ORDER\t", 1, true), label .. ": " .. out .. err)
+    end
+    assert.matches("only the lease table's engine", out)
+    assert.are.equal(0, #rows_of(d .. "/ev", "intent"), "no request was sent")
+    assert.are.equal(0, #rows_of(d .. "/ev", "lifecycle"), "no lifecycle was started")
+    assert.are_not.equal(0, rc)
+  end)
+end)
+
 describe("5: the exit code is the recorded decision #live", function()
   teardown(helper.cleanup)
 

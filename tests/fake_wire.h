@@ -26,6 +26,9 @@ typedef struct {
   char holder[64];
   int requests, mutations;
   int lose_next_mutation;
+  /* an acquire proposing no ID gets this one, also echoed as the
+   * x-ms-request-id (a hostile server: the ID in a header rows record) */
+  const char *service_id;
 } fake_wire;
 
 static inline void fw_head(ll_http_response *resp, long status) {
@@ -95,9 +98,20 @@ static inline ll_status fw_exchange(ll_transport *t, const ll_http_request *q,
     fw_head(resp, 202);
   } else if (action && strcmp(action, "acquire") == 0) {
     const char *id = ll_headers_get(&q->headers, "x-ms-proposed-lease-id");
-    snprintf(w->holder, sizeof w->holder, "%s", id ? id : "");
+    snprintf(w->holder, sizeof w->holder, "%s",
+             id ? id : (w->service_id ? w->service_id : ""));
     strcpy(w->state, "leased");
-    fw_head(resp, 201);
+    if (!id && w->service_id) {
+      resp->outcome = LL_OUTCOME_RESPONSE;
+      resp->status = 201;
+      resp->emitted_requests = 1;
+      if (ll_headers_add(&resp->headers, "x-ms-request-id", w->holder) !=
+              LL_OK ||
+          ll_headers_add(&resp->headers, "x-ms-version", "2023-11-03") != LL_OK)
+        resp->outcome = LL_OUTCOME_UNKNOWN;
+    } else {
+      fw_head(resp, 201);
+    }
     if (ll_headers_add(&resp->headers, "x-ms-lease-id", w->holder) != LL_OK)
       resp->outcome = LL_OUTCOME_UNKNOWN;
   } else if (action && strcmp(action, "break") == 0) {

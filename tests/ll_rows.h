@@ -36,15 +36,19 @@ enum {
 };
 
 enum {
-  F_UNKNOWN = 1,   /* transport: outcome UNKNOWN, no response */
-  F_EMIT2 = 2,     /* two request heads for one attempt */
-  F_GARBAGE = 4,   /* a read returns bytes nobody declared */
-  F_VER_NEW = 8,   /* the response names x-ms-version 2026-06-06 */
-  F_NOT_SENT = 16, /* transport: refused before sending */
-  F_OTHER_ID = 32, /* an acquire answers with another lease ID */
-  F_CREATE = 64,   /* a Put sent with If-None-Match: * (invariant 15) */
-  F_IF_MATCH = 128 /* a Delete sent with If-Match on RB_ETAG */
+  F_UNKNOWN = 1,    /* transport: outcome UNKNOWN, no response */
+  F_EMIT2 = 2,      /* two request heads for one attempt */
+  F_GARBAGE = 4,    /* a read returns bytes nobody declared */
+  F_VER_NEW = 8,    /* the response names x-ms-version 2026-06-06 */
+  F_NOT_SENT = 16,  /* transport: refused before sending */
+  F_OTHER_ID = 32,  /* an acquire answers with another lease ID */
+  F_CREATE = 64,    /* a Put sent with If-None-Match: * (invariant 15) */
+  F_IF_MATCH = 128, /* a Delete sent with If-Match on RB_ETAG */
+  F_CELL = 256      /* a lease-table attempt of cell RB_CELL */
 };
+
+/* The lease-table cell an F_CELL step attempts. */
+#define RB_CELL "Leased (A)/read, no lease"
 
 /* Every response's ETag, unless a step says otherwise. */
 #define RB_ETAG "\"0x1DC235DC4CE9210\""
@@ -411,6 +415,8 @@ static inline cJSON *rb_request(ll_rb *b, const ll_step *s) {
   }
   if (s->op == S_BREAK)
     cJSON_AddNumberToObject(out, "break_period", (double)s->n);
+  if (s->flags & F_CELL)
+    cJSON_AddStringToObject(out, "cell", RB_CELL);
   if (s->op == S_ACQ)
     cJSON_AddBoolToObject(out, "returned_lease_matches_proposed",
                           ok && !(s->flags & F_OTHER_ID));

@@ -70,6 +70,14 @@ static void remember_event(ll_model *m, const cJSON *row, const char *cls) {
                               : "");
   cJSON_AddNumberToObject(e, "http_status",
                           ll_json_long(row, "http_status", 0));
+  /* what a lease-table cell row copies from it (model_cell.c) */
+  if (ll_json_str(row, "cell"))
+    cJSON_AddStringToObject(e, "cell", ll_json_str(row, "cell"));
+  if (ll_json_str(row, "azure_error_code"))
+    cJSON_AddStringToObject(e, "code", ll_json_str(row, "azure_error_code"));
+  if (cJSON_IsNumber(ll_json_get(row, "content_revision")))
+    cJSON_AddNumberToObject(e, "content_revision",
+                            ll_json_double(row, "content_revision", -1));
   drop_key_from_end(m->events, id);
   ll_json_add(m->events, id, e);
 }
@@ -287,6 +295,13 @@ static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
   int opi = ll_op_from_name(ll_json_str(row, "operation"));
   if (opi < 0)
     return ll_fail(err, LL_E_TAMPER, "row %ld: unknown operation",
+                   ll_json_long(row, "seq", 0));
+  /* a cell attempt leaves its answer to its cell row (baseline.c): only
+   * in a run whose flow row declared the lease table */
+  if (ll_json_get(row, "cell") && !m->table.on)
+    return ll_fail(err, LL_E_TAMPER,
+                   "row %ld: a lease-table cell attempt in a run that is "
+                   "no lease-table run",
                    ll_json_long(row, "seq", 0));
   const char *id = ll_json_str(row, "event_id");
   if (id)

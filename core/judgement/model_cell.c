@@ -41,6 +41,55 @@ static cJSON *deviation_reason(const ll_lease_cell *c,
   return cJSON_CreateString(text);
 }
 
+static int same_str(const char *a, const char *b) {
+  return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* The observation is a copy of the outcome rows the cell row names: the
+ * attempt (an outcome row of this very cell): its status and code (none: status
+ * 0, the duration expiring), the first read's lease state, the content read's
+ * revision (null unless it answered 200 with one). A row that differs from them
+ * was edited. */
+static ll_status copied_from_events(const ll_model *m, const cJSON *row,
+                                    const cJSON *o, long seq, ll_error *err) {
+  const char *att_id = ll_json_str(row, "attempt_event");
+  const cJSON *att = att_id ? ll_json_get(m->events, att_id) : NULL;
+  const cJSON *evs = ll_json_get(row, "observe_events");
+  const cJSON *e0 = cJSON_GetArrayItem(evs, 0),
+              *e1 = cJSON_GetArrayItem(evs, 1);
+  const cJSON *p =
+      cJSON_IsString(e0) ? ll_json_get(m->events, e0->valuestring) : NULL;
+  const cJSON *g =
+      cJSON_IsString(e1) ? ll_json_get(m->events, e1->valuestring) : NULL;
+  const char *ps = p ? ll_json_str(p, "state") : NULL;
+  const cJSON *rev = ll_json_get(o, "content_revision");
+  const cJSON *grev = g && ll_json_long(g, "http_status", 0) == 200
+                          ? ll_json_get(g, "content_revision")
+                          : NULL;
+  char label[80];
+  snprintf(label, sizeof label, "%s/%s", ll_json_pstr(row, "state"),
+           ll_json_pstr(row, "op"));
+  int ok =
+      (att_id == NULL ||
+       (att != NULL && same_str(ll_json_str(att, "cell"), label))) &&
+      p != NULL &&
+      same_str(ll_json_str(p, "operation"), "Get Blob Properties") &&
+      (!g || same_str(ll_json_str(g, "operation"), "Get Blob")) &&
+      (!cJSON_IsString(e1) || g != NULL) &&
+      ll_json_long(o, "status", -1) ==
+          (att ? ll_json_long(att, "http_status", 0) : 0) &&
+      same_str(ll_json_str(o, "code"), att ? ll_json_str(att, "code") : NULL) &&
+      same_str(ll_json_str(o, "lease_state_after"), ps && *ps ? ps : NULL) &&
+      (grev ? cJSON_IsNumber(rev) && rev->valuedouble == grev->valuedouble
+            : cJSON_IsNull(rev));
+  if (!ok)
+    return ll_fail(err, LL_E_TAMPER,
+                   "row %ld: the cell row's observation differs from the "
+                   "outcome rows it names (attempt_event, observe_events)",
+                   seq);
+  return LL_OK;
+}
+
 ll_status ll_model_apply_cell(ll_model *m, cJSON *row, int fill,
                               ll_error *err) {
   const ll_lease_cell *c = cell_of(row);
@@ -50,6 +99,11 @@ ll_status ll_model_apply_cell(ll_model *m, cJSON *row, int fill,
                    "row %ld: a cell row names no cell of "
                    "the lease contract",
                    seq);
+  if (m->table.seen[c->state][c->op])
+    return ll_fail(err, LL_E_TAMPER,
+                   "row %ld: a second cell row of %s/%s (each cell has one)",
+                   seq, ll_lease_state_name(c->state), ll_lease_op_name(c->op));
+  m->table.seen[c->state][c->op] = 1;
   m->table.on = 1;
   m->table.cells++;
   const char *verdict = ll_json_str(row, "verdict");
@@ -70,6 +124,9 @@ ll_status ll_model_apply_cell(ll_model *m, cJSON *row, int fill,
       .code = ll_json_str(o, "code"),
       .state_after = ll_json_str(o, "lease_state_after"),
   };
+  ll_status cst = copied_from_events(m, row, o, seq, err);
+  if (cst != LL_OK)
+    return cst;
   ll_lease_verdict v = ll_lease_contract_judge(c, &obs);
   cJSON *d = cJSON_CreateObject();
   if (!d)

@@ -11,6 +11,7 @@
 #define LL_MODEL_IMPL_H
 
 #include "hash.h"
+#include "lease_contract.h"
 #include "model.h"
 
 #define LL_MAX_DECL 256
@@ -149,6 +150,7 @@ struct ll_model {
   struct {
     int on; /* the flow row declared the lease table */
     int cells, conforms, conforms_one_source, deviates, not_reached;
+    unsigned char seen[LL_LS_COUNT][LL_LO_COUNT]; /* a cell has its row */
   } table;
 };
 

@@ -120,8 +120,10 @@ ll_status ll_lease_table_begin(ll_run *r, long break_period, int destructive,
   *out = NULL;
   if (r->dead)
     return ll_run_dead(r, err);
-  return ll_run_settle(
-      r, begin(r, break_period, destructive, after_dir, out, err), NULL, err);
+  r->table_engine++;
+  ll_status st = begin(r, break_period, destructive, after_dir, out, err);
+  r->table_engine--;
+  return ll_run_settle(r, st, NULL, err);
 }
 
 /* ---- lifecycles ------------------------------------------------------- */
@@ -390,7 +392,10 @@ ll_status ll_lease_table_lifecycle(ll_run *r, cJSON **out, ll_error *err) {
   *out = NULL;
   if (r->dead)
     return ll_run_dead(r, err);
-  return ll_run_settle(r, lifecycle(r, out, err), out, err);
+  r->table_engine++; /* its requests and lifecycles: ll_run_table_refuses */
+  ll_status st = lifecycle(r, out, err);
+  r->table_engine--;
+  return ll_run_settle(r, st, out, err);
 }
 
 /* ---- cells ------------------------------------------------------------ */
@@ -444,7 +449,10 @@ ll_status ll_lease_table_cell(ll_run *r, ll_lease_state s, ll_lease_op op,
   *out = NULL;
   if (r->dead)
     return ll_run_dead(r, err);
-  return ll_run_settle(r, cell(r, s, op, out, err), out, err);
+  r->table_engine++;
+  ll_status st = cell(r, s, op, out, err);
+  r->table_engine--;
+  return ll_run_settle(r, st, out, err);
 }
 
 static ll_status close_table(ll_run *r, ll_error *err) {
@@ -469,7 +477,10 @@ static ll_status close_table(ll_run *r, ll_error *err) {
 ll_status ll_lease_table_close(ll_run *r, ll_error *err) {
   if (r->dead)
     return ll_run_dead(r, err);
-  return ll_run_settle(r, close_table(r, err), NULL, err);
+  r->table_engine++;
+  ll_status st = close_table(r, err);
+  r->table_engine--;
+  return ll_run_settle(r, st, NULL, err);
 }
 
 /* For lease_cell.c: the wait of a cell whose duration expires. A lease

@@ -389,9 +389,23 @@ static ll_status lifecycle(ll_run *r, int destructive, const char *reason,
   return ll_run_append_take(r, ll_row_end(&b), err);
 }
 
+ll_status ll_run_table_refuses(const ll_run *r, const char *what,
+                               ll_error *err) {
+  if (!r->planned || !r->plan.lease_table || r->table_engine > 0)
+    return LL_OK;
+  return ll_fail(err, LL_E_ORDER,
+                 "%s: in a run opened for the lease table only the lease "
+                 "table's engine sends requests and starts lifecycles "
+                 "(run:lease_lifecycle, run:cell)",
+                 what);
+}
+
 ll_status ll_run_lifecycle(ll_run *r, int destructive, const char *reason,
                            const char *after_dir, ll_error *err) {
-  ll_status st = lifecycle(r, destructive, reason, after_dir, err);
+  ll_status st = ll_run_table_refuses(r, "run:lifecycle", err);
+  if (st != LL_OK)
+    return st;
+  st = lifecycle(r, destructive, reason, after_dir, err);
   return ll_run_settle(r, st, NULL, err);
 }
 

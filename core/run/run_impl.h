@@ -44,6 +44,9 @@ struct ll_run {
    * call with it, so nothing plausible is recorded after a divergence. */
   ll_error replay_failure;
   struct ll_lease_table *table; /* the lease table's state (lease_table.c) */
+  int table_engine; /* > 0 while the table's engine runs a step: in a run
+                       opened for the lease table only it sends requests
+                       and starts lifecycles (ll_run_table_refuses) */
 };
 
 /* run.c: folds row into the model and appends it; _take takes row (NULL:
@@ -94,5 +97,12 @@ const char *ll_run_principal(ll_run *r, const char *actor);
 
 /* Rewrites expected.json from the declare rows. */
 ll_status ll_run_write_expected(ll_run *r, ll_error *err) LL_WARN_UNUSED;
+
+/* run.c: in a run opened for the lease table, a request or a lifecycle
+ * that its engine (lease_table.c) did not start is refused (LL_E_ORDER,
+ * nothing recorded, nothing sent): each cell is judged in the state C
+ * established, and the run sends exactly the printed plan. */
+ll_status ll_run_table_refuses(const ll_run *r, const char *what,
+                               ll_error *err);
 
 #endif

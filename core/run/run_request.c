@@ -366,10 +366,32 @@ static ll_status outcome(req *q, cJSON **out_row, ll_error *err) {
   ll_outcome oc = q->resp.outcome;
   int change_ok =
       q->changed[0] && oc == LL_OUTCOME_RESPONSE && q->resp.status == 200;
+  /* The ID the service returned is bound before the outcome row is
+   * written, so that row's scan knows it wherever the answer put it (a
+   * server may echo it in any header the row records). A refused binding
+   * (an ID already bound to another alias, so known to the scan) still
+   * records the answer, then fails the request. */
+  ll_status bound = LL_OK;
+  ll_error berr = {0};
+  if (q->s->cell && q->s->op == LL_OP_LEASE_ACQUIRE && !q->pw &&
+      oc == LL_OUTCOME_RESPONSE)
+    bound = bind_returned(r, &q->resp, &berr);
+  if (bound == LL_E_NOMEM || bound == LL_E_DURABILITY || bound == LL_E_IO) {
+    cJSON_Delete(row);
+    if (err)
+      *err = berr;
+    return bound;
+  }
   ll_status st = ll_run_append_take(r, row, err);
   if (st != LL_OK)
     return st;
   cJSON *keep = ll_run_last_export(r);
+  if (bound != LL_OK) {
+    cJSON_Delete(keep);
+    if (err)
+      *err = berr;
+    return bound;
+  }
   ll_code stopped = LL_OK;
   if (q->op.if_none_match && oc == LL_OUTCOME_RESPONSE &&
       ll_model_stop(r->model, &stopped) && stopped == LL_E_TARGET_EXISTS)
@@ -378,9 +400,6 @@ static ll_status outcome(req *q, cJSON **out_row, ll_error *err) {
     st = ll_run_bind_row(r, q->lw->alias, q->changed, "active", err);
     if (st == LL_OK)
       ll_strlcpy(q->lw->lease_id, q->changed, sizeof q->lw->lease_id);
-  } else if (q->s->cell && q->s->op == LL_OP_LEASE_ACQUIRE && !q->pw &&
-             oc == LL_OUTCOME_RESPONSE) {
-    st = bind_returned(r, &q->resp, err);
   } else if (oc != LL_OUTCOME_RESPONSE) {
     *out_row = keep;
     return ll_fail(err, LL_E_TRANSPORT, "%s: outcome %s", ll_op_name(q->s->op),
@@ -405,7 +424,8 @@ static ll_status request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
     st = ll_run_dead(r, err);
     goto cleanup;
   }
-  if ((st = guard(&q, err)) || (st = build(&q, err)) ||
+  if ((st = ll_run_table_refuses(r, ll_op_name(s->op), err)) ||
+      (st = guard(&q, err)) || (st = build(&q, err)) ||
       (st = intent(&q, err)) || (st = send(&q, err)))
     goto cleanup;
   st = outcome(&q, out_row, err);
