@@ -17,6 +17,7 @@
 #include "l_common.h"
 #include "l_json.h"
 #include "l_sandbox.h"
+#include "output.h"
 #include "sanitize.h"
 
 typedef struct {
@@ -210,34 +211,9 @@ int ll_bundle_emit(const char *cmd, const char *path, const char *text,
 
 int ll_bundle_write_file(const char *cmd, const char *path, const char *text,
                          size_t len, FILE *errs) {
-  char tmp[PATH_MAX];
-  int n = snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
-  if (n < 0 || (size_t)n >= sizeof tmp) {
-    fprintf(errs, "leaselua: %s: path too long: %.200s\n", cmd, path);
-    return 64;
-  }
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    fprintf(errs, "leaselua: %s: cannot write %s: %s\n", cmd, path,
+  if (ll_write_replace(path, NULL, text, len) != 0) {
+    fprintf(errs, "leaselua: %s: cannot write %.200s: %s\n", cmd, path,
             strerror(errno));
-    return 64;
-  }
-  int ok = fchmod(fd, 0644) == 0;
-  for (size_t off = 0; ok && off < len;) {
-    ssize_t w = write(fd, text + off, len - off);
-    if (w < 0 && errno == EINTR)
-      continue;
-    ok = w > 0;
-    if (ok)
-      off += (size_t)w;
-  }
-  ok = ok && fsync(fd) == 0;
-  ok = (close(fd) == 0) && ok;
-  ok = ok && rename(tmp, path) == 0;
-  if (!ok) {
-    fprintf(errs, "leaselua: %s: cannot write %s: %s\n", cmd, path,
-            strerror(errno));
-    unlink(tmp);
     return 64;
   }
   return 0;

@@ -22,6 +22,7 @@
 #include "l_json.h"
 #include "l_sandbox.h"
 #include "ledger.h"
+#include "output.h"
 #include "sign.h"
 
 extern const char ll_known_deviations_json[];
@@ -102,42 +103,16 @@ static int render(lua_State *L) {
  * renamed over name: a reader sees the old file or the whole new one. */
 static int write_atomic(const char *dir, const char *name, const char *text,
                         size_t len, FILE *errs) {
-  char path[PATH_MAX], tmp[PATH_MAX];
+  char path[PATH_MAX];
   int n1 = snprintf(path, sizeof path, "%s/%s", dir, name);
-  int n2 = snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, name);
-  if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof path ||
-      (size_t)n2 >= sizeof tmp) {
+  if (n1 < 0 || (size_t)n1 >= sizeof path) {
     fprintf(errs, "leaselua: report: path too long: %s\n", dir);
     return 64;
   }
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    fprintf(errs, "leaselua: report: cannot create a file in %s: %s\n", dir,
-            strerror(errno));
-    return 64;
-  }
-  int ok = fchmod(fd, 0644) == 0;
-  for (size_t off = 0; ok && off < len;) {
-    ssize_t w = write(fd, text + off, len - off);
-    if (w < 0 && errno == EINTR)
-      continue;
-    ok = w > 0;
-    if (ok)
-      off += (size_t)w;
-  }
-  ok = ok && fsync(fd) == 0;
-  ok = (close(fd) == 0) && ok;
-  ok = ok && rename(tmp, path) == 0;
-  if (!ok) {
+  if (ll_write_replace(path, NULL, text, len) != 0) {
     fprintf(errs, "leaselua: report: cannot write %s: %s\n", path,
             strerror(errno));
-    unlink(tmp);
     return 70;
-  }
-  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    (void)fsync(dfd); /* the rename itself; best effort, like most tools */
-    close(dfd);
   }
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "input.h"
+#include "output.h"
 #include "testlib.h"
 
 static char root[512];
@@ -199,6 +200,53 @@ static void test_buf_printf(void) {
   CHECK(dead.p == NULL && dead.n == 0);
 }
 
+/* ll_write_replace: all or nothing, a stale fixed temporary removed, no
+ * temporary left behind, mode 0644, and a failure leaves the old file. */
+static void test_write_replace(const char *dir) {
+  char path[700], tmp[700], cmd[1400];
+  snprintf(path, sizeof path, "%s/out.json", dir);
+  snprintf(tmp, sizeof tmp, "%s/.out.json.tmp", dir);
+  CHECK_INT(ll_write_replace(path, NULL, "one\n", 4), 0);
+  ll_buf b = {0};
+  CHECK_INT(ll_buf_read_file(&b, path, 100), LL_OK);
+  CHECK_STR(b.p, "one\n");
+  free(b.p);
+  struct stat sb;
+  CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0644);
+  FILE *f = fopen(tmp, "w"); /* left by a killed writer */
+  CHECK(f != NULL);
+  if (f)
+    fclose(f);
+  CHECK_INT(ll_write_replace(path, tmp, "two", 3), 0);
+  b = (ll_buf){0};
+  CHECK_INT(ll_buf_read_file(&b, path, 100), LL_OK);
+  CHECK_STR(b.p, "two");
+  free(b.p);
+  CHECK(access(tmp, F_OK) != 0);
+  /* a link left at the temporary name is removed, never written through */
+  char other[700];
+  snprintf(other, sizeof other, "%s/other", dir);
+  f = fopen(other, "w");
+  CHECK(f != NULL);
+  if (f)
+    fclose(f);
+  CHECK(symlink(other, tmp) == 0);
+  CHECK_INT(ll_write_replace(path, tmp, "three", 5), 0);
+  CHECK(stat(other, &sb) == 0 && sb.st_size == 0);
+  CHECK(lstat(path, &sb) == 0 && S_ISREG(sb.st_mode));
+  char sub[700];
+  snprintf(sub, sizeof sub, "%s/missing/out.json", dir);
+  CHECK_INT(ll_write_replace(sub, NULL, "x", 1), -1);
+  CHECK_INT(errno, ENOENT);
+  /* only out.json and other are in dir: nothing half-written left */
+  snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 2", dir);
+  CHECK(system(cmd) == 0);
+  b = (ll_buf){0};
+  CHECK_INT(ll_buf_read_file(&b, path, 100), LL_OK);
+  CHECK_STR(b.p, "three");
+  free(b.p);
+}
+
 int main(void) {
   test_buf_printf();
   char *d = ll_test_tmpdir();
@@ -206,6 +254,10 @@ int main(void) {
   if (!d)
     return ll_test_report("test_input");
   ll_strlcpy(root, d, sizeof root);
+  char wdir[600];
+  snprintf(wdir, sizeof wdir, "%.500s/replace", d);
+  CHECK(mkdir(wdir, 0700) == 0);
+  test_write_replace(wdir);
   test_refusals();
   test_limits();
   test_read_into();

@@ -19,10 +19,7 @@
 
 /* ---- the directory ---------------------------------------------------- */
 
-/* mkdir -p: every missing parent 0755, the directory itself 0700 (the
- * protected ledger lives in it; a reviewer gets the bundle by copy, or the
- * operator widens it). Each new entry is made durable in its parent. */
-static ll_status mkdir_p(const char *dir, ll_error *err) {
+ll_status ll_ledger_mkdir_p(const char *dir, ll_error *err) {
   char path[PATH_MAX];
   if (!ll_strlcpy(path, dir, sizeof path))
     return ll_fail(err, LL_E_USAGE, "path too long: %s", dir);
@@ -165,7 +162,7 @@ static ll_status open_dir(ll_ledger *l, int create, ll_error *err) {
   if (create && lstat(dir, &sb) != 0) {
     if (errno != ENOENT)
       return ll_fail(err, LL_E_IO, "cannot stat %s: %s", dir, strerror(errno));
-    if ((st = mkdir_p(dir, err)) != LL_OK)
+    if ((st = ll_ledger_mkdir_p(dir, err)) != LL_OK)
       return st;
   }
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

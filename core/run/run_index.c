@@ -2,6 +2,8 @@
  * and the exit code of the whole (run_index.h). */
 #include "run_index.h"
 
+#include "output.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,29 +15,8 @@
 #include <unistd.h>
 
 #include "decide.h"
+#include "ledger.h"
 #include <cjson/cJSON.h>
-
-/* Each missing component made: parents 0755, the last one 0700. */
-static ll_status make_dirs(const char *dir, ll_error *err) {
-  char path[PATH_MAX];
-  if (!ll_strlcpy(path, dir, sizeof path))
-    return ll_fail(err, LL_E_USAGE, "--evidence is too long: %s", dir);
-  size_t len = strlen(path);
-  while (len > 1 && path[len - 1] == '/')
-    path[--len] = '\0';
-  for (char *p = path + 1;; p++) {
-    int last = *p == '\0';
-    if (*p != '/' && !last)
-      continue;
-    *p = '\0';
-    if (mkdir(path, last ? 0700 : 0755) != 0 && errno != EEXIST)
-      return ll_fail(err, LL_E_IO, "cannot create %s: %s", path,
-                     strerror(errno));
-    if (last)
-      return LL_OK;
-    *p = '/';
-  }
-}
 
 ll_status ll_index_prepare(const char *parent, ll_error *err) {
   struct stat sb;
@@ -63,7 +44,7 @@ ll_status ll_index_prepare(const char *parent, ll_error *err) {
   } else if (errno != ENOENT) {
     return ll_fail(err, LL_E_IO, "cannot read %s: %s", parent, strerror(errno));
   }
-  return make_dirs(parent, err);
+  return ll_ledger_mkdir_p(parent, err);
 }
 
 static cJSON *index_json(const char *flow, const char *created_utc,
@@ -121,39 +102,10 @@ ll_status ll_index_write(const char *parent, const char *flow,
   if (!text)
     return ll_fail(err, LL_E_NOMEM, "out of memory writing %s", path);
   ll_status st = LL_OK;
-  (void)unlink(tmp); /* left by an invocation that was killed */
-  int fd =
-      open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    st = ll_fail(err, LL_E_IO, "cannot create %s: %s", tmp, strerror(errno));
-    goto cleanup;
-  }
   size_t len = strlen(text);
   text[len] = '\n'; /* the terminator replaced: written by length */
-  int ok = 1;
-  for (size_t off = 0; ok && off < len + 1;) {
-    ssize_t w = write(fd, text + off, len + 1 - off);
-    if (w < 0 && errno == EINTR)
-      continue;
-    ok = w > 0;
-    if (ok)
-      off += (size_t)w;
-  }
-  ok = fsync(fd) == 0 && ok;
-  ok = close(fd) == 0 && ok;
-  ok = ok && rename(tmp, path) == 0;
-  if (!ok) {
-    int e = errno;
-    unlink(tmp);
-    st = ll_fail(err, LL_E_IO, "cannot write %s: %s", path, strerror(e));
-    goto cleanup;
-  }
-  int dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    (void)fsync(dfd);
-    close(dfd);
-  }
-cleanup:
+  if (ll_write_replace(path, tmp, text, len + 1) != 0)
+    st = ll_fail(err, LL_E_IO, "cannot write %s: %s", path, strerror(errno));
   cJSON_free(text);
   return st;
 }

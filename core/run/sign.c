@@ -17,6 +17,7 @@
 
 #include "hash.h"
 #include "input.h"
+#include "output.h"
 
 extern char **environ;
 
@@ -400,27 +401,8 @@ static ll_status write_sums(const char *dir, const ll_buf *text,
   char tmp[4608], path[4608];
   ll_sign_path(tmp, sizeof tmp, "%s/." LL_SIGN_SUMS ".tmp", dir);
   ll_sign_path(path, sizeof path, "%s/" LL_SIGN_SUMS, dir);
-  int fd =
-      open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return ll_fail(err, LL_E_IO, "cannot create %s: %s", tmp, strerror(errno));
-  int ok = 1;
-  for (size_t off = 0; ok && off < text->n;) {
-    ssize_t w = write(fd, text->p + off, text->n - off);
-    if (w < 0 && errno == EINTR)
-      continue;
-    ok = w > 0;
-    if (ok)
-      off += (size_t)w;
-  }
-  ok = ok && fsync(fd) == 0;
-  ok = close(fd) == 0 && ok;
-  ok = ok && rename(tmp, path) == 0;
-  if (!ok) {
-    int e = errno;
-    unlink(tmp);
-    return ll_fail(err, LL_E_IO, "cannot write %s: %s", path, strerror(e));
-  }
+  if (ll_write_replace(path, tmp, text->p, text->n) != 0)
+    return ll_fail(err, LL_E_IO, "cannot write %s: %s", path, strerror(errno));
   return LL_OK;
 }
 

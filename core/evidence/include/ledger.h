@@ -112,6 +112,12 @@ const cJSON *ll_ledger_export_rows(const ll_ledger *l); /* export */
 long ll_ledger_count(const ll_ledger *l);
 const char *ll_ledger_dir(const ll_ledger *l);
 
+/* mkdir -p: every missing parent 0755, the directory itself 0700 (the
+ * protected ledger lives in it; a reviewer gets the bundle by copy, or the
+ * operator widens it). Each new entry is made durable in its parent. Used
+ * for a bundle and for the parent of a version series (run_index.c). */
+ll_status ll_ledger_mkdir_p(const char *dir, ll_error *err) LL_WARN_UNUSED;
+
 /* Writes dir/name atomically (.name.tmp made O_EXCL | O_NOFOLLOW in the
  * open directory, fsync, renameat over name: a link at name is replaced,
  * never followed), pretty-printed, 0644. */
