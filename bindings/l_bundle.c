@@ -401,3 +401,28 @@ int ll_bundle_expand_index(const char *cmd, const char *dir, char ***list,
   cJSON_Delete(j);
   return rc;
 }
+
+int ll_bundle_cli_opt(ll_bundle_cli *c, int argc, char **argv, int *i,
+                      int *bad) {
+  const char *a = argv[*i];
+  const char *v = *i + 1 < argc && argv[*i + 1][0] ? argv[*i + 1] : NULL;
+  if (strcmp(a, "--export-only") == 0) {
+    *bad = *bad || c->mode != LL_VERIFY_FULL;
+    c->mode = LL_VERIFY_EXPORT_ONLY;
+    return 1;
+  }
+  if (strcmp(a, "--html") == 0) {
+    *bad = *bad || c->html || !v;
+    c->html = v;
+  } else if (strcmp(a, "--jobs") == 0) {
+    char *end = NULL;
+    long j = v ? strtol(v, &end, 10) : 0;
+    *bad = *bad || c->jobs || !v || *end || j < 1 || j > LL_BUNDLE_JOBS_MAX;
+    c->jobs = (int)j;
+  } else {
+    return 0;
+  }
+  if (v)
+    ++*i;
+  return 1;
+}

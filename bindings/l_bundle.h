@@ -34,6 +34,20 @@ int ll_bundle_arg_check(const char *cmd, const char *dir, FILE *errs);
  * bundles, else the online CPUs, at most 4. */
 int ll_bundle_default_jobs(int n);
 
+/* The options compare and qualify share: --export-only, --jobs N (1 ..
+ * LL_BUNDLE_JOBS_MAX) and --html FILE. */
+typedef struct {
+  ll_verify_mode mode;
+  int jobs; /* 0: ll_bundle_default_jobs */
+  const char *html;
+} ll_bundle_cli;
+
+/* 1 when argv[*i] is one of those options: consumed with its value (*i
+ * moves past it), *bad set when the value is missing or wrong or the
+ * option was given twice. 0 when it is not one of them. */
+int ll_bundle_cli_opt(ll_bundle_cli *c, int argc, char **argv, int *i,
+                      int *bad);
+
 /* The summaries of dirs[0..n), in order, as a cJSON array in *out (the
  * caller's): each is what lib.bundle.process made of verify's report,
  * the signature, corroboration.json and, only when verify found the

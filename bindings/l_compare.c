@@ -41,9 +41,8 @@ static const char usage[] =
     "      64 usage or not an evidence directory, 70 internal error\n";
 
 int ll_compare_main(int argc, char **argv, FILE *out, FILE *errs) {
-  const char *html = NULL;
-  int json = 0, jobs = 0, bad = 0;
-  ll_verify_mode mode = LL_VERIFY_FULL;
+  ll_bundle_cli cli = {.mode = LL_VERIFY_FULL};
+  int json = 0, bad = 0;
   char **args = calloc((size_t)argc + 1, sizeof *args);
   int nargs = 0;
   if (!args)
@@ -54,24 +53,19 @@ int ll_compare_main(int argc, char **argv, FILE *out, FILE *errs) {
       fputs(usage, out);
       free(args);
       return 0;
+    } else if (ll_bundle_cli_opt(&cli, argc, argv, &i, &bad)) {
+      continue;
     } else if (strcmp(a, "--json") == 0 && !json) {
       json = 1;
-    } else if (strcmp(a, "--html") == 0 && !html && i + 1 < argc &&
-               argv[i + 1][0]) {
-      html = argv[++i];
-    } else if (strcmp(a, "--export-only") == 0 && mode == LL_VERIFY_FULL) {
-      mode = LL_VERIFY_EXPORT_ONLY;
-    } else if (strcmp(a, "--jobs") == 0 && !jobs && i + 1 < argc) {
-      char *end = NULL;
-      long j = strtol(argv[++i], &end, 10);
-      bad = *end || j < 1 || j > LL_BUNDLE_JOBS_MAX;
-      jobs = (int)j;
     } else if (a[0] == '-') {
       bad = 1;
     } else {
       args[nargs++] = argv[i];
     }
   }
+  const char *html = cli.html;
+  int jobs = cli.jobs;
+  ll_verify_mode mode = cli.mode;
   if (bad || nargs == 0) {
     fputs(usage, errs);
     free(args);

@@ -94,9 +94,9 @@ static const char *value(int argc, char **argv, int *i) {
 }
 
 int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
-  const char *html = NULL, *junit = NULL, *allowed = NULL, *fmt = "text";
-  int require_sig = 0, jobs = 0, bad = 0;
-  ll_verify_mode mode = LL_VERIFY_FULL;
+  ll_bundle_cli cli = {.mode = LL_VERIFY_FULL};
+  const char *junit = NULL, *allowed = NULL, *fmt = "text";
+  int require_sig = 0, bad = 0;
   char **args = calloc((size_t)argc + 1, sizeof *args);
   int nargs = 0;
   if (!args)
@@ -107,31 +107,26 @@ int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
       fputs(usage, out);
       free(args);
       return 0;
+    } else if (ll_bundle_cli_opt(&cli, argc, argv, &i, &bad)) {
+      continue;
     } else if (strcmp(a, "--json") == 0 || strcmp(a, "--md") == 0) {
       bad = strcmp(fmt, "text") != 0;
       fmt = a + 2;
-    } else if (strcmp(a, "--html") == 0 && !html) {
-      bad = !(html = value(argc, argv, &i));
     } else if (strcmp(a, "--junit") == 0 && !junit) {
       bad = !(junit = value(argc, argv, &i));
     } else if (strcmp(a, "--allowed-signers") == 0 && !allowed) {
       bad = !(allowed = value(argc, argv, &i));
     } else if (strcmp(a, "--require-signature") == 0 && !require_sig) {
       require_sig = 1;
-    } else if (strcmp(a, "--export-only") == 0 && mode == LL_VERIFY_FULL) {
-      mode = LL_VERIFY_EXPORT_ONLY;
-    } else if (strcmp(a, "--jobs") == 0 && !jobs) {
-      const char *v = value(argc, argv, &i);
-      char *end = NULL;
-      long j = v ? strtol(v, &end, 10) : 0;
-      bad = !v || *end || j < 1 || j > LL_BUNDLE_JOBS_MAX;
-      jobs = (int)j;
     } else if (a[0] == '-') {
       bad = 1;
     } else {
       args[nargs++] = argv[i];
     }
   }
+  const char *html = cli.html;
+  int jobs = cli.jobs;
+  ll_verify_mode mode = cli.mode;
   if (bad || nargs == 0) {
     fputs(usage, errs);
     free(args);
