@@ -493,6 +493,10 @@ static void test_cell_rows(void) {
   static const ll_step other[] = {
       LIFE(0), PUT(NULL, 0, 201, NULL),   READ(0), ACQ("A", 201, NULL),
       READ(0), PROPS("leased", "locked"), END};
+  /* the same rows, but the cell row claims a later lifecycle than theirs */
+  static const ll_step later[] = {
+      LIFE(0),          PUT(NULL, 0, 201, NULL),   READ(0), ACQ("A", 201, NULL),
+      READF(0, F_CELL), PROPS("leased", "locked"), LIFE(1), END};
   static const struct {
     const ll_step *steps;
     long status;
@@ -501,7 +505,8 @@ static void test_cell_rows(void) {
   } t[] = {{steps, 200, "leased", LL_OK},
            {steps, 412, "leased", LL_E_TAMPER},
            {steps, 200, "broken", LL_E_TAMPER},
-           {other, 200, "leased", LL_E_TAMPER}};
+           {other, 200, "leased", LL_E_TAMPER},
+           {later, 200, "leased", LL_E_TAMPER}};
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     ll_rb b;
     rb_init(&b, &LL_AZURE, 1);

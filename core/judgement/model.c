@@ -70,7 +70,11 @@ static void remember_event(ll_model *m, const cJSON *row, const char *cls) {
                               : "");
   cJSON_AddNumberToObject(e, "http_status",
                           ll_json_long(row, "http_status", 0));
-  /* what a lease-table cell row copies from it (model_cell.c) */
+  /* what a lease-table cell row copies from it, and where it stands
+   * (model_cell.c) */
+  cJSON_AddNumberToObject(e, "seq", ll_json_double(row, "seq", 0));
+  cJSON_AddNumberToObject(e, "fixture_epoch",
+                          ll_json_double(row, "fixture_epoch", -1));
   if (ll_json_str(row, "cell"))
     cJSON_AddStringToObject(e, "cell", ll_json_str(row, "cell"));
   if (ll_json_str(row, "azure_error_code"))

@@ -45,7 +45,17 @@ static int same_str(const char *a, const char *b) {
   return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/* The observation is a copy of the outcome rows the cell row names: the
+/* a was appended before b, or either is absent; a row being folded before
+ * the ledger numbers it (seq 0, the live run's own fold) is not ordered:
+ * verify, folding the file, sees every seq. */
+static int before(const cJSON *a, const cJSON *b) {
+  long sa = a ? ll_json_long(a, "seq", 0) : 0;
+  long sb = b ? ll_json_long(b, "seq", 0) : 0;
+  return sa <= 0 || sb <= 0 || sa < sb;
+}
+
+/* The observation is a copy of the outcome rows the cell row names, all of
+ * its own lifecycle and in the order they were sent: the
  * attempt (an outcome row of this very cell): its status and code (none: status
  * 0, the duration expiring), the first read's lease state, the content read's
  * revision (null unless it answered 200 with one). A row that differs from them
@@ -69,7 +79,15 @@ static ll_status copied_from_events(const ll_model *m, const cJSON *row,
   char label[80];
   snprintf(label, sizeof label, "%s/%s", ll_json_pstr(row, "state"),
            ll_json_pstr(row, "op"));
+  /* the rows it names are of its own lifecycle, in the order the engine
+   * sends them: the attempt, the properties read, the content read */
+  long ep = ll_json_long(row, "fixture_epoch", -1);
+  int in_order = (!att || ll_json_long(att, "fixture_epoch", -2) == ep) &&
+                 (!p || ll_json_long(p, "fixture_epoch", -2) == ep) &&
+                 (!g || ll_json_long(g, "fixture_epoch", -2) == ep) &&
+                 before(att, p) && before(p, g);
   int ok =
+      in_order &&
       (att_id == NULL ||
        (att != NULL && same_str(ll_json_str(att, "cell"), label))) &&
       p != NULL &&
