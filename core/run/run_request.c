@@ -337,14 +337,29 @@ static ll_status send(req *q, ll_error *err) {
 
 /* A lease-table acquire proposed no ID: the one the service returned is
  * bound as "X" (the sanitizer and a recording then know it); it is never
- * sent by the run, a cleanup breaks it. */
+ * sent by the run, a cleanup breaks it. An ID too long to be a GUID cannot
+ * be bound: it is kept out of both ledgers as a credential is (row is
+ * redacted again, now that the scan knows it), and the request fails, so
+ * the table stops with a lease it cannot name. */
 static ll_status bind_returned(ll_run *r, const ll_http_response *resp,
-                               ll_error *err) {
+                               cJSON *row, ll_error *err) {
   ll_blob_result br;
-  if (ll_blob_parse(resp, &br) != LL_OK || br.status != 201 ||
-      !br.lease_id[0] || strlen(br.lease_id) >= LL_GUID_LEN)
+  if (ll_blob_parse(resp, &br) != LL_OK || br.status != 201 || !br.lease_id[0])
     return LL_OK;
-  return ll_run_bind_row(r, "X", br.lease_id, "active", err);
+  size_t n = strlen(br.lease_id);
+  if (n < LL_GUID_LEN)
+    return ll_run_bind_row(r, "X", br.lease_id, "active", err);
+  ll_status st =
+      ll_ledger_add_named_secret(r->ledger, br.lease_id, "lease-id", err);
+  if (st == LL_OK && row && ll_ledger_redact(r->ledger, row, NULL) != LL_OK)
+    st = ll_fail(err, LL_E_NOMEM, "out of memory");
+  if (st != LL_OK)
+    return st;
+  return ll_fail(err, LL_E_BAD_LEASE_ID,
+                 "the service answered an acquire with a lease ID of %zu "
+                 "characters, not a GUID: it is kept out of the evidence, "
+                 "and the table stops (break the lease as the operator)",
+                 n);
 }
 
 /* 5. outcome: the classified row, then what it calls for (the read that
@@ -375,7 +390,7 @@ static ll_status outcome(req *q, cJSON **out_row, ll_error *err) {
   ll_error berr = {0};
   if (q->s->cell && q->s->op == LL_OP_LEASE_ACQUIRE && !q->pw &&
       oc == LL_OUTCOME_RESPONSE)
-    bound = bind_returned(r, &q->resp, &berr);
+    bound = bind_returned(r, &q->resp, row, &berr);
   if (bound == LL_E_NOMEM || bound == LL_E_DURABILITY || bound == LL_E_IO) {
     cJSON_Delete(row);
     if (err)
