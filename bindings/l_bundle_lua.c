@@ -27,20 +27,6 @@ typedef struct {
   int rows_arg; /* 1-based index of an export-rows argument, or 0 */
 } lib_call;
 
-/* The message handler: a string gets its traceback; a table's raw code
- * and message are used, and nothing of the value runs. */
-static int traceback(lua_State *L) {
-  if (lua_type(L, 1) == LUA_TTABLE) {
-    ll_lua_push_error_line(L, 1, "error", "(a table)");
-    return 1;
-  }
-  const char *msg = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
-  if (!msg)
-    msg = lua_pushfstring(L, "(a %s raised)", luaL_typename(L, 1));
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
-
 lua_State *ll_bundle_state(FILE *errs) {
   lua_State *L = luaL_newstate();
   if (!L) {
@@ -138,7 +124,7 @@ int ll_bundle_call_rows(lua_State *L, const char *cmd, const char *module,
                 .nargs = nargs,
                 .nres = nres,
                 .rows_arg = rows_arg};
-  lua_pushcfunction(L, traceback);
+  lua_pushcfunction(L, ll_lua_traceback);
   int h = lua_gettop(L);
   lua_pushcfunction(L, do_call);
   lua_pushlightuserdata(L, &c);

@@ -296,3 +296,15 @@ lua_Integer ll_lua_arg_int(lua_State *L, int idx, const char *fn,
                            const char *name, lua_Integer lo, lua_Integer hi) {
   return to_integer(L, idx, fn, name, lo, hi);
 }
+
+int ll_lua_traceback(lua_State *L) {
+  if (lua_type(L, 1) == LUA_TTABLE) {
+    ll_lua_push_error_line(L, 1, "error", "(a table)");
+    return 1;
+  }
+  const char *msg = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
+  if (!msg)
+    msg = lua_pushfstring(L, "(a %s raised)", luaL_typename(L, 1));
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}

@@ -38,6 +38,10 @@ int ll_lua_error_code(lua_State *L, int idx, ll_code *code);
  * metamethod runs): CODE is the code C recorded when it made the table,
  * else its string field code, else no_code; message its string field
  * message, else no_message. Never raises. */
+/* A message handler for lua_pcall: a string gets its traceback; a table's
+ * raw code and message are used, and nothing of the value runs (no
+ * __tostring, no __index: a handler that raises is a lost result). */
+int ll_lua_traceback(lua_State *L);
 void ll_lua_push_error_line(lua_State *L, int idx, const char *no_code,
                             const char *no_message);
 /* The exit code of an error table made by ll_lua_push_error (whatever a

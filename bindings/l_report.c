@@ -42,21 +42,6 @@ typedef struct {
   const char *compare_html;        /* --compare OTHER's section, or NULL */
 } render_args;
 
-/* The message handler: a string gets its traceback; a table's raw string
- * code and message are used, and nothing of the value runs (no
- * __tostring, no __index: a handler that raises is a lost report). */
-static int traceback(lua_State *L) {
-  if (lua_type(L, 1) == LUA_TTABLE) {
-    ll_lua_push_error_line(L, 1, "error", "(a table)");
-    return 1;
-  }
-  const char *msg = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
-  if (!msg)
-    msg = lua_pushfstring(L, "(a %s raised)", luaL_typename(L, 1));
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
-
 /* Runs under lua_pcall, so a Lua error never skips the caller's cleanup:
  * the cJSON trees stay owned by ll_report_main. Returns html, markdown. */
 static int render(lua_State *L) {
@@ -332,7 +317,7 @@ int ll_report_main_with(const char *dir, const char *outdir,
                       .corroboration = corroboration,
                       .corroboration_query = query,
                       .compare_html = compare_html};
-  lua_pushcfunction(L, traceback);
+  lua_pushcfunction(L, ll_lua_traceback);
   lua_pushcfunction(L, render);
   lua_pushlightuserdata(L, &args);
   if (lua_pcall(L, 1, 2, -3) != LUA_OK) {
