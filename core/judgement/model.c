@@ -40,9 +40,8 @@ static void add_reconcile(ll_model *m, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* Drops o[k] if there: searched from the last key, where the event of
- * the row before (a read's intent, then its outcome) sits, instead of
- * through every event of the run. */
+/* Drops o[k] if there: searched from the last key, where the intent of
+ * the row before sits (open_intents holds only the intents still open). */
 static void drop_key_from_end(cJSON *o, const char *k) {
   cJSON *first = o ? o->child : NULL;
   for (cJSON *c = first ? first->prev : NULL; c;
@@ -82,8 +81,7 @@ static void remember_event(ll_model *m, const cJSON *row, const char *cls) {
   if (cJSON_IsNumber(ll_json_get(row, "content_revision")))
     cJSON_AddNumberToObject(e, "content_revision",
                             ll_json_double(row, "content_revision", -1));
-  drop_key_from_end(m->events, id);
-  ll_json_add(m->events, id, e);
+  ll_model_event_put(m, id, e); /* a failure is counted (ll_model_apply) */
 }
 
 static void add_doubt(ll_model *m, const cJSON *row, ll_op op) {
@@ -416,16 +414,9 @@ static ll_status apply_finding(ll_model *m, cJSON *row, int fill,
   const char *kind = ll_json_str(row, "kind");
   const char *res = ll_json_str(row, "result");
   if (kind && strcmp(kind, "window") == 0) {
-    const cJSON *b =
-        ll_json_get(m->events, ll_json_str(row, "before_event")
-                                   ? ll_json_str(row, "before_event")
-                                   : "");
-    const cJSON *p = ll_json_get(m->events, ll_json_str(row, "put_event")
-                                                ? ll_json_str(row, "put_event")
-                                                : "");
-    const cJSON *a = ll_json_get(
-        m->events,
-        ll_json_str(row, "after_event") ? ll_json_str(row, "after_event") : "");
+    const cJSON *b = ll_model_event(m, ll_json_str(row, "before_event"));
+    const cJSON *p = ll_model_event(m, ll_json_str(row, "put_event"));
+    const cJSON *a = ll_model_event(m, ll_json_str(row, "after_event"));
 #define BREAKING(e)                                                            \
   ((e) && strcmp(ll_json_pstr(e, "state"), "breaking") == 0 &&                 \
    strcmp(ll_json_pstr(e, "status"), "locked") == 0)

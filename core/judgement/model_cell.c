@@ -63,14 +63,14 @@ static int before(const cJSON *a, const cJSON *b) {
 static ll_status copied_from_events(const ll_model *m, const cJSON *row,
                                     const cJSON *o, long seq, ll_error *err) {
   const char *att_id = ll_json_str(row, "attempt_event");
-  const cJSON *att = att_id ? ll_json_get(m->events, att_id) : NULL;
+  const cJSON *att = ll_model_event(m, att_id);
   const cJSON *evs = ll_json_get(row, "observe_events");
   const cJSON *e0 = cJSON_GetArrayItem(evs, 0),
               *e1 = cJSON_GetArrayItem(evs, 1);
   const cJSON *p =
-      cJSON_IsString(e0) ? ll_json_get(m->events, e0->valuestring) : NULL;
+      cJSON_IsString(e0) ? ll_model_event(m, e0->valuestring) : NULL;
   const cJSON *g =
-      cJSON_IsString(e1) ? ll_json_get(m->events, e1->valuestring) : NULL;
+      cJSON_IsString(e1) ? ll_model_event(m, e1->valuestring) : NULL;
   const char *ps = p ? ll_json_str(p, "state") : NULL;
   const cJSON *rev = ll_json_get(o, "content_revision");
   const cJSON *grev = g && ll_json_long(g, "http_status", 0) == 200

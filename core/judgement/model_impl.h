@@ -124,6 +124,8 @@ struct ll_model {
   cJSON *doubts;       /* array of {event_id, operation, revision, actor} */
   cJSON *open_intents; /* object event_id -> intent row copy */
   cJSON *events; /* event_id -> {operation, class, state, status, actor} */
+  cJSON **ev_slots; /* model_events.c: the index of events, by event_id */
+  size_t ev_cap, ev_n;
   cJSON *hold_reasons;
   cJSON *reconcile_reasons;
   /* the reasons counted apart from their text (model.c add_hold) */
@@ -157,6 +159,13 @@ struct ll_model {
 /* model.c: fills (fill) or checks the derived fields of row. */
 ll_status ll_model_settle(cJSON *row, cJSON *derived, int fill,
                           ll_error *err) LL_WARN_UNUSED;
+
+/* model_events.c: the outcome summary of event id, or NULL; _put
+ * stores e (taken) as id's, replacing any, 0 when out of memory (e
+ * freed). */
+const cJSON *ll_model_event(const ll_model *m, const char *id);
+int ll_model_event_put(ll_model *m, const char *id, cJSON *e);
+void ll_model_events_free(ll_model *m);
 
 /* model_cell.c: the lease table's cell rows and its counts. */
 ll_status ll_model_apply_cell(ll_model *m, cJSON *row, int fill,

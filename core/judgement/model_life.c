@@ -47,6 +47,7 @@ void ll_model_free(ll_model *m) {
   cJSON_Delete(m->doubts);
   cJSON_Delete(m->open_intents);
   cJSON_Delete(m->events);
+  ll_model_events_free(m);
   cJSON_Delete(m->hold_reasons);
   cJSON_Delete(m->reconcile_reasons);
   free(m);
