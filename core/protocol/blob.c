@@ -188,6 +188,21 @@ static ll_status check_blob(const char *b, ll_error *err) {
   return LL_OK;
 }
 
+/* The account URL's path, once, at init: every request's intent row names
+ * the blob path, and parsing the URL again for each was 2% of a read. */
+static void set_account_path(ll_target *t) {
+  char *path = NULL;
+  CURLU *u = curl_url();
+  if (u &&
+      curl_url_set(u, CURLUPART_URL, t->account_url, CURLU_PATH_AS_IS) ==
+          CURLUE_OK &&
+      curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK &&
+      strcmp(path, "/") != 0)
+    ll_strlcpy(t->account_path, path, sizeof t->account_path);
+  curl_free(path);
+  curl_url_cleanup(u);
+}
+
 ll_status ll_target_init(ll_target *t, const char *account_url,
                          const char *container, const char *blob,
                          ll_error *err) {
@@ -208,6 +223,7 @@ ll_status ll_target_init(ll_target *t, const char *account_url,
   }
   ll_strlcpy(t->container, container, sizeof t->container);
   ll_strlcpy(t->blob, blob, sizeof t->blob);
+  set_account_path(t);
   return LL_OK;
 }
 
@@ -215,20 +231,8 @@ void ll_target_blob_path(const ll_target *t, char *buf, size_t cap) {
   if (!buf || cap == 0)
     return;
   buf[0] = '\0';
-  if (!t)
-    return;
-  const char *acct = "";
-  char *path = NULL;
-  CURLU *u = curl_url();
-  if (u &&
-      curl_url_set(u, CURLUPART_URL, t->account_url, CURLU_PATH_AS_IS) ==
-          CURLUE_OK &&
-      curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK &&
-      strcmp(path, "/") != 0)
-    acct = path;
-  snprintf(buf, cap, "%s/%s/%s", acct, t->container, t->blob);
-  curl_free(path);
-  curl_url_cleanup(u);
+  if (t)
+    snprintf(buf, cap, "%s/%s/%s", t->account_path, t->container, t->blob);
 }
 
 /* ---- request --------------------------------------------------------- */

@@ -35,6 +35,7 @@ const char *ll_op_method(ll_op op);
 /* Target: https://host[:port]/<account path?>, container, blob. */
 typedef struct {
   char account_url[512]; /* scheme://host[:port][/account] without trailing / */
+  char account_path[512]; /* its path: "/devstoreaccount1", or "" */
   char container[64];
   char blob[256];
 } ll_target;
