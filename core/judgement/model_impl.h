@@ -123,7 +123,7 @@ struct ll_model {
   cJSON *actors;       /* manifest permitted_actors */
   cJSON *doubts;       /* array of {event_id, operation, revision, actor} */
   cJSON *open_intents; /* object event_id -> intent row copy */
-  cJSON *events; /* event_id -> {operation, class, state, status, actor} */
+  cJSON *events;    /* event_id -> {operation, class, state, status, actor} */
   cJSON **ev_slots; /* model_events.c: the index of events, by event_id */
   size_t ev_cap, ev_n;
   cJSON *hold_reasons;
