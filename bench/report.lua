@@ -60,6 +60,31 @@ F.ours_wire_tmpfs = median(collect(function(r) return r.fig == "read" and r.wher
   function(r) return r.data.wire_ms.p50 end))
 F.js_read = median(collect(function(r) return r.fig == "read" and r.data and r.data.who == "js" end,
   function(r) return r.data.e2e_ms.p50 end))
+-- Request to request, both clients through bench/cadence.c's send shim.
+F.floor_cadence = median(collect(function(r) return r.fig == "read" and r.who == "floor" end,
+  function(r) return r.cadence_ms.p50 end))
+F.ours_cadence = median(collect(function(r) return r.fig == "read" and r.where == "disk" end,
+  function(r) return r.cadence_ms.p50 end))
+-- Paired: ours on disk over the floor of the same run, run by run.
+local function paired(get_ours, get_floor)
+  local floor, v = {}, {}
+  for _, r in ipairs(rows) do
+    if r.fig == "read" and r.who == "floor" and r.run >= 1 then
+      local ok, x = pcall(get_floor, r)
+      floor[r.run] = ok and x or nil
+    end
+  end
+  for _, r in ipairs(rows) do
+    if r.fig == "read" and r.where == "disk" and r.run >= 1 and floor[r.run] then
+      local ok, x = pcall(get_ours, r)
+      if ok and type(x) == "number" and type(floor[r.run]) == "number" then v[#v + 1] = x / floor[r.run] end
+    end
+  end
+  table.sort(v)
+  return v
+end
+F.paired_total = paired(function(r) return r.data.e2e_ms.p50 end, function(r) return r.e2e_ms.p50 end)
+F.paired_cadence = paired(function(r) return r.cadence_ms.p50 end, function(r) return r.cadence_ms.p50 end)
 
 local function handoff(who, get)
   return median(collect(function(r) return r.fig == "handoff" and r.who == who end, get))
@@ -182,6 +207,12 @@ if F.ours_read_tmpfs then
     ms(F.ours_read_tmpfs, 3), ms(F.floor_read, 3), ms(F.js_read, 3), rx(t_floor), rx(t_js),
     verdict(t_floor and t_js and t_floor <= 1.15 and t_js <= 0.35))
 end
+if F.ours_cadence and F.floor_cadence then
+  local c_floor = ratio(F.ours_cadence, F.floor_cadence)
+  p("| Per-request p50, reads, request to request (durable ledger), both clients timed by bench/cadence.c" ..
+    " | %s | %s | - | %s floor | <= 1.15x floor | %s |",
+    ms(F.ours_cadence, 3), ms(F.floor_cadence, 3), rx(c_floor), verdict(c_floor and c_floor <= 1.15))
+end
 local b_js = ratio(F.ours_bracket, F.js_bracket)
 p("| Bracket width, rev 3 probe (Put on a fresh connection) | %s | - | %s | %s JS | <= 0.5x JS | %s |",
   ms(F.ours_bracket), ms(F.js_bracket), rx(b_js), verdict(b_js and b_js <= 0.5))
@@ -235,6 +266,13 @@ p("Handoff context (ours): %s requests, %s of them mutations on fresh connection
   ms(F.ours_span, 1), ms(F.ours_handoff_lag, 1),
   F.version_rss and string.format("%.1f MB", F.version_rss / 1024) or "n/a", machine.js_poll_ms,
   ms(F.js_require, 0), int(F.ours_conns), int(F.ours_fulls), int(F.js_conns), int(F.js_fulls))
+local function spread(v)
+  if #v == 0 then return "n/a" end
+  return string.format("%.2fx to %.2fx (median %.2fx, %d runs)", v[1], v[#v], median(v), #v)
+end
+p("")
+p("Reads, run by run (ours on disk over the floor of the same run): against curl's `time_total` %s; " ..
+  "request to request, against curl's own request to request %s.", spread(F.paired_total), spread(F.paired_cadence))
 p("")
 p("### Overhead per read request (ours)")
 p("")

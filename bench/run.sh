@@ -137,6 +137,19 @@ code=$(curl -K "$tmp/curl-auth.cfg" -o /dev/null -w '%{http_code}' -X PUT \
 cmake --build "$build" --target ll_bench_overhead >/dev/null ||
   die "could not build bench/overhead.c (cmake --build $build --target ll_bench_overhead)"
 cp "$build/ll_bench_overhead" "$tmp/overhead"
+# The send shim (bench/cadence.c): both clients' request-to-request times,
+# taken the same way from outside each process.
+cmake --build "$build" --target ll_bench_cadence >/dev/null ||
+  die "could not build bench/cadence.c (cmake --build $build --target ll_bench_cadence)"
+cadence_so=$build/libll_bench_cadence.so
+[[ -f $cadence_so ]] || die "bench/cadence.c built no $cadence_so"
+# cadence WHO OUT: the JSON of bench/cadence.lua over the sends in OUT
+cadence() {
+  local o
+  o=$(lua5.4 bench/cadence.lua "$2" 10 "$nreads") || die "bench/cadence.lua failed on $2 ($1)"
+  [[ $o != null ]] || die "$1: no run of requests among the sends in $2"
+  printf '%s' "$o"
+}
 # The conditions: other processes' load, and what one append + fsync costs
 # on the evidence disk right now (both at the start and at the end).
 conditions() {
@@ -166,7 +179,9 @@ lua5.4 -e '
   echo 'head'
   # shellcheck disable=SC2028  # curl itself reads the \n
   echo 'write-out = "%{time_total} %{http_code} %{num_connects}\n"'
-  for _ in $(seq 1 $((nreads + 10))); do
+  # 10 warm-up requests, then nreads + 1, so that nreads intervals follow
+  # the warm-up, as in bench/reads.lua
+  for _ in $(seq 1 $((nreads + 11))); do
     printf 'url = "%s"\noutput = "/dev/null"\n' "$floor_url"
   done
 } >"$tmp/curl-floor.cfg"
@@ -174,17 +189,20 @@ chmod 0600 "$tmp/curl-floor.cfg"
 
 for run in $(seq 0 "$runs"); do
   say "reads: run $run of $runs (0 is the warm-up): curl, ours (disk), ours (tmpfs), JS"
-  curl -K "$tmp/curl-floor.cfg" >"$tmp/floor.out"
+  LD_PRELOAD=$cadence_so LL_CADENCE_OUT=$tmp/cadence.floor curl -K "$tmp/curl-floor.cfg" >"$tmp/floor.out"
   bad=$(awk '$2 != 200' "$tmp/floor.out" | wc -l)
   conns=$(awk '{s += $3} END {print s}' "$tmp/floor.out")
   ((bad == 0)) || die "curl floor: $bad requests did not answer 200"
   s=$(tail -n "$nreads" "$tmp/floor.out" | awk '{print $1 * 1000}' | stats)
-  rec "{\"fig\":\"read\",\"who\":\"floor\",\"run\":$run,\"connections\":$conns,\"e2e_ms\":$s}"
+  c=$(cadence "curl floor" "$tmp/cadence.floor")
+  rec "{\"fig\":\"read\",\"who\":\"floor\",\"run\":$run,\"connections\":$conns,\"e2e_ms\":$s,\"cadence_ms\":$c}"
 
-  AZURE_STORAGE_BLOB=reads-$run.json ours "$tmp/reads.out" bench/reads.lua --manifest "$manifest" \
+  LD_PRELOAD=$cadence_so LL_CADENCE_OUT=$tmp/cadence.ours AZURE_STORAGE_BLOB=reads-$run.json \
+    ours "$tmp/reads.out" bench/reads.lua --manifest "$manifest" \
     --evidence "$evdisk/reads-$run" --n "$nreads" --warmup 10 || die "ours (reads) failed"
   o=$(cat "$tmp/reads.out")
-  rec "{\"fig\":\"read\",\"run\":$run,\"where\":\"disk\",\"data\":$o}"
+  c=$(cadence ours "$tmp/cadence.ours")
+  rec "{\"fig\":\"read\",\"run\":$run,\"where\":\"disk\",\"data\":$o,\"cadence_ms\":$c}"
   if [[ -n $evshm ]]; then
     AZURE_STORAGE_BLOB=reads-shm-$run.json ours "$tmp/reads.out" bench/reads.lua --manifest "$manifest" \
       --evidence "$evshm/reads-$run" --n "$nreads" --warmup 10 || die "ours (reads, tmpfs) failed"
