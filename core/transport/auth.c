@@ -6,6 +6,7 @@
 #include "auth_impl.h"
 #include "hash.h"
 #include "input.h"
+#include "jwt.h"
 #include "secret.h"
 
 #include <openssl/crypto.h>
@@ -223,19 +224,11 @@ static ll_status sas_source(const ll_auth_options *opts, ll_clock *clock,
 /* auth_ident.h's fingerprint of a user-assigned identity's client ID. */
 static ll_status client_id_fingerprint(const char *id,
                                        char out[LL_FINGERPRINT_LEN]) {
-  char text[300], hex[LL_SHA256_HEX];
+  char text[300];
   int n = snprintf(text, sizeof text, "leaselua-client-id-v1:%s", id);
   if (n < 0 || (size_t)n >= sizeof text)
     return LL_E_USAGE;
-  for (int i = 0; i < n; i++)
-    if (text[i] >= 'A' && text[i] <= 'Z')
-      text[i] = (char)(text[i] - 'A' + 'a');
-  ll_status st = ll_sha256_hex(text, (size_t)n, hex);
-  if (st != LL_OK)
-    return st;
-  memcpy(out, hex, LL_FINGERPRINT_LEN - 1);
-  out[LL_FINGERPRINT_LEN - 1] = '\0';
-  return LL_OK;
+  return ll_fingerprint_text(text, (size_t)n, out);
 }
 
 /* The principal, from the token's claims or the SAS's fields. A bearer

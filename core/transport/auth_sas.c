@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "secret.h"
 
 static int take_digits(const char **p, const char *end, int n, int *out) {
@@ -28,16 +29,6 @@ static int take(const char **p, const char *end, char c) {
     return 1;
   }
   return 0;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
-static int64_t days_from_civil(int64_t y, int m, int d) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
 }
 
 static int days_in_month(int y, int m) {
@@ -94,7 +85,8 @@ ll_status ll_auth_sas_time(const char *s, size_t len, int64_t *out_ms) {
   }
   if (p != end)
     return LL_E_PARSE;
-  int64_t t = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi - off) * 60 + sec;
+  int64_t t =
+      ((ll_days_from_civil(y, mo, d) * 24 + h) * 60 + mi - off) * 60 + sec;
   *out_ms = t * 1000 + ms;
   return LL_OK;
 }

@@ -185,11 +185,19 @@ ll_status ll_principal_fingerprint(const char *tid, const char *oid,
     return LL_E_USAGE;
   char text[600];
   int n = snprintf(text, sizeof text, "leaselua-principal-v1:%s:%s", tid, oid);
-  for (int i = 0; i < n; i++)
+  if (n < 0 || (size_t)n >= sizeof text)
+    return LL_E_USAGE;
+  return ll_fingerprint_text(text, (size_t)n, out);
+}
+
+ll_status ll_fingerprint_text(char *text, size_t n,
+                              char out[LL_FINGERPRINT_LEN]) {
+  out[0] = '\0';
+  for (size_t i = 0; i < n; i++)
     if (text[i] >= 'A' && text[i] <= 'Z')
       text[i] = (char)(text[i] - 'A' + 'a');
   char hex[LL_SHA256_HEX];
-  ll_status st = ll_sha256_hex(text, (size_t)n, hex);
+  ll_status st = ll_sha256_hex(text, n, hex);
   if (st != LL_OK)
     return st;
   memcpy(out, hex, LL_FINGERPRINT_LEN - 1);

@@ -46,6 +46,11 @@ ll_status ll_jwt_ids_read(const char *jwt, ll_jwt_ids *out,
 #define LL_FINGERPRINT_LEN 17 /* 16 hex digits and NUL */
 ll_status ll_principal_fingerprint(const char *tid, const char *oid,
                                    char out[LL_FINGERPRINT_LEN]) LL_WARN_UNUSED;
+/* The one fingerprint rule both identities' fingerprints follow (the
+ * principal's above, auth_ident.h's client ID): text[0..n) lowercased in
+ * place (ASCII), then the first 16 hex digits of its SHA-256. */
+ll_status ll_fingerprint_text(char *text, size_t n,
+                              char out[LL_FINGERPRINT_LEN]) LL_WARN_UNUSED;
 
 /* Mint the unsigned JWT Azurite's --oauth basic accepts: aud
  * https://storage.azure.com, iss https://sts.windows.net/<tenant>/, nbf and
