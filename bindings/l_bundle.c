@@ -402,6 +402,41 @@ int ll_bundle_expand_index(const char *cmd, const char *dir, char ***list,
   return rc;
 }
 
+int ll_bundle_cli_parse(ll_bundle_cli *c, int argc, char **argv,
+                        const char *usage, FILE *out, FILE *errs,
+                        ll_bundle_cli_extra extra, void *ctx) {
+  int bad = 0;
+  c->nargs = 0;
+  c->args = calloc((size_t)argc + 1, sizeof *c->args);
+  if (!c->args)
+    return 70;
+  for (int i = 0; !bad && i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0) {
+      fputs(usage, out);
+      return 0;
+    }
+    if (ll_bundle_cli_opt(c, argc, argv, &i, &bad) ||
+        (extra && extra(ctx, argc, argv, &i, &bad)))
+      continue;
+    if (a[0] == '-')
+      bad = 1;
+    else
+      c->args[c->nargs++] = argv[i];
+  }
+  if (bad || c->nargs == 0) {
+    fputs(usage, errs);
+    return 64;
+  }
+  return -1;
+}
+
+void ll_bundle_cli_free(ll_bundle_cli *c) {
+  free(c->args);
+  c->args = NULL;
+  c->nargs = 0;
+}
+
 int ll_bundle_cli_opt(ll_bundle_cli *c, int argc, char **argv, int *i,
                       int *bad) {
   const char *a = argv[*i];

@@ -40,7 +40,25 @@ typedef struct {
   ll_verify_mode mode;
   int jobs; /* 0: ll_bundle_default_jobs */
   const char *html;
+  char **args; /* the bundle arguments, in order (ll_bundle_cli_parse) */
+  int nargs;
 } ll_bundle_cli;
+
+/* A command's own options for ll_bundle_cli_parse: 1 when argv[*i] is one
+ * (consumed with its value, *bad set when it is wrong or given twice), 0
+ * when it is not. */
+typedef int (*ll_bundle_cli_extra)(void *ctx, int argc, char **argv, int *i,
+                                   int *bad);
+
+/* The argument loop compare and qualify share: --help (usage on out), the
+ * shared options below, the command's own (extra, may be NULL) and the
+ * bundle arguments, collected in c->args. Returns -1 to go on, else the
+ * exit: 0 after --help, 64 on a bad option or no bundle (usage on errs),
+ * 70 out of memory. ll_bundle_cli_free frees c->args in every case. */
+int ll_bundle_cli_parse(ll_bundle_cli *c, int argc, char **argv,
+                        const char *usage, FILE *out, FILE *errs,
+                        ll_bundle_cli_extra extra, void *ctx);
+void ll_bundle_cli_free(ll_bundle_cli *c);
 
 /* 1 when argv[*i] is one of those options: consumed with its value (*i
  * moves past it), *bad set when the value is missing or wrong or the

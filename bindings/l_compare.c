@@ -40,41 +40,33 @@ static const char usage[] =
     "inconsistent,\n"
     "      64 usage or not an evidence directory, 70 internal error\n";
 
+/* compare's own option: --json, once. */
+static int json_opt(void *ctx, int argc, char **argv, int *i, int *bad) {
+  int *json = ctx;
+  (void)argc;
+  if (strcmp(argv[*i], "--json") != 0)
+    return 0;
+  *bad = *bad || *json;
+  *json = 1;
+  return 1;
+}
+
 int ll_compare_main(int argc, char **argv, FILE *out, FILE *errs) {
   ll_bundle_cli cli = {.mode = LL_VERIFY_FULL};
-  int json = 0, bad = 0;
-  char **args = calloc((size_t)argc + 1, sizeof *args);
-  int nargs = 0;
-  if (!args)
-    return 70;
-  for (int i = 0; !bad && i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0) {
-      fputs(usage, out);
-      free(args);
-      return 0;
-    } else if (ll_bundle_cli_opt(&cli, argc, argv, &i, &bad)) {
-      continue;
-    } else if (strcmp(a, "--json") == 0 && !json) {
-      json = 1;
-    } else if (a[0] == '-') {
-      bad = 1;
-    } else {
-      args[nargs++] = argv[i];
-    }
+  int json = 0;
+  int parsed =
+      ll_bundle_cli_parse(&cli, argc, argv, usage, out, errs, json_opt, &json);
+  if (parsed >= 0) {
+    ll_bundle_cli_free(&cli);
+    return parsed;
   }
   const char *html = cli.html;
   int jobs = cli.jobs;
   ll_verify_mode mode = cli.mode;
-  if (bad || nargs == 0) {
-    fputs(usage, errs);
-    free(args);
-    return 64;
-  }
   char **dirs = NULL;
   int n = 0;
-  int rc = ll_qualify_dirs("compare", args, nargs, &dirs, &n, errs);
-  free(args);
+  int rc = ll_qualify_dirs("compare", cli.args, cli.nargs, &dirs, &n, errs);
+  ll_bundle_cli_free(&cli);
   cJSON *sums = NULL, *opts = NULL, *base = NULL;
   lua_State *L = NULL;
   if (rc == 0 && n < 2) {

@@ -93,62 +93,61 @@ static const char *value(int argc, char **argv, int *i) {
   return argv[++*i];
 }
 
+/* qualify's own options. */
+typedef struct {
+  const char *junit, *allowed, *fmt;
+  int require_sig;
+} qualify_opts;
+
+static int qualify_opt(void *ctx, int argc, char **argv, int *i, int *bad) {
+  qualify_opts *q = ctx;
+  const char *a = argv[*i];
+  if (strcmp(a, "--json") == 0 || strcmp(a, "--md") == 0) {
+    *bad = *bad || strcmp(q->fmt, "text") != 0;
+    q->fmt = a + 2;
+  } else if (strcmp(a, "--junit") == 0 && !q->junit) {
+    *bad = *bad || !(q->junit = value(argc, argv, i));
+  } else if (strcmp(a, "--allowed-signers") == 0 && !q->allowed) {
+    *bad = *bad || !(q->allowed = value(argc, argv, i));
+  } else if (strcmp(a, "--require-signature") == 0 && !q->require_sig) {
+    q->require_sig = 1;
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
 int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
   ll_bundle_cli cli = {.mode = LL_VERIFY_FULL};
-  const char *junit = NULL, *allowed = NULL, *fmt = "text";
-  int require_sig = 0, bad = 0;
-  char **args = calloc((size_t)argc + 1, sizeof *args);
-  int nargs = 0;
-  if (!args)
-    return 70;
-  for (int i = 0; !bad && i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0) {
-      fputs(usage, out);
-      free(args);
-      return 0;
-    } else if (ll_bundle_cli_opt(&cli, argc, argv, &i, &bad)) {
-      continue;
-    } else if (strcmp(a, "--json") == 0 || strcmp(a, "--md") == 0) {
-      bad = strcmp(fmt, "text") != 0;
-      fmt = a + 2;
-    } else if (strcmp(a, "--junit") == 0 && !junit) {
-      bad = !(junit = value(argc, argv, &i));
-    } else if (strcmp(a, "--allowed-signers") == 0 && !allowed) {
-      bad = !(allowed = value(argc, argv, &i));
-    } else if (strcmp(a, "--require-signature") == 0 && !require_sig) {
-      require_sig = 1;
-    } else if (a[0] == '-') {
-      bad = 1;
-    } else {
-      args[nargs++] = argv[i];
-    }
+  qualify_opts q = {.fmt = "text"};
+  int parsed =
+      ll_bundle_cli_parse(&cli, argc, argv, usage, out, errs, qualify_opt, &q);
+  if (parsed >= 0) {
+    ll_bundle_cli_free(&cli);
+    return parsed;
   }
+  const char *junit = q.junit, *allowed = q.allowed, *fmt = q.fmt;
+  int require_sig = q.require_sig;
   const char *html = cli.html;
   int jobs = cli.jobs;
   ll_verify_mode mode = cli.mode;
-  if (bad || nargs == 0) {
-    fputs(usage, errs);
-    free(args);
-    return 64;
-  }
   if (require_sig && !allowed) {
     fputs("leaselua: qualify: --require-signature needs --allowed-signers "
           "FILE: a signature counts only for a signer you allow\n",
           errs);
-    free(args);
+    ll_bundle_cli_free(&cli);
     return 64;
   }
   if (allowed && access(allowed, R_OK) != 0) {
     fprintf(errs, "leaselua: qualify: --allowed-signers %s is not readable\n",
             allowed);
-    free(args);
+    ll_bundle_cli_free(&cli);
     return 64;
   }
   char **dirs = NULL;
   int n = 0;
-  int rc = ll_qualify_dirs("qualify", args, nargs, &dirs, &n, errs);
-  free(args);
+  int rc = ll_qualify_dirs("qualify", cli.args, cli.nargs, &dirs, &n, errs);
+  ll_bundle_cli_free(&cli);
   cJSON *sums = NULL, *opts = NULL, *json = NULL;
   lua_State *L = NULL;
   if (rc)
