@@ -70,7 +70,10 @@ ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
 
 __attribute__((destructor)) static void dump(void) {
   const char *out = getenv("LL_CADENCE_OUT");
-  FILE *f = out && *out ? fopen(out, "w") : NULL;
+  /* Only a process that sent something writes: a wrapper that inherits the
+   * preload (timeout, /usr/bin/time) exits after the client and would
+   * otherwise leave an empty file in its place. */
+  FILE *f = nsends && out && *out ? fopen(out, "w") : NULL;
   if (!f)
     return;
   for (size_t i = 0; i < nsends; i++)

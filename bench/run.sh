@@ -148,6 +148,9 @@ cadence() {
   local o
   o=$(lua5.4 bench/cadence.lua "$2" 10 "$nreads") || die "bench/cadence.lua failed on $2 ($1)"
   [[ $o != null ]] || die "$1: no run of requests among the sends in $2"
+  # every interval of the measured reads, or the run of reads was split
+  [[ $o == *"\"n\":$nreads,"* ]] ||
+    die "$1: the sends in $2 hold fewer than $nreads intervals after the warm-up: $o"
   printf '%s' "$o"
 }
 # The conditions: other processes' load, and what one append + fsync costs

@@ -63,6 +63,12 @@ int main(void) {
   CHECK(ll_model_event(m, "e20001") == NULL);
   CHECK(ll_model_event(m, "") == NULL);
 
+  /* a row that names no event (a window finding without before_event)
+   * finds nothing, even when some event was stored under "" */
+  CHECK(ll_model_event_put(m, "", summary(200)));
+  CHECK_INT(status_of(m, ""), 200);
+  CHECK(ll_model_event(m, NULL) == NULL);
+
   /* NULL (an allocation that failed upstream) stores nothing */
   CHECK(!ll_model_event_put(m, "e99999", NULL));
   CHECK(ll_model_event(m, "e99999") == NULL);
