@@ -195,6 +195,25 @@ int ll_bundle_emit(const char *cmd, const char *path, const char *text,
   return fwrite(text, 1, len, out) == len ? 0 : 70;
 }
 
+int ll_bundle_emit_json(lua_State *L, int idx, const char *cmd,
+                        const char *what, FILE *out, FILE *errs) {
+  char why[256];
+  cJSON *j = ll_lua_to_json(L, idx, why, sizeof why);
+  ll_bundle_fix_lists(j);
+  char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+  cJSON_Delete(j);
+  if (!text) {
+    fprintf(errs, "leaselua: %s: %s: %s\n", cmd, what,
+            j ? "out of memory" : why);
+    return 70;
+  }
+  size_t tl = strlen(text);
+  text[tl] = '\n'; /* over the NUL: printed with its length */
+  int e = ll_bundle_emit(cmd, NULL, text, tl + 1, out, errs);
+  free(text);
+  return e;
+}
+
 int ll_bundle_write_file(const char *cmd, const char *path, const char *text,
                          size_t len, FILE *errs) {
   if (ll_write_replace(path, NULL, text, len) != 0) {

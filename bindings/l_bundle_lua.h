@@ -38,6 +38,12 @@ int ll_bundle_emit(const char *cmd, const char *path, const char *text,
  * list (changed, only_a, runs, why, ...) into an empty array: Lua has
  * one empty table for both. */
 void ll_bundle_fix_lists(cJSON *j);
+/* The Lua value at idx (raw access) as one JSON line through
+ * ll_bundle_emit on out, lists fixed as above. 0; or 70 with one line on
+ * errs naming cmd and what (a value JSON cannot hold, out of memory, a
+ * secret in the text). */
+int ll_bundle_emit_json(lua_State *L, int idx, const char *cmd,
+                        const char *what, FILE *out, FILE *errs);
 
 /* The string field key of the table at idx, or NULL (no metamethod). */
 const char *ll_bundle_field(lua_State *L, int idx, const char *key,

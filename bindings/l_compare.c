@@ -11,7 +11,6 @@
 #include <lauxlib.h>
 
 #include "l_bundle.h"
-#include "l_json.h"
 #include "l_qualify.h"
 
 static const char usage[] =
@@ -112,21 +111,9 @@ int ll_compare_main(int argc, char **argv, FILE *out, FILE *errs) {
     lua_Integer k = (lua_Integer)lua_rawlen(L, list);
     for (lua_Integer i = 1; i <= k; i++) {
       lua_rawgeti(L, list, i);
-      char why[256];
-      cJSON *j = ll_lua_to_json(L, -1, why, sizeof why);
-      ll_bundle_fix_lists(j);
-      char *text = j ? cJSON_PrintUnformatted(j) : NULL;
-      cJSON_Delete(j);
+      int e = ll_bundle_emit_json(L, -1, "compare", "the JSON comparison", out,
+                                  errs);
       lua_pop(L, 1);
-      if (!text) {
-        fprintf(errs, "leaselua: compare: the JSON comparison: %s\n",
-                j ? "out of memory" : why);
-        goto cleanup;
-      }
-      size_t tl = strlen(text);
-      text[tl] = '\n'; /* over the NUL: printed with its length */
-      int e = ll_bundle_emit("compare", NULL, text, tl + 1, out, errs);
-      free(text);
       if (e)
         goto cleanup;
     }

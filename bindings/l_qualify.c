@@ -12,7 +12,6 @@
 #include <lauxlib.h>
 
 #include "l_bundle.h"
-#include "l_json.h"
 
 static const char usage[] =
     "usage: leaselua qualify [--json | --md] [--html FILE] [--junit FILE]\n"
@@ -148,7 +147,7 @@ int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
   int n = 0;
   int rc = ll_qualify_dirs("qualify", cli.args, cli.nargs, &dirs, &n, errs);
   ll_bundle_cli_free(&cli);
-  cJSON *sums = NULL, *opts = NULL, *json = NULL;
+  cJSON *sums = NULL, *opts = NULL;
   lua_State *L = NULL;
   if (rc)
     goto cleanup;
@@ -183,20 +182,7 @@ int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
     goto cleanup;
   if (strcmp(fmt, "json") == 0) {
     lua_getfield(L, res, "json");
-    char why[256];
-    json = ll_lua_to_json(L, -1, why, sizeof why);
-    ll_bundle_fix_lists(json);
-    char *text = json ? cJSON_PrintUnformatted(json) : NULL;
-    if (!text) {
-      fprintf(errs, "leaselua: qualify: the JSON table: %s\n",
-              json ? "out of memory" : why);
-      goto cleanup;
-    }
-    size_t tl = strlen(text);
-    text[tl] = '\n'; /* over the NUL: printed with its length */
-    int e = ll_bundle_emit("qualify", NULL, text, tl + 1, out, errs);
-    free(text);
-    if (e)
+    if (ll_bundle_emit_json(L, -1, "qualify", "the JSON table", out, errs))
       goto cleanup;
   } else if (!(s = ll_bundle_field(L, res, fmt, &len)) ||
              ll_bundle_emit("qualify", NULL, s, len, out, errs)) {
@@ -207,7 +193,6 @@ int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
 cleanup:
   if (L)
     lua_close(L);
-  cJSON_Delete(json);
   cJSON_Delete(opts);
   cJSON_Delete(sums);
   ll_qualify_free(dirs, n);
