@@ -195,6 +195,28 @@ int ll_bundle_emit(const char *cmd, const char *path, const char *text,
   return fwrite(text, 1, len, out) == len ? 0 : 70;
 }
 
+int ll_bundle_emit_field(lua_State *L, int idx, const char *key,
+                         const char *cmd, const char *path, FILE *out,
+                         FILE *errs) {
+  size_t len = 0;
+  const char *s = ll_bundle_field(L, idx, key, &len);
+  return s && ll_bundle_emit(cmd, path, s, len, out, errs) == 0 ? 0 : 70;
+}
+
+int ll_bundle_render(const char *cmd, const char *module, const cJSON *sums,
+                     const cJSON *opts, const char *html, lua_State **L,
+                     FILE *out, FILE *errs) {
+  if (!(*L = ll_bundle_state(errs)))
+    return 70;
+  const cJSON *args[2] = {sums, opts};
+  if (ll_bundle_call(*L, cmd, module, "render", args, 2, 1, errs))
+    return 70;
+  if (html &&
+      ll_bundle_emit_field(*L, lua_gettop(*L), "html", cmd, html, out, errs))
+    return 70;
+  return 0;
+}
+
 int ll_bundle_emit_json(lua_State *L, int idx, const char *cmd,
                         const char *what, FILE *out, FILE *errs) {
   char why[256];

@@ -24,6 +24,21 @@ int ll_bundle_call_rows(lua_State *L, const char *cmd, const char *module,
                         const char *fn, const cJSON *const *args, int nargs,
                         int nres, int rows_arg, FILE *errs);
 
+/* compare's and qualify's last step: a fresh sandbox in *L (the caller
+ * closes it, whatever the result), lib.<module>.render(sums, opts), and
+ * the result's html field written to html when the operator named one.
+ * 0 with the result table on top of *L, or 70 (a line on errs). */
+int ll_bundle_render(const char *cmd, const char *module, const cJSON *sums,
+                     const cJSON *opts, const char *html, lua_State **L,
+                     FILE *out, FILE *errs);
+
+/* The string field key of the table at idx through ll_bundle_emit (to
+ * path, or out when path is NULL). 0, or 70 when it is missing or cannot
+ * be emitted. */
+int ll_bundle_emit_field(lua_State *L, int idx, const char *key,
+                         const char *cmd, const char *path, FILE *out,
+                         FILE *errs);
+
 /* Writes len bytes of text to path (an operator's file): a temporary file
  * beside it, fsync'd, renamed over it. 0, or 64 (a line on errs). */
 int ll_bundle_write_file(const char *cmd, const char *path, const char *text,

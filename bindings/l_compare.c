@@ -94,17 +94,10 @@ int ll_compare_main(int argc, char **argv, FILE *out, FILE *errs) {
   opts = cJSON_CreateObject();
   if (!opts || !cJSON_AddBoolToObject(opts, "html", html != NULL))
     goto cleanup;
-  if (!(L = ll_bundle_state(errs)))
-    goto cleanup;
-  const cJSON *cargs[2] = {sums, opts};
-  if (ll_bundle_call(L, "compare", "lib.compare", "render", cargs, 2, 1, errs))
+  if (ll_bundle_render("compare", "lib.compare", sums, opts, html, &L, out,
+                       errs))
     goto cleanup;
   int res = lua_gettop(L);
-  size_t len = 0;
-  const char *s;
-  if (html && (!(s = ll_bundle_field(L, res, "html", &len)) ||
-               ll_bundle_emit("compare", html, s, len, out, errs)))
-    goto cleanup;
   if (json) {
     lua_getfield(L, res, "json");
     int list = lua_gettop(L);
@@ -117,8 +110,7 @@ int ll_compare_main(int argc, char **argv, FILE *out, FILE *errs) {
       if (e)
         goto cleanup;
     }
-  } else if (!(s = ll_bundle_field(L, res, "text", &len)) ||
-             ll_bundle_emit("compare", NULL, s, len, out, errs)) {
+  } else if (ll_bundle_emit_field(L, res, "text", "compare", NULL, out, errs)) {
     goto cleanup;
   }
   lua_getfield(L, res, "exit");

@@ -166,26 +166,18 @@ int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
       !cJSON_AddBoolToObject(opts, "html", html != NULL) ||
       !cJSON_AddBoolToObject(opts, "junit", junit != NULL))
     goto cleanup;
-  if (!(L = ll_bundle_state(errs)))
-    goto cleanup;
-  const cJSON *cargs[2] = {sums, opts};
-  if (ll_bundle_call(L, "qualify", "lib.qualify", "render", cargs, 2, 1, errs))
+  if (ll_bundle_render("qualify", "lib.qualify", sums, opts, html, &L, out,
+                       errs))
     goto cleanup;
   int res = lua_gettop(L);
-  size_t len = 0;
-  const char *s;
-  if (html && (!(s = ll_bundle_field(L, res, "html", &len)) ||
-               ll_bundle_emit("qualify", html, s, len, out, errs)))
-    goto cleanup;
-  if (junit && (!(s = ll_bundle_field(L, res, "junit", &len)) ||
-                ll_bundle_emit("qualify", junit, s, len, out, errs)))
+  if (junit &&
+      ll_bundle_emit_field(L, res, "junit", "qualify", junit, out, errs))
     goto cleanup;
   if (strcmp(fmt, "json") == 0) {
     lua_getfield(L, res, "json");
     if (ll_bundle_emit_json(L, -1, "qualify", "the JSON table", out, errs))
       goto cleanup;
-  } else if (!(s = ll_bundle_field(L, res, fmt, &len)) ||
-             ll_bundle_emit("qualify", NULL, s, len, out, errs)) {
+  } else if (ll_bundle_emit_field(L, res, fmt, "qualify", NULL, out, errs)) {
     goto cleanup;
   }
   lua_getfield(L, res, "exit");
