@@ -21,13 +21,16 @@
 #include "ledger_line.h"
 #include "sanitize.h"
 
-/* One write() per line: after SIGKILL a line is wholly there or absent, so
- * the reader treats a final line without '\n' as tampering, not as a crash
- * to repair. (A power loss mid-write is outside that promise; fsync below
- * bounds it to the row in flight, which was never acted on.) */
-static ll_status write_line(int fd, const char *buf, size_t len, int sync,
-                            ll_error *err) {
+/* One write() per line (or per run of whole lines): after SIGKILL a line
+ * is wholly there or absent, so the reader treats a final line without
+ * '\n' as tampering, not as a crash to repair. (A power loss mid-write is
+ * outside that promise; fsync below bounds it to the row in flight, which
+ * was never acted on.) *wrote gets the bytes that reached the file, for
+ * take_back. */
+static ll_status write_some(int fd, const char *buf, size_t len, int sync,
+                            size_t *wrote, ll_error *err) {
   ssize_t n;
+  *wrote = 0;
   do
     n = write(fd, buf, len);
   while (n < 0 && errno == EINTR);
@@ -36,6 +39,7 @@ static ll_status write_line(int fd, const char *buf, size_t len, int sync,
                    "could not make the evidence row durable: %s: nothing was "
                    "sent",
                    strerror(errno));
+  *wrote = (size_t)n;
   if ((size_t)n != len)
     return ll_fail(err, LL_E_DURABILITY,
                    "could not make the evidence row durable: short write "
@@ -47,6 +51,25 @@ static ll_status write_line(int fd, const char *buf, size_t len, int sync,
                    "sent",
                    strerror(errno));
   return LL_OK;
+}
+
+static ll_status write_line(int fd, const char *buf, size_t len, int sync,
+                            ll_error *err) {
+  size_t wrote;
+  return write_some(fd, buf, len, sync, &wrote, err);
+}
+
+/* Takes back the last wrote bytes of fd's file, the part of a failed
+ * write that reached it, so that the file ends on a whole row and a
+ * recovery can reopen it. The file is the ledger's own, locked, and only
+ * appended to by this process: its size now, less what the failed write
+ * added, is its size before. */
+static void take_back(int fd, size_t wrote) {
+  struct stat sb;
+  if (wrote == 0 || fstat(fd, &sb) != 0 || sb.st_size < (off_t)wrote)
+    return;
+  if (ftruncate(fd, sb.st_size - (off_t)wrote) == 0)
+    (void)fsync(fd);
 }
 
 ll_status ll_ledger_write_durable(int fd, const char *buf, size_t len,
@@ -274,6 +297,81 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
   return st;
 }
 
+/* ---- the export's waiting lines ---------------------------------------- */
+
+/* Writes the export lines waiting (with sync, fsync'd) in one write(). On
+ * failure the part that reached the file is taken back and the ledger is
+ * unusable: those rows are in the protected ledger, and a recovery
+ * re-derives their export lines from it. */
+static ll_status flush_pending(ll_ledger *l, int sync, ll_error *err) {
+  ll_buf *q = &l->exp_pend;
+  if (q->n == 0)
+    return LL_OK;
+  size_t wrote = 0;
+  ll_status st = write_some(l->fd_exp, q->p, q->n, sync, &wrote, err);
+  q->n = 0;
+  q->p[0] = '\0';
+  if (st != LL_OK) {
+    take_back(l->fd_exp, wrote);
+    l->broken = 1;
+  }
+  return st;
+}
+
+/* The export line e of a row whose protected line is written: it waits
+ * when the ledger defers and the row is not synced in both files;
+ * otherwise it is written after what waits, in the same write(). A line
+ * that finds no room to wait is written alone, after the others. */
+static ll_status put_export(ll_ledger *l, const ll_buf *e, ll_sync sync,
+                            ll_error *err) {
+  ll_buf *q = &l->exp_pend;
+  int both = sync == LL_SYNC_BOTH;
+  if (ll_buf_reserve(q, e->n)) {
+    memcpy(q->p + q->n, e->p, e->n);
+    q->n += e->n;
+    q->p[q->n] = '\0';
+    return l->defer && !both ? LL_OK : flush_pending(l, both, err);
+  }
+  q->oom = 0; /* what waits is intact: it goes first, then the line */
+  ll_status st = flush_pending(l, 0, err);
+  size_t wrote = 0;
+  if (st == LL_OK &&
+      (st = write_some(l->fd_exp, e->p, e->n, both, &wrote, err))) {
+    take_back(l->fd_exp, wrote);
+    l->broken = 1;
+  }
+  return st;
+}
+
+void ll_ledger_defer_export(ll_ledger *l, int on) {
+  if (l)
+    l->defer = on;
+}
+
+ll_status ll_ledger_flush_export(ll_ledger *l, ll_error *err) {
+  if (!l || l->exp_pend.n == 0)
+    return LL_OK;
+  if (l->broken)
+    return ll_fail(err, LL_E_DURABILITY,
+                   "the ledger is unusable after an earlier durability "
+                   "failure: nothing was sent");
+  ll_error e = {0};
+  ll_status st = flush_pending(l, 0, &e);
+  if (st != LL_OK) {
+    ll_strlcpy(l->broken_why, e.message, sizeof l->broken_why);
+    if (err)
+      *err = e;
+  }
+  return st;
+}
+
+void ll_ledger_flush_hook(void *ledger) {
+  ll_status st = ll_ledger_flush_export(ledger, NULL);
+  (void)st; /* reported by the next append */
+}
+
+/* ---- appending (the row itself) -------------------------------------- */
+
 /* The row is printed once per file: the protected line from the row
  * itself, sealed in place; the export line from the same tree, sanitized
  * in place once the protected line is printed. The hash, the scan and the
@@ -294,9 +392,15 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
     goto cleanup;
   }
   if (l->broken) {
-    st = ll_fail(err, LL_E_DURABILITY,
-                 "the ledger is unusable after an earlier durability "
-                 "failure: nothing was sent");
+    st = l->broken_why[0]
+             ? ll_fail(err, LL_E_DURABILITY,
+                       "the ledger is unusable: its export could not be "
+                       "written while a request was on the wire (%s); "
+                       "nothing more is sent",
+                       l->broken_why)
+             : ll_fail(err, LL_E_DURABILITY,
+                       "the ledger is unusable after an earlier durability "
+                       "failure: nothing was sent");
     goto cleanup;
   }
   /* A row whose printing is not plain JSON (raw text could hold a newline
@@ -341,23 +445,17 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
     st = ll_fail(err, LL_E_NOMEM, "out of memory building an evidence row");
     goto cleanup;
   }
-  struct stat sp, se;
-  if (fstat(l->fd_prot, &sp) != 0 || fstat(l->fd_exp, &se) != 0) {
-    st = ll_fail(err, LL_E_DURABILITY,
-                 "cannot stat the ledger: %s: nothing was sent",
-                 strerror(errno));
+  size_t wrote = 0;
+  if ((st = write_some(l->fd_prot, p->p, p->n, sync != LL_SYNC_NONE, &wrote,
+                       err))) {
+    take_back(l->fd_prot, wrote);
     l->broken = 1;
     goto cleanup;
   }
-  if ((st = write_line(l->fd_prot, p->p, p->n, sync != LL_SYNC_NONE, err)) ||
-      (st = write_line(l->fd_exp, e->p, e->n, sync == LL_SYNC_BOTH, err))) {
-    /* Take back whatever part of this row reached either file, so the
-     * ledger ends on a whole row and a recovery can reopen it. The row was
-     * never acted on: nothing was sent. */
-    if (ftruncate(l->fd_prot, sp.st_size) == 0)
-      (void)fsync(l->fd_prot);
-    if (ftruncate(l->fd_exp, se.st_size) == 0)
-      (void)fsync(l->fd_exp);
+  if ((st = put_export(l, e, sync, err))) {
+    /* The row was never acted on (nothing was sent): its protected line
+     * goes too, and both files end on a whole row. */
+    take_back(l->fd_prot, p->n);
     l->broken = 1;
     goto cleanup;
   }

@@ -53,6 +53,12 @@ struct ll_ledger {
   ll_buf line_prot, line_exp; /* the lines being appended, reused */
   ll_sha256 *hasher;   /* the chain hash's context, reused; NULL: one per row */
   ll_seal_spans spans; /* the protected line being appended, by member */
+  /* Export lines sealed and scanned, their protected lines written, not
+   * yet in the export file (ll_ledger_defer_export). */
+  ll_buf exp_pend;
+  int defer;
+  char broken_why[200]; /* a failed flush's reason, reported at the next
+                           append */
 };
 
 /* Helpers shared by the ledger's files. ll_ledger_seal (ledger_line.c)

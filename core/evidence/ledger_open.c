@@ -477,7 +477,11 @@ ll_ledger *ll_ledger_open(const char *dir, ll_ledger_mode mode, ll_error *err) {
 void ll_ledger_close(ll_ledger *l) {
   if (!l)
     return;
-  /* Rows appended without a sync become durable here at the latest. */
+  /* Export lines still waiting go first (best effort: a recovery
+   * re-derives them from the protected ledger); rows appended without a
+   * sync become durable here at the latest. */
+  if (l->fd_exp >= 0 && !l->broken)
+    ll_ledger_flush_hook(l);
   if (l->fd_prot >= 0) {
     (void)fsync(l->fd_prot);
     close(l->fd_prot);
@@ -499,6 +503,7 @@ void ll_ledger_close(ll_ledger *l) {
   ll_sha256_free(l->hasher);
   free(l->line_prot.p);
   free(l->line_exp.p);
+  free(l->exp_pend.p);
   free(l->ids);
   free(l->aliases);
   free(l->secrets);

@@ -104,6 +104,24 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
 ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
                                long *out_seq, ll_error *err) LL_WARN_UNUSED;
 
+/* Deferred export lines (on: 1). The protected line is the write-ahead
+ * record and is written before the append returns, as before; the export
+ * line of a row not synced in both files may wait in memory until
+ * ll_ledger_flush_export, the next row synced in both files (a decision),
+ * or the close, and is then written with the others waiting in one
+ * write(). Off, the default, every append writes both lines. A crash
+ * loses no evidence: a recovery re-derives every export line the
+ * protected ledger holds and the export lacks. */
+void ll_ledger_defer_export(ll_ledger *l, int on);
+/* Writes the waiting export lines. A failure takes back what part of them
+ * reached the file and makes the ledger unusable (LL_E_DURABILITY), the
+ * next append reporting why. */
+ll_status ll_ledger_flush_export(ll_ledger *l, ll_error *err) LL_WARN_UNUSED;
+/* ll_ledger_flush_export for a transport's "the request has left" hook
+ * (ll_http_request.on_sent), which cannot take an error: a failure is
+ * reported by the next append. */
+void ll_ledger_flush_hook(void *ledger);
+
 /* Borrowed arrays of rows (parsed, with seq/prev_hash/row_hash): the
  * protected rows read when the ledger was opened (a reopened ledger; the
  * rows appended since are in the file only), and every export row. */
