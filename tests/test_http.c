@@ -52,7 +52,7 @@ static ll_status exchange_to(fixture *f, int port, const char *method,
                              const char *path, int mutation, const char *body) {
   char url[256];
   snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
-  ll_http_request req = {method, url, {0}, NULL, 0, mutation};
+  ll_http_request req = {.method = method, .url = url, .mutation = mutation};
   ll_headers_init(&req.headers);
   if (body) {
     req.body = (const unsigned char *)body;
@@ -344,7 +344,7 @@ static void test_insecure_never_connects(void) {
   fixture *f = fx_open(NULL, 0, 0, 0, 2000);
   char url[128];
   snprintf(url, sizeof url, "http://0.0.0.0:%d/c/b?sig=SECRET", f->s.port);
-  ll_http_request req = {"GET", url, {0}, NULL, 0, 0};
+  ll_http_request req = {.method = "GET", .url = url};
   ll_error err = {0};
   CHECK_INT(f->t->exchange(f->t, &req, &f->r, &err), LL_E_INSECURE);
   CHECK(strstr(err.message, "SECRET") == NULL);

@@ -273,10 +273,15 @@ static ll_status replay_exchange(ll_transport *t, const ll_http_request *req,
   ll_status st = fx_req_from_http(req, r->account_path, &a, err);
   if (st != LL_OK)
     return st;
-  if (r->next >= r->f.n || !match(r, &r->f.x[r->next], &a))
+  if (r->next >= r->f.n || !match(r, &r->f.x[r->next], &a)) {
     st = mismatch(r, &a, err);
-  else
+  } else {
+    /* the request "left" as the recording says it did: the same hook as
+     * the wire's, so a replay writes the ledger as a live run does */
+    if (req->on_sent && r->f.x[r->next].emitted > 0)
+      req->on_sent(req->sent_ctx);
     st = serve(r, &r->f.x[r->next++], resp, err);
+  }
   fx_req_cleanup(&a);
   return st;
 }

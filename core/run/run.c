@@ -95,6 +95,14 @@ ll_status ll_run_append_take(ll_run *r, cJSON *row, ll_error *err) {
            !(method &&
              (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)))
     sync = LL_SYNC_PROTECTED;
+  /* A read's intent leaves its export line waiting: the protected line is
+   * the write-ahead record, and the export line is written while the
+   * request is on the wire, microseconds after its head left
+   * (ll_ledger_flush_hook), or with the outcome if it never left. Every
+   * other row writes what waits and its own line at once, so a run killed
+   * between requests leaves an export that verifies as it is. */
+  ll_ledger_defer_export(r->ledger, rec && strcmp(rec, "intent") == 0 &&
+                                        sync == LL_SYNC_NONE);
   long seq = 0;
   st = ll_ledger_append_row(r->ledger, row, sync, &seq, err);
   row = NULL; /* the ledger's, whatever the result */

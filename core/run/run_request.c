@@ -242,6 +242,8 @@ static ll_status build(req *q, ll_error *err) {
   if (st != LL_OK)
     return refuse(q, st, err);
   q->q.url = q->authed ? q->authed : q->url;
+  q->q.on_sent = ll_ledger_flush_hook;
+  q->q.sent_ctx = r->ledger;
   return LL_OK;
 }
 

@@ -55,6 +55,7 @@ typedef struct {
 
   /* Per exchange: what the callbacks fill. */
   ll_http_response *resp;
+  const ll_http_request *req; /* its on_sent hook */
   size_t body_alloc;
   size_t header_bytes;
   int header_overflow, body_overflow, nomem;
@@ -138,8 +139,11 @@ static int on_debug(CURL *c, curl_infotype type, char *data, size_t size,
   (void)c;
   http_transport *h = ud;
   if (type == CURLINFO_HEADER_OUT &&
-      !(size >= 8 && memcmp(data, "CONNECT ", 8) == 0))
+      !(size >= 8 && memcmp(data, "CONNECT ", 8) == 0)) {
     h->resp->emitted_requests++;
+    if (h->req->on_sent)
+      h->req->on_sent(h->req->sent_ctx);
+  }
   return 0;
 }
 
@@ -458,6 +462,7 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
   }
   resp->body[0] = '\0';
   h->resp = resp;
+  h->req = req;
   h->body_alloc = 1;
   h->header_bytes = 0;
   h->header_overflow = h->body_overflow = h->nomem = 0;
@@ -558,6 +563,7 @@ cleanup:
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
   curl_slist_free_all(hdrs);
   h->resp = NULL;
+  h->req = NULL;
   h->up = NULL;
   resp->mono_end_ns = ll_clock_mono_ns(h->clock);
   resp->utc_end_ms = ll_clock_utc_ms(h->clock);

@@ -18,6 +18,12 @@ typedef struct {
   const unsigned char *body;
   size_t body_len;
   int mutation; /* nonzero: fresh connection, never reused afterwards */
+  /* Optional: called when the request head has left (again if it is sent
+   * again), while the answer is awaited: the run writes there what may
+   * wait (the ledger's export lines, ll_ledger_flush_hook). It cannot fail
+   * the exchange; it reports its own failures. */
+  void (*on_sent)(void *ctx);
+  void *sent_ctx;
 } ll_http_request;
 
 typedef enum {
