@@ -280,7 +280,8 @@ p("| part | per read | how it is measured |")
 p("|---|---|---|")
 p("| the exchange on the wire | %s | the rows' mono_start_ns/mono_end_ns, ledger on disk |", ms(F.ours_wire, 3))
 if F.ours_read_tmpfs and F.ours_read and F.ours_wire_tmpfs then
-  p("| ledger writes to disk (4 rows' write(); a read's intent is not fsync'd, see docs/EVIDENCE.md)" ..
+  p("| ledger writes to disk (2 rows, 4 write()s, the intent's export line while the read is on the wire;" ..
+    " a read's intent is not fsync'd, see docs/EVIDENCE.md)" ..
     " | %s | end to end on disk minus on tmpfs |",
     ms(F.ours_read - F.ours_read_tmpfs, 3))
   p("| everything else in the process (guard, rows, JSON, sanitizer, scan, model fold, Lua)" ..
