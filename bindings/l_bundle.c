@@ -21,6 +21,7 @@
 #include "l_common.h"
 #include "l_json.h"
 #include "l_sandbox.h"
+#include "l_verdict.h"
 #include "sign.h"
 
 int ll_bundle_arg_check(const char *cmd, const char *dir, FILE *errs) {
@@ -43,10 +44,6 @@ int ll_bundle_arg_check(const char *cmd, const char *dir, FILE *errs) {
     return 64;
   }
   return 0;
-}
-
-static cJSON *str_or_null(const char *s) {
-  return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
 /* The corroboration's summary fields, when the bundle has one: verify has
@@ -92,24 +89,15 @@ static cJSON *facts_json(const char *dir, ll_status st,
   int ledger_ok = st == LL_OK;
   int ok = o && cJSON_AddStringToObject(o, "dir", dir);
   ok = ok && cJSON_AddBoolToObject(o, "ledger_consistent", ledger_ok);
-  ok = ok && cJSON_AddItemToObject(o, "problem", str_or_null(problem));
-  ok = ok && cJSON_AddNumberToObject(o, "bad_row", (double)rep->bad_row);
-  ok = ok && cJSON_AddBoolToObject(o, "export_only", rep->export_only);
-  ok = ok && cJSON_AddBoolToObject(o, "protected_checked", rep->protected_read);
-  ok = ok && cJSON_AddItemToObject(o, "endpoint_kind",
-                                   str_or_null(rep->endpoint_kind));
-  ok = ok && cJSON_AddItemToObject(o, "fixture_label",
-                                   str_or_null(rep->fixture_label));
   ok = ok &&
-       cJSON_AddItemToObject(o, "account_host", str_or_null(rep->account_host));
-  ok = ok && cJSON_AddBoolToObject(o, "host_declared", rep->host_declared);
-  ok = ok && cJSON_AddItemToObject(o, "decision", str_or_null(rep->decision));
-  ok = ok && cJSON_AddItemToObject(o, "window", str_or_null(rep->window));
-  ok = ok && cJSON_AddItemToObject(o, "identity", str_or_null(rep->identity));
-  cJSON *reasons = ok ? cJSON_AddArrayToObject(o, "reasons") : NULL;
-  ok = reasons != NULL;
-  for (int i = 0; ok && i < rep->n_reasons; i++)
-    ok = cJSON_AddItemToArray(reasons, cJSON_CreateString(rep->reasons[i]));
+       cJSON_AddItemToObject(o, "problem", ll_verdict_str_or_null(problem));
+  ok = ok && cJSON_AddNumberToObject(o, "bad_row", (double)rep->bad_row);
+  /* the fields verify --json has too, written once (l_verify.c); this
+   * object becomes a Lua table, so their order is not a contract here */
+  ok = ok && ll_verdict_scope(o, rep);
+  ok = ok && cJSON_AddItemToObject(o, "account_host",
+                                   ll_verdict_str_or_null(rep->account_host));
+  ok = ok && ll_verdict_outcome(o, rep);
   cJSON *sig = ok ? cJSON_AddObjectToObject(o, "signature") : NULL;
   ok = sig != NULL;
   if (ok && ss != LL_OK && ss != LL_E_TAMPER) {
@@ -118,13 +106,14 @@ static cJSON *facts_json(const char *dir, ll_status st,
   } else if (ok) {
     ok = cJSON_AddStringToObject(sig, "state", ll_sig_state_name(sr->state)) !=
          NULL;
-    ok = ok &&
-         cJSON_AddItemToObject(sig, "principal", str_or_null(sr->principal));
-    ok = ok &&
-         cJSON_AddItemToObject(sig, "key", str_or_null(sr->key.fingerprint));
-    ok =
-        ok && cJSON_AddItemToObject(sig, "key_type", str_or_null(sr->key.type));
-    ok = ok && cJSON_AddItemToObject(sig, "problem", str_or_null(sr->problem));
+    ok = ok && cJSON_AddItemToObject(sig, "principal",
+                                     ll_verdict_str_or_null(sr->principal));
+    ok = ok && cJSON_AddItemToObject(
+                   sig, "key", ll_verdict_str_or_null(sr->key.fingerprint));
+    ok = ok && cJSON_AddItemToObject(sig, "key_type",
+                                     ll_verdict_str_or_null(sr->key.type));
+    ok = ok && cJSON_AddItemToObject(sig, "problem",
+                                     ll_verdict_str_or_null(sr->problem));
   }
   /* consistent as `leaselua verify` says it: the ledger and, when signed,
    * the signature (a bad one is exit 2 there too) */

@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "l_bundle.h"
+#include "l_verdict.h"
 #include "sign.h"
 #include "verify.h"
 
@@ -51,9 +52,6 @@ static const char usage[] =
     "      internal error (out of memory)\n";
 
 /* A string, or null when the check did not reach it. */
-static cJSON *str_or_null(const char *s) {
-  return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
-}
 
 /* The signature part of the verdict: state, signer, key, counts, the
  * file lists and the earlier signatures. NULL when memory ran out. */
@@ -61,9 +59,12 @@ static cJSON *signature_json(const ll_sign_report *sr) {
   cJSON *o = cJSON_CreateObject();
   int ok =
       o && cJSON_AddStringToObject(o, "state", ll_sig_state_name(sr->state));
-  ok = ok && cJSON_AddItemToObject(o, "principal", str_or_null(sr->principal));
-  ok = ok && cJSON_AddItemToObject(o, "key", str_or_null(sr->key.fingerprint));
-  ok = ok && cJSON_AddItemToObject(o, "key_type", str_or_null(sr->key.type));
+  ok = ok && cJSON_AddItemToObject(o, "principal",
+                                   ll_verdict_str_or_null(sr->principal));
+  ok = ok && cJSON_AddItemToObject(o, "key",
+                                   ll_verdict_str_or_null(sr->key.fingerprint));
+  ok = ok && cJSON_AddItemToObject(o, "key_type",
+                                   ll_verdict_str_or_null(sr->key.type));
   ok = ok && cJSON_AddNumberToObject(o, "files_listed", (double)sr->listed);
   ok = ok && cJSON_AddNumberToObject(o, "files_matched", (double)sr->matched);
   cJSON *mis = ok ? cJSON_AddArrayToObject(o, "mismatched") : NULL;
@@ -88,11 +89,14 @@ static cJSON *signature_json(const ll_sign_report *sr) {
     ok = cJSON_AddItemToArray(hist, h);
     ok = ok && cJSON_AddStringToObject(h, "dir", p->dir);
     ok = ok && cJSON_AddStringToObject(h, "state", ll_sig_state_name(p->state));
-    ok = ok && cJSON_AddItemToObject(h, "principal", str_or_null(p->principal));
-    ok = ok && cJSON_AddItemToObject(h, "key", str_or_null(p->key.fingerprint));
+    ok = ok && cJSON_AddItemToObject(h, "principal",
+                                     ll_verdict_str_or_null(p->principal));
+    ok = ok && cJSON_AddItemToObject(
+                   h, "key", ll_verdict_str_or_null(p->key.fingerprint));
   }
-  ok = ok && cJSON_AddItemToObject(o, "problem", str_or_null(sr->problem));
-  ok = ok && cJSON_AddItemToObject(o, "note", str_or_null(sr->note));
+  ok = ok &&
+       cJSON_AddItemToObject(o, "problem", ll_verdict_str_or_null(sr->problem));
+  ok = ok && cJSON_AddItemToObject(o, "note", ll_verdict_str_or_null(sr->note));
   if (!ok) {
     cJSON_Delete(o);
     return NULL;
@@ -109,26 +113,14 @@ static int print_json(const ll_verify_report *rep, const char *what,
   int consistent = !what && !sr->problem[0];
   cJSON *o = cJSON_CreateObject();
   int ok = o && cJSON_AddBoolToObject(o, "consistent", consistent);
-  ok = ok && cJSON_AddItemToObject(o, "decision", str_or_null(rep->decision));
-  ok = ok && cJSON_AddItemToObject(o, "window", str_or_null(rep->window));
-  cJSON *reasons = ok ? cJSON_AddArrayToObject(o, "reasons") : NULL;
-  ok = reasons != NULL;
-  for (int i = 0; ok && i < rep->n_reasons; i++)
-    ok = cJSON_AddItemToArray(reasons, cJSON_CreateString(rep->reasons[i]));
+  ok = ok && ll_verdict_outcome(o, rep);
   ok = ok &&
        cJSON_AddNumberToObject(o, "reasons_omitted",
                                (double)(rep->reasons_total - rep->n_reasons));
   ok = ok && cJSON_AddNumberToObject(o, "export_rows", (double)rep->rows);
   ok = ok && cJSON_AddNumberToObject(o, "lease_bindings",
                                      (double)rep->lease_bindings);
-  ok = ok && cJSON_AddBoolToObject(o, "protected_checked", rep->protected_read);
-  ok = ok && cJSON_AddBoolToObject(o, "export_only", rep->export_only);
-  ok = ok && cJSON_AddItemToObject(o, "endpoint_kind",
-                                   str_or_null(rep->endpoint_kind));
-  ok = ok && cJSON_AddItemToObject(o, "fixture_label",
-                                   str_or_null(rep->fixture_label));
-  ok = ok && cJSON_AddBoolToObject(o, "host_declared", rep->host_declared);
-  ok = ok && cJSON_AddItemToObject(o, "identity", str_or_null(rep->identity));
+  ok = ok && ll_verdict_scope(o, rep);
   ok =
       ok && cJSON_AddItemToObject(o, "shared_identity",
                                   rep->shared_identity < 0
