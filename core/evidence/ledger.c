@@ -358,6 +358,12 @@ ll_status ll_ledger_flush_export(ll_ledger *l, ll_error *err) {
   ll_error e = {0};
   ll_status st = flush_pending(l, 0, &e);
   if (st != LL_OK) {
+    /* the lines' rows were acted on: "nothing was sent" is not this
+     * failure's to say */
+    static const char tail[] = ": nothing was sent";
+    size_t n = strlen(e.message), t = sizeof tail - 1;
+    if (n >= t && strcmp(e.message + n - t, tail) == 0)
+      e.message[n - t] = '\0';
     ll_strlcpy(l->broken_why, e.message, sizeof l->broken_why);
     if (err)
       *err = e;

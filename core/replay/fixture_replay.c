@@ -278,8 +278,8 @@ static ll_status replay_exchange(ll_transport *t, const ll_http_request *req,
   } else {
     /* the request "left" as the recording says it did: the same hook as
      * the wire's, so a replay writes the ledger as a live run does */
-    if (req->on_sent && r->f.x[r->next].emitted > 0)
-      req->on_sent(req->sent_ctx);
+    if (req->on_wire && r->f.x[r->next].emitted > 0)
+      req->on_wire(req->wire_ctx);
     st = serve(r, &r->f.x[r->next++], resp, err);
   }
   fx_req_cleanup(&a);

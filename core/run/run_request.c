@@ -242,8 +242,8 @@ static ll_status build(req *q, ll_error *err) {
   if (st != LL_OK)
     return refuse(q, st, err);
   q->q.url = q->authed ? q->authed : q->url;
-  q->q.on_sent = ll_ledger_flush_hook;
-  q->q.sent_ctx = r->ledger;
+  q->q.on_wire = ll_ledger_flush_hook;
+  q->q.wire_ctx = r->ledger;
   return LL_OK;
 }
 
@@ -447,6 +447,11 @@ static ll_status request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
     goto cleanup;
   st = outcome(&q, out_row, err);
 cleanup:
+  /* A request that ends without its outcome row (a replay's divergence,
+   * out of memory, a run dead after its intent) leaves the run between
+   * requests: what waited for it to be on its way is written now, so the
+   * export verifies as it is (a no-op when the outcome row took it). */
+  ll_ledger_flush_hook(r->ledger);
   ll_headers_cleanup(&q.q.headers);
   free(q.url);
   free(q.authed);

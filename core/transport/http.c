@@ -55,7 +55,12 @@ typedef struct {
 
   /* Per exchange: what the callbacks fill. */
   ll_http_response *resp;
-  const ll_http_request *req; /* its on_sent hook */
+  const ll_http_request *req; /* its on_wire hook */
+  int wired;                  /* on_wire was called for this exchange */
+  /* The last exchange left a connection curl may reuse (a read that got
+   * its answer), and when it ended: otherwise the next one connects. */
+  int reusable;
+  int64_t reusable_since_ns;
   size_t body_alloc;
   size_t header_bytes;
   int header_overflow, body_overflow, nomem;
@@ -126,6 +131,26 @@ ll_status ll_http_check_url(const char *url, ll_error *err) {
 
 /* ---- libcurl callbacks: collect in C, never log header values ---------- */
 
+/* The request's on_wire hook, once per exchange: what the run lets wait
+ * until the request is on its way is written now. */
+static void on_wire(http_transport *h) {
+  if (h->req && h->req->on_wire && !h->wired) {
+    h->wired = 1;
+    h->req->on_wire(h->req->wire_ctx);
+  }
+}
+
+/* A new connection is about to be made (called for every socket curl
+ * opens, never for a reused connection): its set-up, TCP, TLS or a proxy's
+ * CONNECT, can last up to the connect timeout, so what waits for the
+ * request to be on its way is written first. */
+static int on_socket(void *ud, curl_socket_t fd, curlsocktype purpose) {
+  (void)fd;
+  (void)purpose;
+  on_wire(ud);
+  return CURL_SOCKOPT_OK;
+}
+
 /* One CURLINFO_HEADER_OUT callback per request head that leaves; a silent
  * re-send on a fresh connection shows up as a second one. An http(s)
  * proxy's tunnel request ("CONNECT host:port", sent to the proxy before
@@ -141,8 +166,7 @@ static int on_debug(CURL *c, curl_infotype type, char *data, size_t size,
   if (type == CURLINFO_HEADER_OUT &&
       !(size >= 8 && memcmp(data, "CONNECT ", 8) == 0)) {
     h->resp->emitted_requests++;
-    if (h->req->on_sent)
-      h->req->on_sent(h->req->sent_ctx);
+    on_wire(h); /* the head left on a connection already open */
   }
   return 0;
 }
@@ -463,6 +487,7 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
   resp->body[0] = '\0';
   h->resp = resp;
   h->req = req;
+  h->wired = 0;
   h->body_alloc = 1;
   h->header_bytes = 0;
   h->header_overflow = h->body_overflow = h->nomem = 0;
@@ -508,6 +533,8 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
   SETOPT(CURLOPT_VERBOSE, 1L);
   SETOPT(CURLOPT_DEBUGFUNCTION, on_debug);
   SETOPT(CURLOPT_DEBUGDATA, h);
+  SETOPT(CURLOPT_SOCKOPTFUNCTION, on_socket);
+  SETOPT(CURLOPT_SOCKOPTDATA, h);
   SETOPT(CURLOPT_HEADERFUNCTION, on_header);
   SETOPT(CURLOPT_HEADERDATA, h);
   SETOPT(CURLOPT_WRITEFUNCTION, on_write);
@@ -531,7 +558,15 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
     goto cleanup;
   }
 
+  /* No connection to reuse (a mutation's fresh one, none kept, or one idle
+   * past the reuse limit): the request will connect first, and what waits
+   * for it to be on its way is written before. */
+  int64_t idle_ns = ll_clock_mono_ns(h->clock) - h->reusable_since_ns;
+  if (fresh || !h->reusable || idle_ns >= (int64_t)h->max_idle_s * 1000000000)
+    on_wire(h);
   rc = curl_easy_perform(c);
+  h->reusable = rc == CURLE_OK && !fresh;
+  h->reusable_since_ns = ll_clock_mono_ns(h->clock);
 
   resp->curl_code = (int)rc;
   if (rc == CURLE_OK) {

@@ -118,7 +118,7 @@ void ll_ledger_defer_export(ll_ledger *l, int on);
  * next append reporting why. */
 ll_status ll_ledger_flush_export(ll_ledger *l, ll_error *err) LL_WARN_UNUSED;
 /* ll_ledger_flush_export for a transport's "the request has left" hook
- * (ll_http_request.on_sent), which cannot take an error: a failure is
+ * (ll_http_request.on_wire), which cannot take an error: a failure is
  * reported by the next append. */
 void ll_ledger_flush_hook(void *ledger);
 

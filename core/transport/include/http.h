@@ -18,12 +18,15 @@ typedef struct {
   const unsigned char *body;
   size_t body_len;
   int mutation; /* nonzero: fresh connection, never reused afterwards */
-  /* Optional: called when the request head has left (again if it is sent
-   * again), while the answer is awaited: the run writes there what may
-   * wait (the ledger's export lines, ll_ledger_flush_hook). It cannot fail
-   * the exchange; it reports its own failures. */
-  void (*on_sent)(void *ctx);
-  void *sent_ctx;
+  /* Optional: called once per exchange when the request is on its way:
+   * when its head has left on a connection already open (then while the
+   * answer is awaited), or before a new connection is set up (TCP, TLS,
+   * a proxy's CONNECT: up to the connect timeout). The run writes there
+   * what may wait that long and no longer (a read intent's export line,
+   * ll_ledger_flush_hook). It cannot fail the exchange; it reports its own
+   * failures. */
+  void (*on_wire)(void *ctx);
+  void *wire_ctx;
 } ll_http_request;
 
 typedef enum {
