@@ -143,6 +143,55 @@ static void test_mutation_fresh_connection(void) {
   fx_close(f);
 }
 
+/* The on_wire hook: once per exchange, whether the request connects first
+ * or reuses a connection; one that fails before a connection is set up
+ * stops the request there (NOT_SENT, nothing reaches the server). */
+typedef struct {
+  int calls, fail;
+} wire_count;
+
+static int count_wire(void *ctx) {
+  wire_count *w = ctx;
+  w->calls++;
+  return w->fail ? -1 : 0;
+}
+
+static ll_status wired(fixture *f, const char *method, const char *path,
+                       int mutation, wire_count *w) {
+  char url[256];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d%s", f->s.port, path);
+  ll_http_request req = {.method = method,
+                         .url = url,
+                         .mutation = mutation,
+                         .on_wire = count_wire,
+                         .wire_ctx = w};
+  ll_headers_init(&req.headers);
+  ll_error err = {0};
+  ll_status st = f->t->exchange(f->t, &req, &f->r, &err);
+  ll_headers_cleanup(&req.headers);
+  return st;
+}
+
+static void test_on_wire(void) {
+  fixture *f = fx_open(NULL, 0, 0, 0, 5000);
+  wire_count w = {0, 0};
+  CHECK_INT(wired(f, "GET", "/a", 0, &w), LL_OK); /* connects first */
+  CHECK_INT(w.calls, 1);
+  CHECK_INT(f->r.status, 200);
+  CHECK_INT(wired(f, "GET", "/b", 0, &w), LL_OK); /* reuses it */
+  CHECK_INT(w.calls, 2);
+  CHECK_INT(NCONNS(f->s), 1);
+  w.fail = 1;
+  CHECK_INT(wired(f, "PUT", "/blob", 1, &w), LL_OK); /* a fresh one */
+  CHECK_INT(w.calls, 3);
+  CHECK_INT(f->r.outcome, LL_OUTCOME_NOT_SENT);
+  CHECK_INT(f->r.emitted_requests, 0);
+  sleep_ms(100);
+  CHECK_INT(server_count(&f->s, "PUT", "/blob"), 0);
+  CHECK_INT(NREQ(f->s), 2);
+  fx_close(f);
+}
+
 static void test_not_listening(void) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in a = loopback(0);
@@ -397,6 +446,7 @@ int main(void) {
   test_resend_on_reused_read();
   test_mutation_fresh_connection();
   test_idle_reuse_limit();
+  test_on_wire();
   test_not_listening();
   test_headers_reset_at_status_line();
   test_caps();

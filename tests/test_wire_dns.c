@@ -45,10 +45,11 @@ int getaddrinfo(const char *node, const char *service,
 }
 
 static _Atomic int64_t wired_ns;
-static void hook(void *ctx) {
+static int hook(void *ctx) {
   (void)ctx;
   if (!wired_ns)
     wired_ns = now_ns();
+  return 0;
 }
 
 #define CLOSE_REPLY                                                            \

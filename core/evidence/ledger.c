@@ -371,9 +371,9 @@ ll_status ll_ledger_flush_export(ll_ledger *l, ll_error *err) {
   return st;
 }
 
-void ll_ledger_flush_hook(void *ledger) {
-  ll_status st = ll_ledger_flush_export(ledger, NULL);
-  (void)st; /* reported by the next append */
+int ll_ledger_flush_hook(void *ledger) {
+  /* the reason is the next append's to report */
+  return ll_ledger_flush_export(ledger, NULL) == LL_OK ? 0 : -1;
 }
 
 /* ---- appending (the row itself) -------------------------------------- */

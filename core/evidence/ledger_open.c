@@ -481,7 +481,7 @@ void ll_ledger_close(ll_ledger *l) {
    * re-derives them from the protected ledger); rows appended without a
    * sync become durable here at the latest. */
   if (l->fd_exp >= 0 && !l->broken)
-    ll_ledger_flush_hook(l);
+    (void)ll_ledger_flush_hook(l);
   if (l->fd_prot >= 0) {
     (void)fsync(l->fd_prot);
     close(l->fd_prot);

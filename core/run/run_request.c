@@ -451,7 +451,7 @@ cleanup:
    * out of memory, a run dead after its intent) leaves the run between
    * requests: what waited for it to be on its way is written now, so the
    * export verifies as it is (a no-op when the outcome row took it). */
-  ll_ledger_flush_hook(r->ledger);
+  (void)ll_ledger_flush_hook(r->ledger); /* a failure: the next append's */
   ll_headers_cleanup(&q.q.headers);
   free(q.url);
   free(q.authed);

@@ -57,10 +57,6 @@ typedef struct {
   ll_http_response *resp;
   const ll_http_request *req; /* its on_wire hook */
   int wired;                  /* on_wire was called for this exchange */
-  /* The last exchange left a connection curl may reuse (a read that got
-   * its answer), and when it ended: otherwise the next one connects. */
-  int reusable;
-  int64_t reusable_since_ns;
   size_t body_alloc;
   size_t header_bytes;
   int header_overflow, body_overflow, nomem;
@@ -132,23 +128,32 @@ ll_status ll_http_check_url(const char *url, ll_error *err) {
 /* ---- libcurl callbacks: collect in C, never log header values ---------- */
 
 /* The request's on_wire hook, once per exchange: what the run lets wait
- * until the request is on its way is written now. */
-static void on_wire(http_transport *h) {
-  if (h->req && h->req->on_wire && !h->wired) {
-    h->wired = 1;
-    h->req->on_wire(h->req->wire_ctx);
-  }
+ * until the request is on its way is written now. 0, or -1 when that
+ * failed (the run's ledger is then unusable): a request not yet on its way
+ * is then not sent. */
+static int on_wire(http_transport *h) {
+  if (!h->req || !h->req->on_wire || h->wired)
+    return 0;
+  h->wired = 1;
+  return h->req->on_wire(h->req->wire_ctx) == 0 ? 0 : -1;
 }
 
-/* A new connection is about to be made (called for every socket curl
- * opens, never for a reused connection): its set-up, TCP, TLS or a proxy's
- * CONNECT, can last up to the connect timeout, so what waits for the
- * request to be on its way is written first. */
+/* A new connection is about to be set up: curl starts resolving a name
+ * (a reused connection resolves none), or opens a socket (every new
+ * connection, the name resolved or cached). The set-up (DNS, TCP, TLS, a
+ * proxy's CONNECT) can last up to the connect timeout, so what waits for
+ * the request to be on its way is written first; if that fails, nothing
+ * is connected and the request is not sent. */
+static int on_resolve(void *resolver, void *reserved, void *ud) {
+  (void)resolver;
+  (void)reserved;
+  return on_wire(ud) == 0 ? 0 : 1;
+}
+
 static int on_socket(void *ud, curl_socket_t fd, curlsocktype purpose) {
   (void)fd;
   (void)purpose;
-  on_wire(ud);
-  return CURL_SOCKOPT_OK;
+  return on_wire(ud) == 0 ? CURL_SOCKOPT_OK : CURL_SOCKOPT_ERROR;
 }
 
 /* One CURLINFO_HEADER_OUT callback per request head that leaves; a silent
@@ -166,7 +171,8 @@ static int on_debug(CURL *c, curl_infotype type, char *data, size_t size,
   if (type == CURLINFO_HEADER_OUT &&
       !(size >= 8 && memcmp(data, "CONNECT ", 8) == 0)) {
     h->resp->emitted_requests++;
-    on_wire(h); /* the head left on a connection already open */
+    (void)on_wire(h); /* the head left on a connection already open: a
+                         failure is the next append's to report */
   }
   return 0;
 }
@@ -535,6 +541,8 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
   SETOPT(CURLOPT_DEBUGDATA, h);
   SETOPT(CURLOPT_SOCKOPTFUNCTION, on_socket);
   SETOPT(CURLOPT_SOCKOPTDATA, h);
+  SETOPT(CURLOPT_RESOLVER_START_FUNCTION, on_resolve);
+  SETOPT(CURLOPT_RESOLVER_START_DATA, h);
   SETOPT(CURLOPT_HEADERFUNCTION, on_header);
   SETOPT(CURLOPT_HEADERDATA, h);
   SETOPT(CURLOPT_WRITEFUNCTION, on_write);
@@ -558,15 +566,7 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
     goto cleanup;
   }
 
-  /* No connection to reuse (a mutation's fresh one, none kept, or one idle
-   * past the reuse limit): the request will connect first, and what waits
-   * for it to be on its way is written before. */
-  int64_t idle_ns = ll_clock_mono_ns(h->clock) - h->reusable_since_ns;
-  if (fresh || !h->reusable || idle_ns >= (int64_t)h->max_idle_s * 1000000000)
-    on_wire(h);
   rc = curl_easy_perform(c);
-  h->reusable = rc == CURLE_OK && !fresh;
-  h->reusable_since_ns = ll_clock_mono_ns(h->clock);
 
   resp->curl_code = (int)rc;
   if (rc == CURLE_OK) {

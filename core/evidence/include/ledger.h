@@ -117,10 +117,10 @@ void ll_ledger_defer_export(ll_ledger *l, int on);
  * reached the file and makes the ledger unusable (LL_E_DURABILITY), the
  * next append reporting why. */
 ll_status ll_ledger_flush_export(ll_ledger *l, ll_error *err) LL_WARN_UNUSED;
-/* ll_ledger_flush_export for a transport's "the request has left" hook
- * (ll_http_request.on_wire), which cannot take an error: a failure is
- * reported by the next append. */
-void ll_ledger_flush_hook(void *ledger);
+/* ll_ledger_flush_export for a transport's "the request is on its way"
+ * hook (ll_http_request.on_wire), which takes no error: 0, or -1 with the
+ * reason kept for the next append to report. */
+int ll_ledger_flush_hook(void *ledger);
 
 /* Borrowed arrays of rows (parsed, with seq/prev_hash/row_hash): the
  * protected rows read when the ledger was opened (a reopened ledger; the

@@ -20,12 +20,14 @@ typedef struct {
   int mutation; /* nonzero: fresh connection, never reused afterwards */
   /* Optional: called once per exchange when the request is on its way:
    * when its head has left on a connection already open (then while the
-   * answer is awaited), or before a new connection is set up (TCP, TLS,
-   * a proxy's CONNECT: up to the connect timeout). The run writes there
-   * what may wait that long and no longer (a read intent's export line,
-   * ll_ledger_flush_hook). It cannot fail the exchange; it reports its own
-   * failures. */
-  void (*on_wire)(void *ctx);
+   * answer is awaited), or before a new connection is set up (a name
+   * resolved, a socket opened: DNS, TCP, TLS and a proxy's CONNECT can
+   * take up to the connect timeout). The run writes there what may wait
+   * that long and no longer (a read intent's export line,
+   * ll_ledger_flush_hook). Nonzero: that failed; a request not yet on its
+   * way is then not sent (NOT_SENT), one whose head left is answered as
+   * usual. */
+  int (*on_wire)(void *ctx);
   void *wire_ctx;
 } ll_http_request;
 
