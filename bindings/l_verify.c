@@ -51,8 +51,6 @@ static const char usage[] =
     "70\n"
     "      internal error (out of memory)\n";
 
-/* A string, or null when the check did not reach it. */
-
 /* The signature part of the verdict: state, signer, key, counts, the
  * file lists and the earlier signatures. NULL when memory ran out. */
 static cJSON *signature_json(const ll_sign_report *sr) {

@@ -96,11 +96,12 @@ ll_status ll_run_append_take(ll_run *r, cJSON *row, ll_error *err) {
              (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)))
     sync = LL_SYNC_PROTECTED;
   /* A read's intent leaves its export line waiting: the protected line is
-   * the write-ahead record, and the export line is written while the
-   * request is on the wire, microseconds after its head left
-   * (ll_ledger_flush_hook), or with the outcome if it never left. Every
-   * other row writes what waits and its own line at once, so a run killed
-   * between requests leaves an export that verifies as it is. */
+   * the write-ahead record, and the export line is written when the
+   * request is on its way (ll_ledger_flush_hook through on_wire: its head
+   * left on an open connection, or a new one is about to be set up), or
+   * as the request ends without it. Every other row writes what waits and
+   * its own line at once, so a run killed between requests leaves an
+   * export that verifies as it is. */
   ll_ledger_defer_export(r->ledger, rec && strcmp(rec, "intent") == 0 &&
                                         sync == LL_SYNC_NONE);
   long seq = 0;
