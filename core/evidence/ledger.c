@@ -72,6 +72,19 @@ static void take_back(int fd, size_t wrote) {
     (void)fsync(fd);
 }
 
+/* Appends len bytes to the ledger file fd; on failure takes back what part
+ * of them reached it and makes the ledger unusable. */
+static ll_status append_bytes(ll_ledger *l, int fd, const char *buf, size_t len,
+                              int sync, ll_error *err) {
+  size_t wrote = 0;
+  ll_status st = write_some(fd, buf, len, sync, &wrote, err);
+  if (st != LL_OK) {
+    take_back(fd, wrote);
+    l->broken = 1;
+  }
+  return st;
+}
+
 ll_status ll_ledger_write_durable(int fd, const char *buf, size_t len,
                                   ll_error *err) {
   return write_line(fd, buf, len, 1, err);
@@ -307,14 +320,9 @@ static ll_status flush_pending(ll_ledger *l, int sync, ll_error *err) {
   ll_buf *q = &l->exp_pend;
   if (q->n == 0)
     return LL_OK;
-  size_t wrote = 0;
-  ll_status st = write_some(l->fd_exp, q->p, q->n, sync, &wrote, err);
+  ll_status st = append_bytes(l, l->fd_exp, q->p, q->n, sync, err);
   q->n = 0;
   q->p[0] = '\0';
-  if (st != LL_OK) {
-    take_back(l->fd_exp, wrote);
-    l->broken = 1;
-  }
   return st;
 }
 
@@ -334,13 +342,7 @@ static ll_status put_export(ll_ledger *l, const ll_buf *e, ll_sync sync,
   }
   q->oom = 0; /* what waits is intact: it goes first, then the line */
   ll_status st = flush_pending(l, 0, err);
-  size_t wrote = 0;
-  if (st == LL_OK &&
-      (st = write_some(l->fd_exp, e->p, e->n, both, &wrote, err))) {
-    take_back(l->fd_exp, wrote);
-    l->broken = 1;
-  }
-  return st;
+  return st == LL_OK ? append_bytes(l, l->fd_exp, e->p, e->n, both, err) : st;
 }
 
 void ll_ledger_defer_export(ll_ledger *l, int on) {
@@ -451,13 +453,8 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
     st = ll_fail(err, LL_E_NOMEM, "out of memory building an evidence row");
     goto cleanup;
   }
-  size_t wrote = 0;
-  if ((st = write_some(l->fd_prot, p->p, p->n, sync != LL_SYNC_NONE, &wrote,
-                       err))) {
-    take_back(l->fd_prot, wrote);
-    l->broken = 1;
+  if ((st = append_bytes(l, l->fd_prot, p->p, p->n, sync != LL_SYNC_NONE, err)))
     goto cleanup;
-  }
   if ((st = put_export(l, e, sync, err))) {
     /* The row was never acted on (nothing was sent): its protected line
      * goes too, and both files end on a whole row. */
