@@ -1,5 +1,5 @@
-/* The export's waiting lines (ll_ledger_defer_export): the protected line
- * is written by the append, the export line waits until a flush, a row
+/* The export's waiting lines (LL_SYNC_DEFER): the protected line is
+ * written by the append, the export line waits until a flush, a row
  * synced in both files, a row that does not wait, or the close; a killed
  * process leaves a shorter export that a recovery completes; a failed
  * flush takes back its part and the next append says why. */
@@ -50,9 +50,8 @@ static void test_waits_then_flushes(const char *root) {
   CHECK(l != NULL);
   if (!l)
     return;
-  ll_ledger_defer_export(l, 1);
-  CHECK_INT(add(l, intent, LL_SYNC_NONE), LL_OK);
-  CHECK_INT(add(l, outcome, LL_SYNC_PROTECTED), LL_OK);
+  CHECK_INT(add(l, intent, LL_SYNC_DEFER), LL_OK);
+  CHECK_INT(add(l, outcome, LL_SYNC_DEFER), LL_OK);
   CHECK_INT(lines_in(p), 2); /* the write-ahead record is never deferred */
   CHECK_INT(lines_in(e), 0);
   CHECK_INT(cJSON_GetArraySize(ll_ledger_export_rows(l)), 2);
@@ -63,20 +62,18 @@ static void test_waits_then_flushes(const char *root) {
   CHECK_INT(lines_in(e), 2);
 
   /* A row synced in both files takes what waits with it. */
-  CHECK_INT(add(l, intent, LL_SYNC_NONE), LL_OK);
+  CHECK_INT(add(l, intent, LL_SYNC_DEFER), LL_OK);
   CHECK_INT(lines_in(e), 2);
   CHECK_INT(add(l, "{\"record\":\"decision\"}", LL_SYNC_BOTH), LL_OK);
   CHECK_INT(lines_in(e), 4);
 
   /* A row that does not wait writes what waits first. */
-  CHECK_INT(add(l, outcome, LL_SYNC_NONE), LL_OK);
-  ll_ledger_defer_export(l, 0);
+  CHECK_INT(add(l, outcome, LL_SYNC_DEFER), LL_OK);
   CHECK_INT(add(l, "{\"record\":\"note\"}", LL_SYNC_NONE), LL_OK);
   CHECK_INT(lines_in(e), 6);
 
   /* The close writes what still waits. */
-  ll_ledger_defer_export(l, 1);
-  CHECK_INT(add(l, intent, LL_SYNC_NONE), LL_OK);
+  CHECK_INT(add(l, intent, LL_SYNC_DEFER), LL_OK);
   CHECK_INT(lines_in(e), 6);
   ll_ledger_close(l);
   CHECK_INT(lines_in(e), 7);
@@ -112,9 +109,8 @@ static void test_killed_then_recovered(const char *root) {
         ll_ledger_open(path_of(root, "killed"), LL_LEDGER_RECOVER, &err);
     if (!c)
       _exit(100);
-    ll_ledger_defer_export(c, 1);
-    int code = add(c, intent, LL_SYNC_NONE) != LL_OK;
-    code |= (add(c, outcome, LL_SYNC_NONE) != LL_OK) << 1;
+    int code = add(c, intent, LL_SYNC_DEFER) != LL_OK;
+    code |= (add(c, outcome, LL_SYNC_DEFER) != LL_OK) << 1;
     kill(getpid(), SIGKILL); /* no flush, no close */
     _exit(code);
   }
@@ -160,8 +156,7 @@ static void test_failed_flush(const char *root) {
         ll_ledger_open(path_of(root, "failed"), LL_LEDGER_RECOVER, &err);
     if (!c)
       _exit(100);
-    ll_ledger_defer_export(c, 1);
-    if (add(c, outcome, LL_SYNC_NONE) != LL_OK)
+    if (add(c, outcome, LL_SYNC_DEFER) != LL_OK)
       code |= 1;
     long esize = file_size(e);
     /* room for 7 bytes of the waiting line */

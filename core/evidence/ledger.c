@@ -26,9 +26,10 @@
  * '\n' as tampering, not as a crash to repair. (A power loss mid-write is
  * outside that promise; fsync below bounds it to the row in flight, which
  * was never acted on.) *wrote gets the bytes that reached the file, for
- * take_back. */
+ * take_back. A failure's message says what failed, then the caller's
+ * then: ": nothing was sent" where the lines' rows were not acted on. */
 static ll_status write_some(int fd, const char *buf, size_t len, int sync,
-                            size_t *wrote, ll_error *err) {
+                            const char *then, size_t *wrote, ll_error *err) {
   ssize_t n;
   *wrote = 0;
   do
@@ -36,28 +37,22 @@ static ll_status write_some(int fd, const char *buf, size_t len, int sync,
   while (n < 0 && errno == EINTR);
   if (n < 0)
     return ll_fail(err, LL_E_DURABILITY,
-                   "could not make the evidence row durable: %s: nothing was "
-                   "sent",
-                   strerror(errno));
+                   "could not make the evidence row durable: %s%s",
+                   strerror(errno), then);
   *wrote = (size_t)n;
   if ((size_t)n != len)
     return ll_fail(err, LL_E_DURABILITY,
                    "could not make the evidence row durable: short write "
-                   "(%zd of %zu bytes): nothing was sent",
-                   n, len);
+                   "(%zd of %zu bytes)%s",
+                   n, len, then);
   if (sync && fsync(fd) != 0)
     return ll_fail(err, LL_E_DURABILITY,
-                   "could not make the evidence row durable: %s: nothing was "
-                   "sent",
-                   strerror(errno));
+                   "could not make the evidence row durable: %s%s",
+                   strerror(errno), then);
   return LL_OK;
 }
 
-static ll_status write_line(int fd, const char *buf, size_t len, int sync,
-                            ll_error *err) {
-  size_t wrote;
-  return write_some(fd, buf, len, sync, &wrote, err);
-}
+static const char nothing_sent[] = ": nothing was sent";
 
 /* Takes back the last wrote bytes of fd's file, the part of a failed
  * write that reached it, so that the file ends on a whole row and a
@@ -75,9 +70,9 @@ static void take_back(int fd, size_t wrote) {
 /* Appends len bytes to the ledger file fd; on failure takes back what part
  * of them reached it and makes the ledger unusable. */
 static ll_status append_bytes(ll_ledger *l, int fd, const char *buf, size_t len,
-                              int sync, ll_error *err) {
+                              int sync, const char *then, ll_error *err) {
   size_t wrote = 0;
-  ll_status st = write_some(fd, buf, len, sync, &wrote, err);
+  ll_status st = write_some(fd, buf, len, sync, then, &wrote, err);
   if (st != LL_OK) {
     take_back(fd, wrote);
     l->broken = 1;
@@ -87,7 +82,8 @@ static ll_status append_bytes(ll_ledger *l, int fd, const char *buf, size_t len,
 
 ll_status ll_ledger_write_durable(int fd, const char *buf, size_t len,
                                   ll_error *err) {
-  return write_line(fd, buf, len, 1, err);
+  size_t wrote;
+  return write_some(fd, buf, len, 1, nothing_sent, &wrote, err);
 }
 
 ll_status ll_ledger_fsync_dirfd(int fd, const char *name, ll_error *err) {
@@ -315,21 +311,24 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
 /* Writes the export lines waiting (with sync, fsync'd) in one write(). On
  * failure the part that reached the file is taken back and the ledger is
  * unusable: those rows are in the protected ledger, and a recovery
- * re-derives their export lines from it. */
-static ll_status flush_pending(ll_ledger *l, int sync, ll_error *err) {
+ * re-derives their export lines from it. The rows of lines that waited
+ * were acted on, so the failure's reason says only what failed (then is
+ * the new row's, which was not). */
+static ll_status flush_pending(ll_ledger *l, int sync, const char *then,
+                               ll_error *err) {
   ll_buf *q = &l->exp_pend;
   if (q->n == 0)
     return LL_OK;
-  ll_status st = append_bytes(l, l->fd_exp, q->p, q->n, sync, err);
+  ll_status st = append_bytes(l, l->fd_exp, q->p, q->n, sync, then, err);
   q->n = 0;
   q->p[0] = '\0';
   return st;
 }
 
 /* The export line e of a row whose protected line is written: it waits
- * when the ledger defers and the row is not synced in both files;
- * otherwise it is written after what waits, in the same write(). A line
- * that finds no room to wait is written alone, after the others. */
+ * when the row is appended with LL_SYNC_DEFER; otherwise it is written
+ * after what waits, in the same write(). A line that finds no room to
+ * wait is written alone, after the others. */
 static ll_status put_export(ll_ledger *l, const ll_buf *e, ll_sync sync,
                             ll_error *err) {
   ll_buf *q = &l->exp_pend;
@@ -338,16 +337,14 @@ static ll_status put_export(ll_ledger *l, const ll_buf *e, ll_sync sync,
     memcpy(q->p + q->n, e->p, e->n);
     q->n += e->n;
     q->p[q->n] = '\0';
-    return l->defer && !both ? LL_OK : flush_pending(l, both, err);
+    return sync == LL_SYNC_DEFER ? LL_OK
+                                 : flush_pending(l, both, nothing_sent, err);
   }
   q->oom = 0; /* what waits is intact: it goes first, then the line */
-  ll_status st = flush_pending(l, 0, err);
-  return st == LL_OK ? append_bytes(l, l->fd_exp, e->p, e->n, both, err) : st;
-}
-
-void ll_ledger_defer_export(ll_ledger *l, int on) {
-  if (l)
-    l->defer = on;
+  ll_status st = flush_pending(l, 0, nothing_sent, err);
+  return st == LL_OK
+             ? append_bytes(l, l->fd_exp, e->p, e->n, both, nothing_sent, err)
+             : st;
 }
 
 ll_status ll_ledger_flush_export(ll_ledger *l, ll_error *err) {
@@ -358,14 +355,8 @@ ll_status ll_ledger_flush_export(ll_ledger *l, ll_error *err) {
                    "the ledger is unusable after an earlier durability "
                    "failure: nothing was sent");
   ll_error e = {0};
-  ll_status st = flush_pending(l, 0, &e);
+  ll_status st = flush_pending(l, 0, "", &e);
   if (st != LL_OK) {
-    /* the lines' rows were acted on: "nothing was sent" is not this
-     * failure's to say */
-    static const char tail[] = ": nothing was sent";
-    size_t n = strlen(e.message), t = sizeof tail - 1;
-    if (n >= t && strcmp(e.message + n - t, tail) == 0)
-      e.message[n - t] = '\0';
     ll_strlcpy(l->broken_why, e.message, sizeof l->broken_why);
     if (err)
       *err = e;
@@ -453,7 +444,9 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
     st = ll_fail(err, LL_E_NOMEM, "out of memory building an evidence row");
     goto cleanup;
   }
-  if ((st = append_bytes(l, l->fd_prot, p->p, p->n, sync != LL_SYNC_NONE, err)))
+  int sync_prot = sync == LL_SYNC_BOTH || sync == LL_SYNC_PROTECTED;
+  if ((st = append_bytes(l, l->fd_prot, p->p, p->n, sync_prot, nothing_sent,
+                         err)))
     goto cleanup;
   if ((st = put_export(l, e, sync, err))) {
     /* The row was never acted on (nothing was sent): its protected line

@@ -54,9 +54,8 @@ struct ll_ledger {
   ll_sha256 *hasher;   /* the chain hash's context, reused; NULL: one per row */
   ll_seal_spans spans; /* the protected line being appended, by member */
   /* Export lines sealed and scanned, their protected lines written, not
-   * yet in the export file (ll_ledger_defer_export). */
+   * yet in the export file (appended with LL_SYNC_DEFER). */
   ll_buf exp_pend;
-  int defer;
   char broken_why[200]; /* a failed flush's reason, reported at the next
                            append */
 };

@@ -85,25 +85,23 @@ ll_status ll_run_append_take(ll_run *r, cJSON *row, ll_error *err) {
     goto cleanup;
   /* Write-ahead where it protects something: an intent that can change
    * the service is fsync'd before it leaves; a read changes nothing, and
-   * the decision is synced in both files. */
+   * the decision is synced in both files. A read's intent leaves its
+   * export line waiting (LL_SYNC_DEFER): the protected line is the
+   * write-ahead record, and the export line is written when the request
+   * is on its way (ll_ledger_flush_hook through on_wire: its head left on
+   * an open connection, or a new one is about to be set up), or as the
+   * request ends without it. Every other row writes what waits and its
+   * own line at once, so a run killed between requests leaves an export
+   * that verifies as it is. */
   const char *rec = ll_json_str(row, "record");
   const char *method = ll_json_str(row, "http_method");
   ll_sync sync = LL_SYNC_NONE;
   if (rec && strcmp(rec, "decision") == 0)
     sync = LL_SYNC_BOTH;
-  else if (rec && strcmp(rec, "intent") == 0 &&
-           !(method &&
-             (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)))
-    sync = LL_SYNC_PROTECTED;
-  /* A read's intent leaves its export line waiting: the protected line is
-   * the write-ahead record, and the export line is written when the
-   * request is on its way (ll_ledger_flush_hook through on_wire: its head
-   * left on an open connection, or a new one is about to be set up), or
-   * as the request ends without it. Every other row writes what waits and
-   * its own line at once, so a run killed between requests leaves an
-   * export that verifies as it is. */
-  ll_ledger_defer_export(r->ledger, rec && strcmp(rec, "intent") == 0 &&
-                                        sync == LL_SYNC_NONE);
+  else if (rec && strcmp(rec, "intent") == 0)
+    sync = method && (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
+               ? LL_SYNC_DEFER
+               : LL_SYNC_PROTECTED;
   long seq = 0;
   st = ll_ledger_append_row(r->ledger, row, sync, &seq, err);
   row = NULL; /* the ledger's, whatever the result */

@@ -86,11 +86,19 @@ ll_status ll_ledger_append(ll_ledger *l, const cJSON *row, long *out_seq,
  * before it leaves (PROTECTED); the export can always be rebuilt from the
  * protected ledger, so it is synced only at decisions and close. Rows
  * appended with NONE are on disk by the next sync or the close, and survive
- * a killed process either way (the page cache keeps them). */
+ * a killed process either way (the page cache keeps them).
+ *
+ * DEFER is NONE whose export line may wait in memory: the protected line,
+ * the write-ahead record, is written before the append returns, as ever;
+ * the export line is written with the others waiting in one write(), at
+ * ll_ledger_flush_export, the next append that does not defer, or the
+ * close. A crash loses no evidence: a recovery re-derives every export
+ * line the protected ledger holds and the export lacks. */
 typedef enum {
   LL_SYNC_BOTH = 0, /* fsync protected, then export */
   LL_SYNC_PROTECTED,
-  LL_SYNC_NONE
+  LL_SYNC_NONE,
+  LL_SYNC_DEFER
 } ll_sync;
 
 ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
@@ -104,15 +112,6 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
 ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
                                long *out_seq, ll_error *err) LL_WARN_UNUSED;
 
-/* Deferred export lines (on: 1). The protected line is the write-ahead
- * record and is written before the append returns, as before; the export
- * line of a row not synced in both files may wait in memory until
- * ll_ledger_flush_export, the next row synced in both files (a decision),
- * or the close, and is then written with the others waiting in one
- * write(). Off, the default, every append writes both lines. A crash
- * loses no evidence: a recovery re-derives every export line the
- * protected ledger holds and the export lacks. */
-void ll_ledger_defer_export(ll_ledger *l, int on);
 /* Writes the waiting export lines. A failure takes back what part of them
  * reached the file and makes the ledger unusable (LL_E_DURABILITY), the
  * next append reporting why. */
