@@ -104,14 +104,7 @@ static cJSON *facts_json(const char *dir, ll_status st,
     ok = cJSON_AddStringToObject(sig, "state", "unchecked") != NULL;
     ok = ok && cJSON_AddStringToObject(sig, "problem", serr->message);
   } else if (ok) {
-    ok = cJSON_AddStringToObject(sig, "state", ll_sig_state_name(sr->state)) !=
-         NULL;
-    ok = ok && cJSON_AddItemToObject(sig, "principal",
-                                     ll_verdict_str_or_null(sr->principal));
-    ok = ok && cJSON_AddItemToObject(
-                   sig, "key", ll_verdict_str_or_null(sr->key.fingerprint));
-    ok = ok && cJSON_AddItemToObject(sig, "key_type",
-                                     ll_verdict_str_or_null(sr->key.type));
+    ok = ll_verdict_signer(sig, sr);
     ok = ok && cJSON_AddItemToObject(sig, "problem",
                                      ll_verdict_str_or_null(sr->problem));
   }

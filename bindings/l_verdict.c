@@ -31,3 +31,14 @@ int ll_verdict_scope(cJSON *o, const ll_verify_report *rep) {
                                    ll_verdict_str_or_null(rep->identity));
   return ok;
 }
+
+int ll_verdict_signer(cJSON *o, const ll_sign_report *sr) {
+  int ok =
+      cJSON_AddStringToObject(o, "state", ll_sig_state_name(sr->state)) != NULL;
+  ok = ok && cJSON_AddItemToObject(o, "principal",
+                                   ll_verdict_str_or_null(sr->principal));
+  ok = ok && cJSON_AddItemToObject(o, "key",
+                                   ll_verdict_str_or_null(sr->key.fingerprint));
+  return ok && cJSON_AddItemToObject(o, "key_type",
+                                     ll_verdict_str_or_null(sr->key.type));
+}

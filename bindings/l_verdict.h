@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "sign.h"
 #include "verify.h"
 
 /* In `verify --json`'s order: what the run concluded (decision, window,
@@ -14,6 +15,9 @@
  * string is null. 1, or 0 when memory ran out (o is then partly filled). */
 int ll_verdict_outcome(cJSON *o, const ll_verify_report *rep);
 int ll_verdict_scope(cJSON *o, const ll_verify_report *rep);
+/* Who signed, in both commands' order: state, principal, key (the
+ * fingerprint), key_type. 1, or 0 when memory ran out. */
+int ll_verdict_signer(cJSON *o, const ll_sign_report *sr);
 /* s as a JSON string, or null when s is NULL or empty. */
 cJSON *ll_verdict_str_or_null(const char *s);
 

@@ -55,14 +55,7 @@ static const char usage[] =
  * file lists and the earlier signatures. NULL when memory ran out. */
 static cJSON *signature_json(const ll_sign_report *sr) {
   cJSON *o = cJSON_CreateObject();
-  int ok =
-      o && cJSON_AddStringToObject(o, "state", ll_sig_state_name(sr->state));
-  ok = ok && cJSON_AddItemToObject(o, "principal",
-                                   ll_verdict_str_or_null(sr->principal));
-  ok = ok && cJSON_AddItemToObject(o, "key",
-                                   ll_verdict_str_or_null(sr->key.fingerprint));
-  ok = ok && cJSON_AddItemToObject(o, "key_type",
-                                   ll_verdict_str_or_null(sr->key.type));
+  int ok = o && ll_verdict_signer(o, sr);
   ok = ok && cJSON_AddNumberToObject(o, "files_listed", (double)sr->listed);
   ok = ok && cJSON_AddNumberToObject(o, "files_matched", (double)sr->matched);
   cJSON *mis = ok ? cJSON_AddArrayToObject(o, "mismatched") : NULL;
