@@ -222,6 +222,7 @@ int ll_bundle_emit_json(lua_State *L, int idx, const char *cmd,
   char why[256];
   cJSON *j = ll_lua_to_json(L, idx, why, sizeof why);
   ll_bundle_fix_lists(j);
+  ll_json_sort_members(j);
   char *text = j ? cJSON_PrintUnformatted(j) : NULL;
   cJSON_Delete(j);
   if (!text) {

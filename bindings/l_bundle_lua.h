@@ -54,7 +54,8 @@ int ll_bundle_emit(const char *cmd, const char *path, const char *text,
  * one empty table for both. */
 void ll_bundle_fix_lists(cJSON *j);
 /* The Lua value at idx (raw access) as one JSON line through
- * ll_bundle_emit on out, lists fixed as above. 0; or 70 with one line on
+ * ll_bundle_emit on out, lists fixed as above and every object's members
+ * in key order (the same bytes from run to run). 0; or 70 with one line on
  * errs naming cmd and what (a value JSON cannot hold, out of memory, a
  * secret in the text). */
 int ll_bundle_emit_json(lua_State *L, int idx, const char *cmd,

@@ -248,3 +248,44 @@ cJSON *ll_lua_to_json(lua_State *L, int idx, char *err, size_t cap) {
   c.cap = cap;
   return conv(L, idx, 0, &c);
 }
+
+/* A stable merge sort of the list from head by key, on next only. */
+static cJSON *sort_by_key(cJSON *head, size_t n) {
+  if (n < 2) {
+    if (head)
+      head->next = NULL;
+    return head;
+  }
+  cJSON *mid = head;
+  for (size_t i = 0; i < n / 2; i++)
+    mid = mid->next;
+  cJSON *a = sort_by_key(head, n / 2), *b = sort_by_key(mid, n - n / 2);
+  cJSON *out = NULL, **tail = &out;
+  while (a && b) {
+    cJSON **least = strcmp(b->string, a->string) < 0 ? &b : &a;
+    *tail = *least;
+    tail = &(*least)->next;
+    *least = (*least)->next;
+  }
+  *tail = a ? a : b;
+  return out;
+}
+
+void ll_json_sort_members(cJSON *v) {
+  if (!v || !(cJSON_IsObject(v) || cJSON_IsArray(v)))
+    return;
+  size_t n = 0;
+  for (cJSON *c = v->child; c; c = c->next) {
+    ll_json_sort_members(c);
+    n++;
+  }
+  if (!cJSON_IsObject(v) || n < 2)
+    return;
+  v->child = sort_by_key(v->child, n);
+  cJSON *prev = NULL; /* cJSON's links: each prev, and the head's the tail */
+  for (cJSON *c = v->child; c; c = c->next) {
+    c->prev = prev;
+    prev = c;
+  }
+  v->child->prev = prev;
+}

@@ -24,5 +24,9 @@ void ll_lua_push_json(lua_State *L, const cJSON *v);
  * holes or other keys, cycles, nesting deeper than LL_JSON_MAX_DEPTH, more
  * than LL_JSON_MAX_VALUES values or LL_JSON_MAX_BYTES of strings. */
 cJSON *ll_lua_to_json(lua_State *L, int idx, char *err, size_t cap);
+/* Orders the members of every object in v by key (bytewise; equal keys
+ * keep their order), so that a Lua table, whose traversal order varies
+ * from run to run, prints the same every time. No allocation. */
+void ll_json_sort_members(cJSON *v);
 
 #endif
