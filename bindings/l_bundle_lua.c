@@ -246,3 +246,12 @@ int ll_bundle_write_file(const char *cmd, const char *path, const char *text,
   }
   return 0;
 }
+
+int ll_bundle_exit(lua_State *L, int res) {
+  lua_pushliteral(L, "exit");
+  lua_rawget(L, res);
+  int ok = lua_isinteger(L, -1); /* a number, not a string that reads as one */
+  lua_Integer e = ok ? lua_tointeger(L, -1) : -1;
+  lua_pop(L, 1);
+  return e >= 0 && e <= 2 ? (int)e : 70;
+}

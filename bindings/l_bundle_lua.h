@@ -24,6 +24,10 @@ int ll_bundle_call_rows(lua_State *L, const char *cmd, const char *module,
                         const char *fn, const cJSON *const *args, int nargs,
                         int nres, int rows_arg, FILE *errs);
 
+/* The exit code in the render result at res (raw access): 0, 1 or 2, the
+ * codes compare and qualify document for what they found; anything else
+ * (missing, not an integer, out of range) is 70, internal error. */
+int ll_bundle_exit(lua_State *L, int res);
 /* compare's and qualify's last step: a fresh sandbox in *L (the caller
  * closes it, whatever the result), lib.<module>.render(sums, opts), and
  * the result's html field written to html when the operator named one.

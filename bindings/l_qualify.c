@@ -180,8 +180,7 @@ int ll_qualify_main(int argc, char **argv, FILE *out, FILE *errs) {
   } else if (ll_bundle_emit_field(L, res, fmt, "qualify", NULL, out, errs)) {
     goto cleanup;
   }
-  lua_getfield(L, res, "exit");
-  rc = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 70;
+  rc = ll_bundle_exit(L, res);
 cleanup:
   if (L)
     lua_close(L);
