@@ -15,7 +15,7 @@
  * string is null. 1, or 0 when memory ran out (o is then partly filled). */
 int ll_verdict_outcome(cJSON *o, const ll_verify_report *rep);
 int ll_verdict_scope(cJSON *o, const ll_verify_report *rep);
-/* Who signed, in both commands' order: state, principal, key (the
+/* Who signed, in `verify --json`'s order: state, principal, key (the
  * fingerprint), key_type. 1, or 0 when memory ran out. */
 int ll_verdict_signer(cJSON *o, const ll_sign_report *sr);
 /* s as a JSON string, or null when s is NULL or empty. */

@@ -390,6 +390,12 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
     st = ll_fail(err, LL_E_USAGE, "ledger_append needs a JSON object");
     goto cleanup;
   }
+  if ((int)sync < (int)LL_SYNC_BOTH || (int)sync > (int)LL_SYNC_DEFER) {
+    /* a value that names none of the four is no default to guess at */
+    st = ll_fail(err, LL_E_USAGE, "ledger_append: unknown sync mode %d",
+                 (int)sync);
+    goto cleanup;
+  }
   if (l->broken) {
     st = l->broken_why[0]
              ? ll_fail(err, LL_E_DURABILITY,

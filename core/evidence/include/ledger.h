@@ -93,7 +93,8 @@ ll_status ll_ledger_append(ll_ledger *l, const cJSON *row, long *out_seq,
  * the export line is written with the others waiting in one write(), at
  * ll_ledger_flush_export, the next append that does not defer, or the
  * close. A crash loses no evidence: a recovery re-derives every export
- * line the protected ledger holds and the export lacks. */
+ * line the protected ledger holds and the export lacks. Any other value is
+ * refused (LL_E_USAGE) before anything is written. */
 typedef enum {
   LL_SYNC_BOTH = 0, /* fsync protected, then export */
   LL_SYNC_PROTECTED,
