@@ -177,9 +177,11 @@ local function p(...) out[#out + 1] = string.format(...) end
 local break_ms = machine.handoff_break * 1000
 p("## leaselua benchmarks: %s", machine.date)
 p("")
-p("Machine: %d cores, %s, %.1f GiB, %s; evidence on %s. Mode: %s (%d measured runs after a warm-up; " ..
+p("Machine: %d cores, %s, %.1f GiB, %s; evidence on %s. Mode: %s (%d measured runs after a warm-up, " ..
+  "%d for the reads, the floor and ours on disk taking turns at going first; " ..
   "observation lag: %d s break x %d).", machine.nproc, machine.cpu, machine.mem_gib, machine.kernel,
-  machine.evidence_fs, machine.mode, machine.runs, machine.lag_period, machine.lag_runs)
+  machine.evidence_fs, machine.mode, machine.runs, machine.read_runs or machine.runs, machine.lag_period,
+  machine.lag_runs)
 p("Versions: %s; %s; node %s; Azurite %s; %s.", machine.leaselua, machine.curl, machine.node,
   machine.azurite, machine.sdk)
 local function cond_text(c)

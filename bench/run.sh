@@ -3,10 +3,10 @@
 # against a fresh local Azurite that lives only for this run.
 #
 #   bench/run.sh                  full: a warm-up, then 5 measured runs per
-#                                 figure; observation lag with a 30 s break
-#                                 (about 5 minutes)
-#   BENCH_QUICK=1 bench/run.sh    quick: 3 runs, lag with a 5 s break
-#                                 (about 2 minutes)
+#                                 figure (15 for the reads); observation lag
+#                                 with a 30 s break (about 5 minutes)
+#   BENCH_QUICK=1 bench/run.sh    quick: 3 runs (9 for the reads), lag with
+#                                 a 5 s break (about 2 minutes)
 #
 # Peers, in the same run: the floor (curl, one process, N HEAD requests
 # over one kept-alive connection) and the official JS SDK
@@ -45,6 +45,7 @@ else
   mode=full runs=5 lag_period=30 lag_runs=5
 fi
 nreads=${BENCH_READS:-200}
+read_runs=$((runs * 3)) # the reads are short: see "per-request reads"
 handoff_break=2
 js_poll=${BENCH_JS_POLL_MS:-1000}
 manifest=$root/tools/emulator/manifest.json
@@ -170,11 +171,11 @@ lua5.4 -e '
     cpu = arg[5], kernel = arg[6], mem_gib = tonumber(arg[7]) / 1048576, evidence_fs = arg[8],
     leaselua = arg[9], node = arg[10], curl = arg[11], azurite = arg[12], sdk = arg[13],
     reads = tonumber(arg[14]), lag_period = tonumber(arg[15]), lag_runs = tonumber(arg[16]),
-    handoff_break = tonumber(arg[17]), js_poll_ms = tonumber(arg[18])}))' /dev/null \
+    handoff_break = tonumber(arg[17]), js_poll_ms = tonumber(arg[18]), read_runs = tonumber(arg[19])}))' /dev/null \
   "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$mode" "$runs" "$(nproc)" "$cpu" "$(uname -sr)" "$memkb" \
   "$(stat -f -c %T "$evdisk")" "$("$host" --version | tr '\n' ' ' | sed 's/ $//')" "$(node --version)" \
   "$(curl --version | head -n 1 | cut -d' ' -f1-3)" "$AZURITE_VERSION" "@azure/storage-blob $sdk" \
-  "$nreads" "$lag_period" "$lag_runs" "$handoff_break" "$js_poll" >"$out/machine.json"
+  "$nreads" "$lag_period" "$lag_runs" "$handoff_break" "$js_poll" "$read_runs" >"$out/machine.json"
 
 # ---- per-request reads --------------------------------------------------
 {
@@ -190,22 +191,42 @@ lua5.4 -e '
 } >"$tmp/curl-floor.cfg"
 chmod 0600 "$tmp/curl-floor.cfg"
 
-for run in $(seq 0 "$runs"); do
-  say "reads: run $run of $runs (0 is the warm-up): curl, ours (disk), ours (tmpfs), JS"
+# One client's run of reads, recorded as a "read" figure of run $1.
+floor_reads() {
   LD_PRELOAD=$cadence_so LL_CADENCE_OUT=$tmp/cadence.floor curl -K "$tmp/curl-floor.cfg" >"$tmp/floor.out"
+  local bad conns s c
   bad=$(awk '$2 != 200' "$tmp/floor.out" | wc -l)
   conns=$(awk '{s += $3} END {print s}' "$tmp/floor.out")
   ((bad == 0)) || die "curl floor: $bad requests did not answer 200"
   s=$(tail -n "$nreads" "$tmp/floor.out" | awk '{print $1 * 1000}' | stats)
   c=$(cadence "curl floor" "$tmp/cadence.floor")
-  rec "{\"fig\":\"read\",\"who\":\"floor\",\"run\":$run,\"connections\":$conns,\"e2e_ms\":$s,\"cadence_ms\":$c}"
-
-  LD_PRELOAD=$cadence_so LL_CADENCE_OUT=$tmp/cadence.ours AZURE_STORAGE_BLOB=reads-$run.json \
+  rec "{\"fig\":\"read\",\"who\":\"floor\",\"run\":$1,\"connections\":$conns,\"e2e_ms\":$s,\"cadence_ms\":$c}"
+}
+disk_reads() {
+  local o c
+  LD_PRELOAD=$cadence_so LL_CADENCE_OUT=$tmp/cadence.ours AZURE_STORAGE_BLOB=reads-$1.json \
     ours "$tmp/reads.out" bench/reads.lua --manifest "$manifest" \
-    --evidence "$evdisk/reads-$run" --n "$nreads" --warmup 10 || die "ours (reads) failed"
+    --evidence "$evdisk/reads-$1" --n "$nreads" --warmup 10 || die "ours (reads) failed"
   o=$(cat "$tmp/reads.out")
   c=$(cadence ours "$tmp/cadence.ours")
-  rec "{\"fig\":\"read\",\"run\":$run,\"where\":\"disk\",\"data\":$o,\"cadence_ms\":$c}"
+  rec "{\"fig\":\"read\",\"run\":$1,\"where\":\"disk\",\"data\":$o,\"cadence_ms\":$c}"
+}
+
+# Reads are short (a second or so per client), so they get more runs than
+# the other figures: the emulator's speed drifts between processes (it
+# warms up, it collects garbage), and the ratios are medians over runs.
+# The floor and ours on disk take turns at going first, so that a drift
+# in one direction favours neither.
+for run in $(seq 0 "$read_runs"); do
+  if ((run % 2 == 0)); then
+    say "reads: run $run of $read_runs (0 is the warm-up): curl, ours (disk), ours (tmpfs), JS"
+    floor_reads "$run"
+    disk_reads "$run"
+  else
+    say "reads: run $run of $read_runs (0 is the warm-up): ours (disk), curl, ours (tmpfs), JS"
+    disk_reads "$run"
+    floor_reads "$run"
+  fi
   if [[ -n $evshm ]]; then
     AZURE_STORAGE_BLOB=reads-shm-$run.json ours "$tmp/reads.out" bench/reads.lua --manifest "$manifest" \
       --evidence "$evshm/reads-$run" --n "$nreads" --warmup 10 || die "ours (reads, tmpfs) failed"
