@@ -85,6 +85,27 @@ ll_status append_text(ll_ledger *l, const char *json, long *seq,
   return st;
 }
 
+ll_status append_row_text(ll_ledger *l, const char *json, ll_sync sync,
+                          ll_error *err) {
+  ll_error local = {0};
+  cJSON *row = cJSON_Parse(json);
+  long seq = 0;
+  return row ? ll_ledger_append_row(l, row, sync, &seq, err ? err : &local)
+             : LL_E_PARSE;
+}
+
+long lines_in(const char *path) {
+  size_t len = 0;
+  char *b = read_all(path, &len);
+  if (!b)
+    return -1;
+  long n = 0;
+  for (size_t i = 0; i < len; i++)
+    n += b[i] == '\n' || i + 1 == len;
+  free(b);
+  return n;
+}
+
 const char *const base_rows[] = {
     ("{\"record\":\"manifest\",\"endpoint_kind\":\"replay\",\"run_id\":"
      "\"r1\"}"),

@@ -22,6 +22,13 @@ long file_size(const char *path);
 /* Offsets of the starts of lines; returns the count. */
 size_t line_starts(const char *b, size_t len, size_t *starts, size_t cap);
 ll_status append_text(ll_ledger *l, const char *json, long *seq, ll_error *err);
+/* json parsed and appended with sync (ll_ledger_append_row); err may be
+ * NULL. LL_E_PARSE when json does not parse. */
+ll_status append_row_text(ll_ledger *l, const char *json, ll_sync sync,
+                          ll_error *err);
+/* The lines of the file at path (a last line without '\n' counts), or -1
+ * when it cannot be read. */
+long lines_in(const char *path);
 /* The base rows: a manifest, A's binding, an intent and two outcomes. */
 extern const char *const base_rows[];
 extern const size_t N_BASE;

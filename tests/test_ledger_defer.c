@@ -18,21 +18,6 @@ static const char *const intent =
 static const char *const outcome =
     "{\"record\":\"outcome\",\"event_id\":\"e0001\",\"http_status\":200}";
 
-static long lines_in(const char *path) {
-  size_t len = 0, starts[64];
-  char *b = read_all(path, &len);
-  long n = b ? (long)line_starts(b, len, starts, 64) : -1;
-  free(b);
-  return n;
-}
-
-static ll_status add(ll_ledger *l, const char *json, ll_sync sync) {
-  cJSON *row = cJSON_Parse(json);
-  long seq = 0;
-  ll_error err = {0};
-  return row ? ll_ledger_append_row(l, row, sync, &seq, &err) : LL_E_NOMEM;
-}
-
 static ll_ledger *fresh(const char *root, const char *name, char **pfile,
                         char **efile) {
   char *dir = path_of(root, name);
@@ -50,8 +35,8 @@ static void test_waits_then_flushes(const char *root) {
   CHECK(l != NULL);
   if (!l)
     return;
-  CHECK_INT(add(l, intent, LL_SYNC_DEFER), LL_OK);
-  CHECK_INT(add(l, outcome, LL_SYNC_DEFER), LL_OK);
+  CHECK_INT(append_row_text(l, intent, LL_SYNC_DEFER, NULL), LL_OK);
+  CHECK_INT(append_row_text(l, outcome, LL_SYNC_DEFER, NULL), LL_OK);
   CHECK_INT(lines_in(p), 2); /* the write-ahead record is never deferred */
   CHECK_INT(lines_in(e), 0);
   CHECK_INT(cJSON_GetArraySize(ll_ledger_export_rows(l)), 2);
@@ -62,18 +47,20 @@ static void test_waits_then_flushes(const char *root) {
   CHECK_INT(lines_in(e), 2);
 
   /* A row synced in both files takes what waits with it. */
-  CHECK_INT(add(l, intent, LL_SYNC_DEFER), LL_OK);
+  CHECK_INT(append_row_text(l, intent, LL_SYNC_DEFER, NULL), LL_OK);
   CHECK_INT(lines_in(e), 2);
-  CHECK_INT(add(l, "{\"record\":\"decision\"}", LL_SYNC_BOTH), LL_OK);
+  CHECK_INT(append_row_text(l, "{\"record\":\"decision\"}", LL_SYNC_BOTH, NULL),
+            LL_OK);
   CHECK_INT(lines_in(e), 4);
 
   /* A row that does not wait writes what waits first. */
-  CHECK_INT(add(l, outcome, LL_SYNC_DEFER), LL_OK);
-  CHECK_INT(add(l, "{\"record\":\"note\"}", LL_SYNC_NONE), LL_OK);
+  CHECK_INT(append_row_text(l, outcome, LL_SYNC_DEFER, NULL), LL_OK);
+  CHECK_INT(append_row_text(l, "{\"record\":\"note\"}", LL_SYNC_NONE, NULL),
+            LL_OK);
   CHECK_INT(lines_in(e), 6);
 
   /* The close writes what still waits. */
-  CHECK_INT(add(l, intent, LL_SYNC_DEFER), LL_OK);
+  CHECK_INT(append_row_text(l, intent, LL_SYNC_DEFER, NULL), LL_OK);
   CHECK_INT(lines_in(e), 6);
   ll_ledger_close(l);
   CHECK_INT(lines_in(e), 7);
@@ -109,8 +96,8 @@ static void test_killed_then_recovered(const char *root) {
         ll_ledger_open(path_of(root, "killed"), LL_LEDGER_RECOVER, &err);
     if (!c)
       _exit(100);
-    int code = add(c, intent, LL_SYNC_DEFER) != LL_OK;
-    code |= (add(c, outcome, LL_SYNC_DEFER) != LL_OK) << 1;
+    int code = append_row_text(c, intent, LL_SYNC_DEFER, NULL) != LL_OK;
+    code |= (append_row_text(c, outcome, LL_SYNC_DEFER, NULL) != LL_OK) << 1;
     kill(getpid(), SIGKILL); /* no flush, no close */
     _exit(code);
   }
@@ -142,7 +129,7 @@ static void test_failed_flush(const char *root) {
   CHECK(l != NULL);
   if (!l)
     return;
-  CHECK_INT(add(l, intent, LL_SYNC_BOTH), LL_OK);
+  CHECK_INT(append_row_text(l, intent, LL_SYNC_BOTH, NULL), LL_OK);
   ll_ledger_close(l);
   (void)p;
   fflush(NULL);
@@ -156,7 +143,7 @@ static void test_failed_flush(const char *root) {
         ll_ledger_open(path_of(root, "failed"), LL_LEDGER_RECOVER, &err);
     if (!c)
       _exit(100);
-    if (add(c, outcome, LL_SYNC_DEFER) != LL_OK)
+    if (append_row_text(c, outcome, LL_SYNC_DEFER, NULL) != LL_OK)
       code |= 1;
     long esize = file_size(e);
     /* room for 7 bytes of the waiting line */
@@ -169,10 +156,7 @@ static void test_failed_flush(const char *root) {
       code |= 16;
     if (file_size(e) != esize)
       code |= 2; /* taken back */
-    cJSON *row = cJSON_Parse(intent);
-    long seq = 0;
-    if (ll_ledger_append_row(c, row, LL_SYNC_NONE, &seq, &err) !=
-            LL_E_DURABILITY ||
+    if (append_row_text(c, intent, LL_SYNC_NONE, &err) != LL_E_DURABILITY ||
         !strstr(err.message, "its export could not be written") ||
         !strstr(err.message, "short write") ||
         strstr(err.message, "nothing was sent"))

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ledger.h"
+#include "ledger_fixture.h"
 #include "testlib.h"
 
 static int fsyncs_prot, fsyncs_exp, fsyncs_other;
@@ -38,33 +38,9 @@ int fsync(int fd) {
   return (int)syscall(SYS_fsync, fd);
 }
 
-static long lines_in(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return -1;
-  long n = 0;
-  int c;
-  while ((c = fgetc(f)) != EOF)
-    n += c == '\n';
-  fclose(f);
-  return n;
-}
-
-static long size_of(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 ? (long)st.st_size : -1;
-}
-
 static const char *const intent =
     "{\"record\":\"intent\",\"event_id\":\"e0001\",\"http_method\":\"GET\"}";
 static const char *const note = "{\"record\":\"note\",\"text\":\"x\"}";
-
-static ll_status add(ll_ledger *l, const char *json, ll_sync sync,
-                     ll_error *err) {
-  cJSON *row = cJSON_Parse(json);
-  long seq = 0;
-  return row ? ll_ledger_append_row(l, row, sync, &seq, err) : LL_E_NOMEM;
-}
 
 static ll_ledger *fresh(const char *root, const char *name) {
   char dir[2048];
@@ -98,10 +74,10 @@ static void test_each_value(const char *root) {
     if (!l)
       return;
     ll_error err = {0};
-    CHECK_INT(add(l, note, LL_SYNC_NONE, &err), LL_OK);
+    CHECK_INT(append_row_text(l, note, LL_SYNC_NONE, &err), LL_OK);
     long e0 = lines_in(exp_path);
     fsyncs_prot = fsyncs_exp = 0;
-    CHECK_INT(add(l, intent, w[i].sync, &err), LL_OK);
+    CHECK_INT(append_row_text(l, intent, w[i].sync, &err), LL_OK);
     CHECK_INT(fsyncs_prot, w[i].prot);
     CHECK_INT(fsyncs_exp, w[i].exp);
     CHECK_INT(lines_in(exp_path) - e0, w[i].exp_written);
@@ -121,10 +97,10 @@ static void test_takes_what_waits(const char *root) {
     if (!l)
       return;
     ll_error err = {0};
-    CHECK_INT(add(l, intent, LL_SYNC_DEFER, &err), LL_OK);
-    CHECK_INT(add(l, intent, LL_SYNC_DEFER, &err), LL_OK);
+    CHECK_INT(append_row_text(l, intent, LL_SYNC_DEFER, &err), LL_OK);
+    CHECK_INT(append_row_text(l, intent, LL_SYNC_DEFER, &err), LL_OK);
     CHECK_INT(lines_in(exp_path), 0);
-    CHECK_INT(add(l, note, takers[i], &err), LL_OK);
+    CHECK_INT(append_row_text(l, note, takers[i], &err), LL_OK);
     CHECK_INT(lines_in(exp_path), 3);
     CHECK_INT(lines_in(prot_path), 3);
     ll_ledger_close(l);
@@ -140,7 +116,7 @@ static void test_failed_combined_write(const char *root) {
   if (!l)
     return;
   ll_error err = {0};
-  CHECK_INT(add(l, note, LL_SYNC_BOTH, &err), LL_OK);
+  CHECK_INT(append_row_text(l, note, LL_SYNC_BOTH, &err), LL_OK);
   ll_ledger_close(l);
   fflush(NULL);
   pid_t pid = fork();
@@ -153,23 +129,23 @@ static void test_failed_combined_write(const char *root) {
     ll_ledger *c = ll_ledger_open(dir, LL_LEDGER_RECOVER, &err);
     if (!c)
       _exit(100);
-    if (add(c, intent, LL_SYNC_DEFER, &err) != LL_OK)
+    if (append_row_text(c, intent, LL_SYNC_DEFER, &err) != LL_OK)
       code |= 1;
-    long esize = size_of(exp_path), psize = size_of(prot_path);
+    long esize = file_size(exp_path), psize = file_size(prot_path);
     struct rlimit rl;
     getrlimit(RLIMIT_FSIZE, &rl);
     rl.rlim_cur = (rlim_t)(esize > psize ? esize : psize) + 40;
     if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
       _exit(102);
     ll_error e2 = {0};
-    if (add(c, note, LL_SYNC_NONE, &e2) != LL_E_DURABILITY)
+    if (append_row_text(c, note, LL_SYNC_NONE, &e2) != LL_E_DURABILITY)
       code |= 2;
     if (!strstr(e2.message, "short write") ||
         !strstr(e2.message, ": nothing was sent"))
       code |= 4;
-    if (size_of(prot_path) != psize || size_of(exp_path) != esize)
+    if (file_size(prot_path) != psize || file_size(exp_path) != esize)
       code |= 8;
-    if (add(c, note, LL_SYNC_NONE, &e2) != LL_E_DURABILITY ||
+    if (append_row_text(c, note, LL_SYNC_NONE, &e2) != LL_E_DURABILITY ||
         !strstr(e2.message, "earlier durability failure: nothing was sent"))
       code |= 16;
     ll_ledger_close(c);
@@ -194,13 +170,13 @@ static void test_unknown_value(const char *root) {
       return;
     ll_error err = {0};
     fsyncs_prot = 0;
-    CHECK_INT(add(l, intent, (ll_sync)bad[i], &err), LL_E_USAGE);
+    CHECK_INT(append_row_text(l, intent, (ll_sync)bad[i], &err), LL_E_USAGE);
     CHECK(strstr(err.message, "sync") != NULL);
     CHECK_INT(lines_in(prot_path), 0);
     CHECK_INT(lines_in(exp_path), 0);
     CHECK_INT(ll_ledger_count(l), 0);
     /* and the ledger is still usable: nothing was written */
-    CHECK_INT(add(l, intent, LL_SYNC_NONE, &err), LL_OK);
+    CHECK_INT(append_row_text(l, intent, LL_SYNC_NONE, &err), LL_OK);
     ll_ledger_close(l);
   }
 }
@@ -214,10 +190,7 @@ int main(void) {
   test_takes_what_waits(root);
   test_failed_combined_write(root);
   test_unknown_value(root);
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-  if (system(cmd) != 0)
-    fprintf(stderr, "could not remove %s\n", root);
+  CHECK(remove_tree(root) == 0);
   free(root);
   return ll_test_report("test_ledger_sync");
 }
