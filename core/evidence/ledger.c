@@ -308,6 +308,20 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
 
 /* ---- the export's waiting lines ---------------------------------------- */
 
+/* The one refusal of a ledger made unusable by a failed write or fsync:
+ * with the reason when the failure came while a request was on the wire
+ * (the flush hook has no caller to tell). */
+static ll_status refuse_broken(const ll_ledger *l, ll_error *err) {
+  if (l->broken_why[0])
+    return ll_fail(err, LL_E_DURABILITY,
+                   "the ledger is unusable: its export could not be written "
+                   "while a request was on the wire (%s); nothing more is sent",
+                   l->broken_why);
+  return ll_fail(err, LL_E_DURABILITY,
+                 "the ledger is unusable after an earlier durability failure: "
+                 "nothing was sent");
+}
+
 /* Writes the export lines waiting (with sync, fsync'd) in one write(). On
  * failure the part that reached the file is taken back and the ledger is
  * unusable: those rows are in the protected ledger, and a recovery
@@ -351,9 +365,7 @@ ll_status ll_ledger_flush_export(ll_ledger *l, ll_error *err) {
   if (!l || l->exp_pend.n == 0)
     return LL_OK;
   if (l->broken)
-    return ll_fail(err, LL_E_DURABILITY,
-                   "the ledger is unusable after an earlier durability "
-                   "failure: nothing was sent");
+    return refuse_broken(l, err);
   ll_error e = {0};
   ll_status st = flush_pending(l, 0, "", &e);
   if (st != LL_OK) {
@@ -397,15 +409,7 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
     goto cleanup;
   }
   if (l->broken) {
-    st = l->broken_why[0]
-             ? ll_fail(err, LL_E_DURABILITY,
-                       "the ledger is unusable: its export could not be "
-                       "written while a request was on the wire (%s); "
-                       "nothing more is sent",
-                       l->broken_why)
-             : ll_fail(err, LL_E_DURABILITY,
-                       "the ledger is unusable after an earlier durability "
-                       "failure: nothing was sent");
+    st = refuse_broken(l, err);
     goto cleanup;
   }
   /* A row whose printing is not plain JSON (raw text could hold a newline
