@@ -1,15 +1,22 @@
 /* The request cadence of any client, measured from outside it: an
  * LD_PRELOAD shim that notes the monotonic time and byte count of every
- * send(2), sendto(2) and sendmsg(2) on a socket, and writes them at exit,
- * one "ns bytes" line each, to the file named by LL_CADENCE_OUT.
+ * send(2), sendto(2) and sendmsg(2) on a socket, and of every recv(2),
+ * recvfrom(2) and recvmsg(2) that returned bytes (a MSG_PEEK is not a
+ * receive), and writes them at exit to the file named by LL_CADENCE_OUT:
+ * "ns bytes" for a send, "ns r bytes" for a receive, in the order they
+ * happened.
  *
  * bench/run.sh preloads it into the curl floor and into leaselua alike, so
  * that both clients' "end to end" is the same quantity taken the same way:
  * the interval from one request leaving the process to the next (over a
  * kept-alive connection each request is one TLS record, one send). The
- * filter that picks the requests out of the handshake and the close alert
- * is bench/cadence.lua's. This is a benchmark helper, not part of leaselua:
- * it observes, it changes nothing the client sends. */
+ * receives split each interval in two, the same way for both clients: the
+ * wait (the request leaving to the first bytes of its answer arriving:
+ * the server, the network, the wake-up) and the client's own time (those
+ * bytes to the next request leaving). The filter that picks the requests
+ * out of the handshake and the close alert is bench/cadence.lua's. This
+ * is a benchmark helper, not part of leaselua: it observes, it changes
+ * nothing the client sends or receives. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
@@ -23,20 +30,38 @@
 
 static int64_t when[MAX_SENDS];
 static int64_t size[MAX_SENDS];
-static size_t nsends;
+static char recvd[MAX_SENDS]; /* 1: a receive */
+static size_t nsends;         /* sends and receives */
+static size_t nsent;          /* sends alone */
 
 static ssize_t (*real_send)(int, const void *, size_t, int);
 static ssize_t (*real_sendto)(int, const void *, size_t, int,
                               const struct sockaddr *, socklen_t);
 static ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
+static ssize_t (*real_recv)(int, void *, size_t, int);
+static ssize_t (*real_recvfrom)(int, void *, size_t, int, struct sockaddr *,
+                                socklen_t *);
+static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
 
-static void note(ssize_t n) {
+static void note_as(ssize_t n, char is_recv) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   if (n > 0 && nsends < MAX_SENDS) {
     when[nsends] = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+    recvd[nsends] = is_recv;
+    nsent += !is_recv;
     size[nsends++] = n;
   }
+}
+
+static void note(ssize_t n) {
+  note_as(n, 0);
+}
+
+/* A peek leaves the bytes for the next receive: only that one counts. */
+static void note_recv(ssize_t n, int flags) {
+  if (!(flags & MSG_PEEK))
+    note_as(n, 1);
 }
 
 ssize_t send(int fd, const void *buf, size_t len, int flags) {
@@ -68,15 +93,43 @@ ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
   return n;
 }
 
+ssize_t recv(int fd, void *buf, size_t len, int flags) {
+  if (!real_recv)
+    real_recv = (ssize_t(*)(int, void *, size_t, int))dlsym(RTLD_NEXT, "recv");
+  ssize_t n = real_recv(fd, buf, len, flags);
+  note_recv(n, flags);
+  return n;
+}
+
+ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
+                 struct sockaddr *from, socklen_t *fromlen) {
+  if (!real_recvfrom)
+    real_recvfrom = (ssize_t(*)(int, void *, size_t, int, struct sockaddr *,
+                                socklen_t *))dlsym(RTLD_NEXT, "recvfrom");
+  ssize_t n = real_recvfrom(fd, buf, len, flags, from, fromlen);
+  note_recv(n, flags);
+  return n;
+}
+
+ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
+  if (!real_recvmsg)
+    real_recvmsg =
+        (ssize_t(*)(int, struct msghdr *, int))dlsym(RTLD_NEXT, "recvmsg");
+  ssize_t n = real_recvmsg(fd, msg, flags);
+  note_recv(n, flags);
+  return n;
+}
+
 __attribute__((destructor)) static void dump(void) {
   const char *out = getenv("LL_CADENCE_OUT");
   /* Only a process that sent something writes: a wrapper that inherits the
    * preload (timeout, /usr/bin/time) exits after the client and would
    * otherwise leave an empty file in its place. */
-  FILE *f = nsends && out && *out ? fopen(out, "w") : NULL;
+  FILE *f = nsent && out && *out ? fopen(out, "w") : NULL;
   if (!f)
     return;
   for (size_t i = 0; i < nsends; i++)
-    fprintf(f, "%lld %lld\n", (long long)when[i], (long long)size[i]);
+    fprintf(f, recvd[i] ? "%lld r %lld\n" : "%lld %lld\n", (long long)when[i],
+            (long long)size[i]);
   fclose(f);
 }

@@ -4,14 +4,23 @@
 -- other requests and the close alert are not); the intervals between
 -- them, after `warmup`, at most `n` of them. Prints
 -- {"p50":..,"p90":..,"mean":..,"n":..,"requests":..,"record_bytes":..} in ms.
+-- Where the file also holds receives ("ns r bytes" lines), each interval
+-- is split at the first receive after its request left: "wait" (the
+-- request leaving to the first bytes back: server, network, wake-up) and
+-- "client" (those bytes to the next request leaving: all the client's
+-- own work), their p50 in ms as wait_p50 and client_p50, over the
+-- wait_n intervals that hold a receive.
 -- Usage: lua5.4 bench/cadence.lua FILE WARMUP N
 local path, warmup, n = arg[1], tonumber(arg[2]), tonumber(arg[3])
 assert(path and warmup and n, "usage: lua5.4 bench/cadence.lua FILE WARMUP N")
-local t, sz = {}, {}
+local t, sz, rt = {}, {}, {}
 for line in io.lines(path) do
   local a, b = line:match("^(%d+) (%d+)$")
   if a then
     t[#t + 1], sz[#sz + 1] = tonumber(a), tonumber(b)
+  else
+    local r = line:match("^(%d+) r %d+$")
+    if r then rt[#rt + 1] = tonumber(r) end
   end
 end
 local count, mode = {}, nil
@@ -30,10 +39,20 @@ while i <= #sz do
     i = i + 1
   end
 end
-local d = {}
+-- the first receive after ns, from index j on (receives are in time order)
+local j = 1
+local function first_recv_after(ns)
+  while rt[j] and rt[j] <= ns do j = j + 1 end
+  return rt[j]
+end
+local d, wait, client = {}, {}, {}
 for k = best_i + warmup, best_i + best_len - 2 do
   if #d >= n then break end
   d[#d + 1] = (t[k + 1] - t[k]) / 1e6
+  local r = first_recv_after(t[k])
+  if r and r < t[k + 1] then
+    wait[#wait + 1], client[#client + 1] = (r - t[k]) / 1e6, (t[k + 1] - r) / 1e6
+  end
 end
 if #d == 0 then
   print("null")
@@ -41,7 +60,13 @@ if #d == 0 then
 end
 local sum = 0
 for _, x in ipairs(d) do sum = sum + x end
-table.sort(d)
-local function q(p) return d[math.max(1, math.ceil(p * #d))] end
-print(string.format('{"p50":%.4f,"p90":%.4f,"mean":%.4f,"n":%d,"requests":%d,"record_bytes":%d}',
-  q(0.5), q(0.9), sum / #d, #d, best_len, mode or 0))
+local function q(v, p)
+  table.sort(v)
+  return v[math.max(1, math.ceil(p * #v))]
+end
+local split = ""
+if #wait > 0 then
+  split = string.format(',"wait_p50":%.4f,"client_p50":%.4f,"wait_n":%d', q(wait, 0.5), q(client, 0.5), #wait)
+end
+print(string.format('{"p50":%.4f,"p90":%.4f,"mean":%.4f,"n":%d,"requests":%d,"record_bytes":%d%s}',
+  q(d, 0.5), q(d, 0.9), sum / #d, #d, best_len, mode or 0, split))

@@ -65,6 +65,15 @@ F.floor_cadence = median(collect(function(r) return r.fig == "read" and r.who ==
   function(r) return r.cadence_ms.p50 end))
 F.ours_cadence = median(collect(function(r) return r.fig == "read" and r.where == "disk" end,
   function(r) return r.cadence_ms.p50 end))
+-- The same intervals split at the answer's first bytes (bench/cadence.c's
+-- receives): the wait, then the client's own time.
+local function split(who_floor, key)
+  local pred = who_floor and function(r) return r.fig == "read" and r.who == "floor" end
+    or function(r) return r.fig == "read" and r.where == "disk" end
+  return median(collect(pred, function(r) return r.cadence_ms[key] end))
+end
+F.floor_wait, F.ours_wait = split(true, "wait_p50"), split(false, "wait_p50")
+F.floor_client, F.ours_client = split(true, "client_p50"), split(false, "client_p50")
 -- Paired: ours on disk over the floor of the same run, run by run.
 local function paired(get_ours, get_floor)
   local floor, v = {}, {}
@@ -214,6 +223,15 @@ if F.ours_cadence and F.floor_cadence then
   p("| Per-request p50, reads, request to request (durable ledger), both clients timed by bench/cadence.c" ..
     " | %s | %s | - | %s floor | <= 1.15x floor | %s |",
     ms(F.ours_cadence, 3), ms(F.floor_cadence, 3), rx(c_floor), verdict(c_floor and c_floor <= 1.15))
+end
+if F.ours_client and F.floor_client then
+  p("| of which the wait for the answer (the request leaving to its first bytes back: server, loopback," ..
+    " wake-up) | %s | %s | - | %s floor | (context) | |",
+    ms(F.ours_wait, 3), ms(F.floor_wait, 3), rx(ratio(F.ours_wait, F.floor_wait)))
+  p("| of which the client's own time (those bytes to the next request leaving: all the client's work)" ..
+    " | %s | %s | - | %s floor, %+.0f us | (context) | |",
+    ms(F.ours_client, 3), ms(F.floor_client, 3), rx(ratio(F.ours_client, F.floor_client)),
+    (F.ours_client - F.floor_client) * 1000)
 end
 local b_js = ratio(F.ours_bracket, F.js_bracket)
 p("| Bracket width, rev 3 probe (Put on a fresh connection) | %s | - | %s | %s JS | <= 0.5x JS | %s |",

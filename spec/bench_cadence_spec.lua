@@ -55,6 +55,36 @@ describe("bench/cadence.lua", function()
     assert.is_true(math.abs(d.p50 - 1) < 1e-6)
   end)
 
+  it("splits each interval at the first receive after its request: the wait, then the client's own time", function()
+    local l, t = {}, 0
+    for i = 1, 25 do
+      t = t + 1000000 -- a request every 1 ms
+      l[#l + 1] = string.format("%d 600", t)
+      -- its answer 0.7 ms later in two receives (record header, then body);
+      -- a larger receive of another size never counts as a send
+      l[#l + 1] = string.format("%d r 5", t + 700000)
+      l[#l + 1] = string.format("%d r 760", t + 710000)
+      if i == 12 then l[#l + 1] = string.format("%d r 9000", t + 800000) end
+    end
+    local d = cjson.decode(run_filter(l, 10, 100))
+    assert.are.equal(600, d.record_bytes)
+    assert.are.equal(25, d.requests)
+    assert.are.equal(14, d.n)
+    assert.are.equal(14, d.wait_n)
+    assert.is_true(math.abs(d.p50 - 1) < 1e-6)
+    assert.is_true(math.abs(d.wait_p50 - 0.7) < 1e-6)
+    assert.is_true(math.abs(d.client_p50 - 0.3) < 1e-6)
+  end)
+
+  it("gives no split for a file without receives", function()
+    local s = {}
+    for i = 1, 30 do s[i] = { i * 1000000, 600 } end
+    local d = cjson.decode(run_filter(lines_of(s), 10, 100))
+    assert.are.equal(19, d.n)
+    assert.is_nil(d.wait_p50)
+    assert.is_nil(d.client_p50)
+  end)
+
   it("says null when no interval is left after the warm-up", function()
     local out = run_filter(lines_of { { 1, 600 }, { 2, 600 } }, 10, 5)
     assert.are.equal("null", out:match("%S+"))
