@@ -19,6 +19,7 @@
  * nothing the client sends or receives. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#define MAX_SENDS (1 << 20)
+#define MAX_SENDS (1 << 20) /* sends and receives together */
 
 static int64_t when[MAX_SENDS];
 static int64_t size[MAX_SENDS];
@@ -43,10 +44,13 @@ static ssize_t (*real_recvfrom)(int, void *, size_t, int, struct sockaddr *,
                                 socklen_t *);
 static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
 
+/* Only what moved bytes is noted, and the caller's errno is kept. */
 static void note_as(ssize_t n, char is_recv) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
   if (n > 0 && nsends < MAX_SENDS) {
+    int saved = errno;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    errno = saved;
     when[nsends] = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
     recvd[nsends] = is_recv;
     nsent += !is_recv;

@@ -8,8 +8,9 @@
 -- is split at the first receive after its request left: "wait" (the
 -- request leaving to the first bytes back: server, network, wake-up) and
 -- "client" (those bytes to the next request leaving: all the client's
--- own work), their p50 in ms as wait_p50 and client_p50, over the
--- wait_n intervals that hold a receive.
+-- own work), their p50 and mean in ms as wait_p50, client_p50, wait_mean
+-- and client_mean, over the wait_n intervals that hold a receive (the
+-- means add up to those intervals' mean; the p50s need not).
 -- Usage: lua5.4 bench/cadence.lua FILE WARMUP N
 local path, warmup, n = arg[1], tonumber(arg[2]), tonumber(arg[3])
 assert(path and warmup and n, "usage: lua5.4 bench/cadence.lua FILE WARMUP N")
@@ -58,15 +59,19 @@ if #d == 0 then
   print("null")
   return
 end
-local sum = 0
-for _, x in ipairs(d) do sum = sum + x end
 local function q(v, p)
   table.sort(v)
   return v[math.max(1, math.ceil(p * #v))]
 end
+local function mean(v)
+  local m = 0
+  for _, x in ipairs(v) do m = m + x end
+  return m / #v
+end
 local split = ""
 if #wait > 0 then
-  split = string.format(',"wait_p50":%.4f,"client_p50":%.4f,"wait_n":%d', q(wait, 0.5), q(client, 0.5), #wait)
+  split = string.format(',"wait_p50":%.4f,"client_p50":%.4f,"wait_mean":%.4f,"client_mean":%.4f,"wait_n":%d',
+    q(wait, 0.5), q(client, 0.5), mean(wait), mean(client), #wait)
 end
 print(string.format('{"p50":%.4f,"p90":%.4f,"mean":%.4f,"n":%d,"requests":%d,"record_bytes":%d%s}',
-  q(d, 0.5), q(d, 0.9), sum / #d, #d, best_len, mode or 0, split))
+  q(d, 0.5), q(d, 0.9), mean(d), #d, best_len, mode or 0, split))

@@ -56,24 +56,53 @@ describe("bench/cadence.lua", function()
   end)
 
   it("splits each interval at the first receive after its request: the wait, then the client's own time", function()
-    local l, t = {}, 0
+    -- 25 requests at intervals of 1, 2 or 3 ms; request i answered after
+    -- a wait of 0.3 to 0.9 ms, in two receives (the record's header, then
+    -- its body); request 15 gets no answer before the next leaves, and a
+    -- stray receive at the very ns request 13 leaves is not its answer
+    local l, t, sends = {}, 0, {}
+    local gap = { 1, 3, 2 }
+    local function wait_of(i) return (3 + (i % 4) * 2) / 10 end
     for i = 1, 25 do
-      t = t + 1000000 -- a request every 1 ms
+      t = t + gap[i % 3 + 1] * 1000000
+      sends[i] = t
       l[#l + 1] = string.format("%d 600", t)
-      -- its answer 0.7 ms later in two receives (record header, then body);
-      -- a larger receive of another size never counts as a send
-      l[#l + 1] = string.format("%d r 5", t + 700000)
-      l[#l + 1] = string.format("%d r 760", t + 710000)
-      if i == 12 then l[#l + 1] = string.format("%d r 9000", t + 800000) end
+      if i == 13 then l[#l + 1] = string.format("%d r 31", t) end
+      if i ~= 15 then
+        local w = math.floor(wait_of(i) * 1e6)
+        l[#l + 1] = string.format("%d r 5", t + w)
+        l[#l + 1] = string.format("%d r 760", t + w + 10000)
+      end
+    end
+    -- what the split must find, from how the trace was made: the intervals
+    -- after the 10 warm-up requests, 11 to 24
+    local waits, clients = {}, {}
+    for i = 11, 24 do
+      if i ~= 15 then
+        local w = math.floor(wait_of(i) * 1e6)
+        waits[#waits + 1] = w / 1e6
+        clients[#clients + 1] = (sends[i + 1] - sends[i] - w) / 1e6
+      end
+    end
+    local function mean(v)
+      local m = 0
+      for _, x in ipairs(v) do m = m + x end
+      return m / #v
+    end
+    local function p50(v)
+      local c = { table.unpack(v) }
+      table.sort(c)
+      return c[math.ceil(#c / 2)]
     end
     local d = cjson.decode(run_filter(l, 10, 100))
     assert.are.equal(600, d.record_bytes)
     assert.are.equal(25, d.requests)
     assert.are.equal(14, d.n)
-    assert.are.equal(14, d.wait_n)
-    assert.is_true(math.abs(d.p50 - 1) < 1e-6)
-    assert.is_true(math.abs(d.wait_p50 - 0.7) < 1e-6)
-    assert.is_true(math.abs(d.client_p50 - 0.3) < 1e-6)
+    assert.are.equal(13, d.wait_n) -- request 15's interval holds no answer
+    assert.is_true(math.abs(d.wait_mean - mean(waits)) < 1e-4, d.wait_mean .. " " .. mean(waits))
+    assert.is_true(math.abs(d.client_mean - mean(clients)) < 1e-4, d.client_mean .. " " .. mean(clients))
+    assert.is_true(math.abs(d.wait_p50 - p50(waits)) < 1e-4, d.wait_p50 .. " " .. p50(waits))
+    assert.is_true(math.abs(d.client_p50 - p50(clients)) < 1e-4, d.client_p50 .. " " .. p50(clients))
   end)
 
   it("gives no split for a file without receives", function()
@@ -83,6 +112,8 @@ describe("bench/cadence.lua", function()
     assert.are.equal(19, d.n)
     assert.is_nil(d.wait_p50)
     assert.is_nil(d.client_p50)
+    assert.is_nil(d.wait_mean)
+    assert.is_nil(d.wait_n)
   end)
 
   it("says null when no interval is left after the warm-up", function()
