@@ -60,43 +60,21 @@ F.ours_wire_tmpfs = median(collect(function(r) return r.fig == "read" and r.wher
   function(r) return r.data.wire_ms.p50 end))
 F.js_read = median(collect(function(r) return r.fig == "read" and r.data and r.data.who == "js" end,
   function(r) return r.data.e2e_ms.p50 end))
--- Request to request, both clients through bench/cadence.c's send shim.
-F.floor_cadence = median(collect(function(r) return r.fig == "read" and r.who == "floor" end,
-  function(r) return r.cadence_ms.p50 end))
-F.ours_cadence = median(collect(function(r) return r.fig == "read" and r.where == "disk" end,
-  function(r) return r.cadence_ms.p50 end))
--- The same intervals split at the answer's first bytes (bench/cadence.c's
--- receives): the wait, then the client's own time.
-local function split(who_floor, key)
+-- Request to request, both clients through bench/cadence.c's shim, and
+-- the same intervals split at the answer's first bytes (its receives):
+-- the wait, then the client's own time.
+local function cadence(who_floor, key)
   local pred = who_floor and function(r) return r.fig == "read" and r.who == "floor" end
     or function(r) return r.fig == "read" and r.where == "disk" end
   return median(collect(pred, function(r) return r.cadence_ms[key] end))
 end
-F.floor_wait, F.ours_wait = split(true, "wait_p50"), split(false, "wait_p50")
-F.floor_client, F.ours_client = split(true, "client_p50"), split(false, "client_p50")
--- Run by run, ours less the floor of the same run (us): the median and
--- how many runs ours was the longer. Medians of the parts do not add up
--- to the median of the whole; these differences are the comparable ones.
-local function paired_diff(key)
-  local floor, v = {}, {}
-  for _, r in ipairs(rows) do
-    if r.fig == "read" and r.who == "floor" and r.run >= 1 and type(r.cadence_ms) == "table" then
-      floor[r.run] = r.cadence_ms[key]
-    end
-  end
-  for _, r in ipairs(rows) do
-    if r.fig == "read" and r.where == "disk" and r.run >= 1 and type(r.cadence_ms) == "table" then
-      local a, b = r.cadence_ms[key], floor[r.run]
-      if type(a) == "number" and type(b) == "number" then v[#v + 1] = (a - b) * 1000 end
-    end
-  end
-  local longer = 0
-  for _, x in ipairs(v) do if x > 0 then longer = longer + 1 end end
-  return { median = median(v), longer = longer, n = #v }
-end
-F.diff_wait, F.diff_client = paired_diff("wait_p50"), paired_diff("client_p50")
--- Paired: ours on disk over the floor of the same run, run by run.
-local function paired(get_ours, get_floor)
+F.floor_cadence, F.ours_cadence = cadence(true, "p50"), cadence(false, "p50")
+F.floor_wait, F.ours_wait = cadence(true, "wait_p50"), cadence(false, "wait_p50")
+F.floor_client, F.ours_client = cadence(true, "client_p50"), cadence(false, "client_p50")
+-- Paired: ours on disk against the floor of the same run, run by run, as
+-- combine(ours, floor) (default: ours over the floor), sorted.
+local function paired(get_ours, get_floor, combine)
+  combine = combine or function(a, b) return a / b end
   local floor, v = {}, {}
   for _, r in ipairs(rows) do
     if r.fig == "read" and r.who == "floor" and r.run >= 1 then
@@ -107,7 +85,7 @@ local function paired(get_ours, get_floor)
   for _, r in ipairs(rows) do
     if r.fig == "read" and r.where == "disk" and r.run >= 1 and floor[r.run] then
       local ok, x = pcall(get_ours, r)
-      if ok and type(x) == "number" and type(floor[r.run]) == "number" then v[#v + 1] = x / floor[r.run] end
+      if ok and type(x) == "number" and type(floor[r.run]) == "number" then v[#v + 1] = combine(x, floor[r.run]) end
     end
   end
   table.sort(v)
@@ -115,6 +93,18 @@ local function paired(get_ours, get_floor)
 end
 F.paired_total = paired(function(r) return r.data.e2e_ms.p50 end, function(r) return r.e2e_ms.p50 end)
 F.paired_cadence = paired(function(r) return r.cadence_ms.p50 end, function(r) return r.cadence_ms.p50 end)
+-- Each part run by run, ours less the floor of the same run (us): the
+-- median and how many runs ours was the longer. Medians of the parts do
+-- not add up to the median of the whole; these differences are the
+-- comparable ones.
+local function paired_diff(key)
+  local get = function(r) return r.cadence_ms[key] end
+  local v = paired(get, get, function(a, b) return (a - b) * 1000 end)
+  local longer = 0
+  for _, x in ipairs(v) do if x > 0 then longer = longer + 1 end end
+  return { median = median(v), longer = longer, n = #v }
+end
+F.diff_wait, F.diff_client = paired_diff("wait_p50"), paired_diff("client_p50")
 
 local function handoff(who, get)
   return median(collect(function(r) return r.fig == "handoff" and r.who == who end, get))
