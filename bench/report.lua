@@ -175,6 +175,8 @@ local trace
 for _, r in ipairs(rows) do if r.fig == "trace" then trace = r.data end end
 local cg
 for _, r in ipairs(rows) do if r.fig == "callgrind" then cg = r.data end end
+local cg_long
+for _, r in ipairs(rows) do if r.fig == "callgrind_long" then cg_long = r.data end end
 
 -- ---- formatting ------------------------------------------------------------
 local function ms(x, d)
@@ -342,6 +344,25 @@ if cg and cg.ir and cg.ir.ll_run_request then
       or "n/a",
     share("ll_sanitize_row_in_place"), share("ll_ledger_scan_line"), 100 * sha / req, share("http_exchange"),
     share("ll_model_apply"), share("ll_row_outcome"), share("ll_row_intent"), share("ll_lua_push_json"))
+end
+-- What one more read costs, by difference of the two profiles: the run's
+-- fixed costs (its TLS handshakes above all) spread over fewer requests
+-- in the shorter one, so its shares are not a read's.
+local function margin(name)
+  local a, b = cg and cg.ir[name], cg_long and cg_long.ir[name]
+  if not (a and b) or cg_long.requests <= cg.requests then return nil end
+  return (b - a) / (cg_long.requests - cg.requests)
+end
+local m_req, m_app = margin("ll_run_request"), margin("ll_ledger_append_row")
+if m_req and m_app and m_req > 0 then
+  p("")
+  p("At the margin (the %d-request profile less the %d-request one, over the %d requests between): one more read " ..
+    "costs %.0f k instructions in C below the binding, of which the ledger append %.1f%% and the exchange %s; " ..
+    "in the longer profile alone, %.0f k a request and %.1f%%.",
+    cg_long.requests, cg.requests, cg_long.requests - cg.requests, m_req / 1000, 100 * m_app / m_req,
+    margin("http_exchange") and string.format("%.0f%%", 100 * margin("http_exchange") / m_req) or "n/a",
+    cg_long.ir.ll_run_request / cg_long.requests / 1000,
+    100 * (cg_long.ir.ll_ledger_append_row or 0) / cg_long.ir.ll_run_request)
 end
 p("")
 p("Reproduce: `make bench` (full) or `BENCH_QUICK=1 make bench`; raw figures in bench/out/raw.jsonl.")
