@@ -31,7 +31,7 @@ JOBS ?= 2
 WERROR ?= $(if $(CI),ON,OFF)
 VERSION := $(shell grep -m1 -o 'leaselua VERSION [0-9.]*' CMakeLists.txt | cut -d' ' -f3)
 FORMAT_FILES := $(wildcard core/*/*.[ch] core/*/include/*.h bindings/*.[ch] tests/*.[ch] tests/layers/*.c tests/fuzz/*.c)
-LUA_DIRS := $(wildcard scripts spec bindings tests examples)
+LUA_DIRS := $(wildcard scripts spec bindings tests examples bench)
 
 .PHONY: deps build check lint specs check-asan asan-build demo bench clean format format-check
 .PHONY: fixtures

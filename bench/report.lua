@@ -63,14 +63,14 @@ F.js_read = median(collect(function(r) return r.fig == "read" and r.data and r.d
 -- Request to request, both clients through bench/cadence.c's shim, and
 -- the same intervals split at the answer's first bytes (its receives):
 -- the wait, then the client's own time.
-local function cadence(who_floor, key)
+local function split(who_floor, key)
   local pred = who_floor and function(r) return r.fig == "read" and r.who == "floor" end
     or function(r) return r.fig == "read" and r.where == "disk" end
   return median(collect(pred, function(r) return r.cadence_ms[key] end))
 end
-F.floor_cadence, F.ours_cadence = cadence(true, "p50"), cadence(false, "p50")
-F.floor_wait, F.ours_wait = cadence(true, "wait_p50"), cadence(false, "wait_p50")
-F.floor_client, F.ours_client = cadence(true, "client_p50"), cadence(false, "client_p50")
+F.floor_cadence, F.ours_cadence = split(true, "p50"), split(false, "p50")
+F.floor_wait, F.ours_wait = split(true, "wait_p50"), split(false, "wait_p50")
+F.floor_client, F.ours_client = split(true, "client_p50"), split(false, "client_p50")
 -- Paired: ours on disk against the floor of the same run, run by run, as
 -- combine(ours, floor) (default: ours over the floor), sorted.
 local function paired(get_ours, get_floor, combine)
@@ -162,21 +162,28 @@ F.ours_wire_outside = handoff("ours", function(r) return r.data.wire_outside_wai
 local cond = {}
 for _, r in ipairs(rows) do if r.fig == "conditions" then cond[r.when] = r end end
 
+-- the last row of a figure recorded once a bench (or {} when there is none)
+local function last_fig(name)
+  local last = {}
+  for _, r in ipairs(rows) do if r.fig == name then last = r end end
+  return last
+end
+
 local replay_runs = collect(function(r) return r.fig == "replay" end, function(r) return r.wall_ms end)
 F.replay = median(replay_runs)
-local replay_fixtures, replay_failed
-for _, r in ipairs(rows) do
-  if r.fig == "replay" then replay_fixtures, replay_failed = r.fixtures, r.failed end
-end
+local replay_fixtures, replay_failed = last_fig("replay").fixtures, last_fig("replay").failed
 
 local hash_ns = 0
 for _, r in ipairs(rows) do if r.fig == "hash" then hash_ns = hash_ns + r.data.ns_p50 end end
-local trace
-for _, r in ipairs(rows) do if r.fig == "trace" then trace = r.data end end
-local cg
-for _, r in ipairs(rows) do if r.fig == "callgrind" then cg = r.data end end
-local cg_long
-for _, r in ipairs(rows) do if r.fig == "callgrind_long" then cg_long = r.data end end
+local trace = last_fig("trace").data
+-- an instruction profile that says what it counted, or nil
+local function profile(name)
+  local d = last_fig(name).data
+  if type(d) == "table" and type(d.ir) == "table" and type(d.requests) == "number" and d.requests > 0 then
+    return d
+  end
+end
+local cg, cg_long = profile("callgrind"), profile("callgrind_long")
 
 -- ---- formatting ------------------------------------------------------------
 local function ms(x, d)
@@ -238,7 +245,9 @@ if F.ours_cadence and F.floor_cadence then
     ms(F.ours_cadence, 3), ms(F.floor_cadence, 3), rx(c_floor), verdict(c_floor and c_floor <= 1.15))
 end
 if F.ours_client and F.floor_client and F.diff_wait.median and F.diff_client.median then
-  local function pd(d) return string.format("run by run %+.0f us, ours the longer in %d of %d", d.median, d.longer, d.n) end
+  local function pd(d)
+    return string.format("run by run %+.0f us, ours the longer in %d of %d", d.median, d.longer, d.n)
+  end
   p("| the same intervals split at the answer's first bytes: the wait (the request leaving to those bytes: mostly" ..
     " the emulator; also the wake-up, and for ours the intent's export line written while the request is out)" ..
     " | %s | %s | - | %s | (context) | |", ms(F.ours_wait, 3), ms(F.floor_wait, 3), pd(F.diff_wait))
@@ -326,7 +335,7 @@ p("| of which hashing (SHA-256 chain of 2 rows in 2 files) | %s | bench/overhead
 p("| of which tracing (CURLOPT_VERBOSE + the head-counting debug callback) | %s" ..
   " | bench/overhead.c trace: thread CPU with and without, alternating |",
   trace and string.format("%.1f us", trace.cpu_us_traced - trace.cpu_us_plain) or "n/a")
-if cg and cg.ir and cg.ir.ll_run_request then
+if cg and cg.ir.ll_run_request then
   local req = cg.ir.ll_run_request
   local function share(name) return cg.ir[name] and string.format("%.0f%%", 100 * cg.ir[name] / req) or "n/a" end
   local sha = (cg.ir.ll_sha256_update or 0) + (cg.ir.ll_sha256_final or 0) + (cg.ir.ll_sha256_new or 0) +
@@ -350,17 +359,17 @@ end
 -- in the shorter one, so its shares are not a read's.
 local function margin(name)
   local a, b = cg and cg.ir[name], cg_long and cg_long.ir[name]
-  if not (a and b) or cg_long.requests <= cg.requests then return nil end
+  if type(a) ~= "number" or type(b) ~= "number" or cg_long.requests <= cg.requests then return nil end
   return (b - a) / (cg_long.requests - cg.requests)
 end
-local m_req, m_app = margin("ll_run_request"), margin("ll_ledger_append_row")
+local m_req, m_app, m_ex = margin("ll_run_request"), margin("ll_ledger_append_row"), margin("http_exchange")
 if m_req and m_app and m_req > 0 then
   p("")
   p("At the margin (the %d-request profile less the %d-request one, over the %d requests between): one more read " ..
     "costs %.0f k instructions in C below the binding, of which the ledger append %.1f%% and the exchange %s; " ..
     "in the longer profile alone, %.0f k a request and %.1f%%.",
     cg_long.requests, cg.requests, cg_long.requests - cg.requests, m_req / 1000, 100 * m_app / m_req,
-    margin("http_exchange") and string.format("%.0f%%", 100 * margin("http_exchange") / m_req) or "n/a",
+    m_ex and string.format("%.0f%%", 100 * m_ex / m_req) or "n/a",
     cg_long.ir.ll_run_request / cg_long.requests / 1000,
     100 * (cg_long.ir.ll_ledger_append_row or 0) / cg_long.ir.ll_run_request)
 end

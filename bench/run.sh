@@ -17,7 +17,9 @@
 # Environment: BUILD_DIR (default build), BENCH_QUICK, BENCH_READS (reads
 # per run, default 200), BENCH_JS_POLL_MS (the JS peer's fixed poll cadence,
 # default 1000, the seed's), BENCH_TABLE (0 skips the lease table, which
-# bench/lease_table.sh runs last, about 2.5 minutes more).
+# bench/lease_table.sh runs last, about 2.5 minutes more), BENCH_CG_LONG (1
+# adds the 400-read instruction profile, 0 leaves it out; by default it
+# runs in the full mode only, about a minute).
 # Output: the table on stdout and in bench/out/latest.md; every raw figure
 # in bench/out/raw.jsonl; the machine in bench/out/machine.json.
 set -euo pipefail
@@ -309,22 +311,30 @@ for which in export protected; do
 done
 o=$("$tmp/overhead" trace "$floor_url" 300) || die "tracing microbenchmark failed"
 rec "{\"fig\":\"trace\",\"data\":$o}"
+# profile FIG BLOB N: one callgrind profile of bench/reads.lua (N measured
+# reads), recorded as figure FIG; its evidence in the directory named BLOB
+# less ".json"
+profile() {
+  local fig=$1 blob=$2 cgn=$3 rc=0
+  # the exit is the run's decision, HOLD (2): see ours()
+  AZURE_STORAGE_BLOB=$blob valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
+    "$host" bench/reads.lua --manifest "$manifest" --evidence "${evshm:-$evdisk}/${blob%.json}" --n "$cgn" \
+    --warmup 10 >/dev/null 2>"$tmp/cg.log" || rc=$?
+  ((rc <= 3)) || die "callgrind run ($fig, $cgn reads) failed (exit $rc, see $tmp/cg.log)"
+  callgrind_annotate --inclusive=yes --threshold=100 "$tmp/cg.out" 2>/dev/null >"$tmp/cg.txt"
+  # reads.lua sends n + warmup + 1 properties reads and 4 other requests
+  o=$(lua5.4 bench/callgrind.lua "$tmp/cg.txt" $((cgn + 15)))
+  rec "{\"fig\":\"$fig\",\"data\":$o}"
+}
 if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
-  # Two profiles: the bench's own (100 reads, the figure the targets name)
-  # and a longer one (400 reads); by difference, what one more read costs
-  # once the handshakes of the run are paid (bench/report.lua).
-  for cgn in 100 400; do
-    # the exit is the run's decision, HOLD (2): see ours()
-    rc=0
-    AZURE_STORAGE_BLOB=cg$cgn.json valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
-      "$host" bench/reads.lua --manifest "$manifest" --evidence "${evshm:-$evdisk}/cg$cgn" --n "$cgn" --warmup 10 \
-      >/dev/null 2>"$tmp/cg.log" || rc=$?
-    ((rc <= 3)) || die "callgrind run failed (exit $rc, see $tmp/cg.log)"
-    callgrind_annotate --inclusive=yes --threshold=100 "$tmp/cg.out" 2>/dev/null >"$tmp/cg.txt"
-    # reads.lua sends n + warmup + 1 properties reads and 4 other requests
-    o=$(lua5.4 bench/callgrind.lua "$tmp/cg.txt" $((cgn + 15)))
-    if ((cgn == 100)); then rec "{\"fig\":\"callgrind\",\"data\":$o}"; else rec "{\"fig\":\"callgrind_long\",\"data\":$o}"; fi
-  done
+  # The bench's own profile (100 reads: the figure the targets name), then,
+  # unless BENCH_CG_LONG=0 (quick mode: unless BENCH_CG_LONG=1), a longer
+  # one (400 reads): by difference, what one more read costs once the
+  # run's handshakes are paid (bench/report.lua).
+  profile callgrind cg.json 100
+  if [[ ${BENCH_CG_LONG:-$([[ $mode == quick ]] && echo 0 || echo 1)} == 1 ]]; then
+    profile callgrind_long cg400.json 400
+  fi
 else
   say "valgrind not found: no instruction profile"
 fi
