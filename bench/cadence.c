@@ -3,8 +3,9 @@
  * send(2), sendto(2) and sendmsg(2) on a socket, and of every recv(2),
  * recvfrom(2) and recvmsg(2) that returned bytes (a MSG_PEEK is not a
  * receive), and writes them at exit to the file named by LL_CADENCE_OUT:
- * "ns bytes" for a send, "ns r bytes" for a receive, in the order they
- * happened.
+ * "ns bytes cpu_ns" for a send (cpu_ns: the process's CPU time, user and
+ * system, all threads, as the send returned), "ns r bytes" for a receive,
+ * in the order they happened.
  *
  * bench/run.sh preloads it into the curl floor and into leaselua alike, so
  * that both clients' "end to end" is the same quantity taken the same way:
@@ -13,7 +14,10 @@
  * receives split each interval in two, the same way for both clients: the
  * wait (the request leaving to the first bytes of its answer arriving:
  * the server, the network, the wake-up) and the client's own time (those
- * bytes to the next request leaving). The filter that picks the requests
+ * bytes to the next request leaving). The CPU time between two sends is
+ * what the process spent on one request, on the CPU, whatever the machine
+ * made it wait: the same for both clients, and less moved by a busy
+ * neighbour than any interval of wall time. The filter that picks the requests
  * out of the handshake and the close alert is bench/cadence.lua's. This
  * is a benchmark helper, not part of leaselua: it observes, it changes
  * nothing the client sends or receives. */
@@ -31,9 +35,10 @@
 
 static int64_t when[MAX_SENDS];
 static int64_t size[MAX_SENDS];
-static char recvd[MAX_SENDS]; /* 1: a receive */
-static size_t nsends;         /* sends and receives */
-static size_t nsent;          /* sends alone */
+static int64_t cpu[MAX_SENDS]; /* a send's: the process's CPU time, ns */
+static char recvd[MAX_SENDS];  /* 1: a receive */
+static size_t nsends;          /* sends and receives */
+static size_t nsent;           /* sends alone */
 
 static ssize_t (*real_send)(int, const void *, size_t, int);
 static ssize_t (*real_sendto)(int, const void *, size_t, int,
@@ -48,10 +53,13 @@ static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
 static void note_as(ssize_t n, char is_recv) {
   if (n > 0 && nsends < MAX_SENDS) {
     int saved = errno;
-    struct timespec t;
+    struct timespec t, c = {0, 0};
     clock_gettime(CLOCK_MONOTONIC, &t);
+    if (!is_recv)
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
     errno = saved;
     when[nsends] = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+    cpu[nsends] = (int64_t)c.tv_sec * 1000000000 + c.tv_nsec;
     recvd[nsends] = is_recv;
     nsent += !is_recv;
     size[nsends++] = n;
@@ -133,7 +141,10 @@ __attribute__((destructor)) static void dump(void) {
   if (!f)
     return;
   for (size_t i = 0; i < nsends; i++)
-    fprintf(f, recvd[i] ? "%lld r %lld\n" : "%lld %lld\n", (long long)when[i],
-            (long long)size[i]);
+    if (recvd[i])
+      fprintf(f, "%lld r %lld\n", (long long)when[i], (long long)size[i]);
+    else
+      fprintf(f, "%lld %lld %lld\n", (long long)when[i], (long long)size[i],
+              (long long)cpu[i]);
   fclose(f);
 }

@@ -71,6 +71,8 @@ end
 F.floor_cadence, F.ours_cadence = split(true, "p50"), split(false, "p50")
 F.floor_wait, F.ours_wait = split(true, "wait_p50"), split(false, "wait_p50")
 F.floor_client, F.ours_client = split(true, "client_p50"), split(false, "client_p50")
+-- the CPU time the client spent from one request leaving to the next
+F.floor_cpu, F.ours_cpu = split(true, "cpu_p50"), split(false, "cpu_p50")
 -- Paired: ours on disk against the floor of the same run, run by run, as
 -- combine(ours, floor) (default: ours over the floor), sorted.
 local function paired(get_ours, get_floor, combine)
@@ -104,7 +106,8 @@ local function paired_diff(key)
   for _, x in ipairs(v) do if x > 0 then longer = longer + 1 end end
   return { median = median(v), longer = longer, n = #v }
 end
-F.diff_wait, F.diff_client = paired_diff("wait_p50"), paired_diff("client_p50")
+F.diff_wait, F.diff_client, F.diff_cpu = paired_diff("wait_p50"), paired_diff("client_p50"), paired_diff("cpu_p50")
+F.paired_cpu = paired(function(r) return r.cadence_ms.cpu_p50 end, function(r) return r.cadence_ms.cpu_p50 end)
 
 local function handoff(who, get)
   return median(collect(function(r) return r.fig == "handoff" and r.who == who end, get))
@@ -254,6 +257,13 @@ if F.ours_client and F.floor_client and F.diff_wait.median and F.diff_client.med
   p("| the same intervals split at the answer's first bytes: the client's own time (those bytes to the next" ..
     " request leaving: all the client's work) | %s | %s | - | %s | (context) | |",
     ms(F.ours_client, 3), ms(F.floor_client, 3), pd(F.diff_client))
+end
+if F.ours_cpu and F.floor_cpu and F.diff_cpu.median then
+  p("| the client's CPU time per request (user and system, all threads, from one request leaving to the next;" ..
+    " not a wait: what a busy neighbour moves least) | %s | %s | - | %s floor, run by run %+.0f us (%s)" ..
+    " | (context) | |", ms(F.ours_cpu, 3), ms(F.floor_cpu, 3), rx(ratio(F.ours_cpu, F.floor_cpu)),
+    F.diff_cpu.median, #F.paired_cpu > 0 and string.format("%.2fx to %.2fx", F.paired_cpu[1],
+      F.paired_cpu[#F.paired_cpu]) or "n/a")
 end
 local b_js = ratio(F.ours_bracket, F.js_bracket)
 p("| Bracket width, rev 3 probe (Put on a fresh connection) | %s | - | %s | %s JS | <= 0.5x JS | %s |",

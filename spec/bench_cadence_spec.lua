@@ -116,6 +116,35 @@ describe("bench/cadence.lua", function()
     assert.is_nil(d.wait_n)
   end)
 
+  it("gives each interval's CPU time where the sends carry it, and none where they do not", function()
+    -- 30 requests 1 ms apart; the process spends 0.1, 0.2 or 0.4 ms on
+    -- the CPU between two of them (request i to i + 1: cost[i % 3 + 1])
+    local l, t, c, cost = {}, 0, 0, { 0.1, 0.2, 0.4 }
+    local spent = {}
+    for i = 1, 30 do
+      t = t + 1000000
+      l[#l + 1] = string.format("%d 600 %d", t, c)
+      spent[i] = cost[i % 3 + 1]
+      c = c + math.floor(spent[i] * 1e6)
+    end
+    local want = {}
+    for i = 11, 29 do want[#want + 1] = spent[i] end
+    local m = 0
+    for _, x in ipairs(want) do m = m + x end
+    table.sort(want)
+    local d = cjson.decode(run_filter(l, 10, 100))
+    assert.are.equal(19, d.n)
+    assert.are.equal(19, d.cpu_n)
+    assert.is_true(math.abs(d.cpu_mean - m / 19) < 1e-4, d.cpu_mean .. " " .. m / 19)
+    assert.is_true(math.abs(d.cpu_p50 - want[10]) < 1e-4, d.cpu_p50 .. " " .. want[10])
+    assert.is_true(math.abs(d.p50 - 1) < 1e-6)
+    local bare = {}
+    for i = 1, 30 do bare[i] = { i * 1000000, 600 } end
+    local b = cjson.decode(run_filter(lines_of(bare), 10, 100))
+    assert.is_nil(b.cpu_p50)
+    assert.is_nil(b.cpu_n)
+  end)
+
   it("says null when no interval is left after the warm-up", function()
     local out = run_filter(lines_of { { 1, 600 }, { 2, 600 } }, 10, 5)
     assert.are.equal("null", out:match("%S+"))
