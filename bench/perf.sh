@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Where a read's CPU time goes, natively (the callgrind profile counts
+# instructions under valgrind, which hides SHA extensions and prices a
+# system call at nothing): against a fresh local Azurite, bench/reads.lua
+# once under bench/cadence.c's shim, for the CPU time per request without
+# a profiler, then once under `perf record --call-graph dwarf`; prints
+# each picked function's share of the process's samples (inclusive) and
+# that share of the measured CPU time per request. A sampling profile of
+# about a minute, not a figure of make bench: perf is not on every machine.
+#
+#   bench/perf.sh [N]      N measured reads (default 2000)
+# Environment: BUILD_DIR (default build), PERF_KEEP=DIR keeps perf.data
+# and the report in DIR.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+# shellcheck source=tools/lab.sh
+. "$root/tools/lab.sh"
+lab_build perf
+command -v perf >/dev/null || { echo "perf: perf not found (Debian package linux-perf)" >&2; exit 1; }
+n=${1:-2000}
+cmake --build "$build" --target ll_bench_cadence >/dev/null ||
+  { echo "perf: could not build bench/cadence.c" >&2; exit 1; }
+lab_start perf
+export AZURE_STORAGE_CONTAINER=bench
+manifest=$root/tools/emulator/manifest.json
+# the exit is the run's decision, HOLD (2): a benchmark proves no handoff
+rc=0
+LD_PRELOAD=$build/libll_bench_cadence.so LL_CADENCE_OUT=$tmp/cadence AZURE_STORAGE_BLOB=perf-cpu.json \
+  "$host" bench/reads.lua --manifest "$manifest" --evidence "$tmp/cpu" --n "$n" --warmup 10 \
+  >/dev/null 2>"$tmp/cpu.log" || rc=$?
+((rc <= 3)) || { cat "$tmp/cpu.log" >&2; echo "perf: the unprofiled run failed (exit $rc)" >&2; exit 1; }
+cpu=$(lua5.4 bench/cadence.lua "$tmp/cadence" 10 "$n")
+rc=0
+AZURE_STORAGE_BLOB=perf.json perf record -q -F 3999 --call-graph dwarf,32768 -o "$tmp/perf.data" \
+  "$host" bench/reads.lua --manifest "$manifest" --evidence "$tmp/rec" --n "$n" --warmup 10 \
+  >/dev/null 2>"$tmp/rec.log" || rc=$?
+((rc <= 3)) || { cat "$tmp/rec.log" >&2; echo "perf: the profiled run failed (exit $rc)" >&2; exit 1; }
+perf report -i "$tmp/perf.data" --comm leaselua --children --sort sym --stdio -g none 2>/dev/null >"$tmp/report.txt"
+if [[ -n ${PERF_KEEP:-} ]]; then mkdir -p "$PERF_KEEP" && cp "$tmp/perf.data" "$tmp/report.txt" "$PERF_KEEP/"; fi
+lua5.4 - "$tmp/report.txt" "$cpu" <<'LUA'
+  local cjson = require "cjson"
+  local cpu = cjson.decode(arg[2])
+  local us = type(cpu) == "table" and cpu.cpu_p50 and cpu.cpu_p50 * 1000
+  -- inclusive shares; a name perf shows twice (an inlined copy and the
+  -- function, or two unwinding paths) counts once, at its larger share
+  local share = {}
+  for line in io.lines(arg[1]) do
+    local c, name = line:match("^%s+([%d.]+)%%%s+[%d.]+%%%s+%[%.%]%s+(.-)%s*$")
+    if c then
+      name = name:gsub(" %(inlined%)$", "")
+      share[name] = math.max(share[name] or 0, tonumber(c))
+    end
+  end
+  local picks = {
+    { "l_properties", "the read below Lua (the binding and all under it)" },
+    { "http_exchange", "the exchange (libcurl, TLS, the kernel's send and receive)" },
+    { "intent", "the intent row, built and appended" },
+    { "outcome", "the outcome row, built, appended, folded" },
+    { "ll_run_append_take", "appending a row (both rows): the ledger and the fold" },
+    { "ll_ledger_append_row", "the ledger alone (both rows): print, sanitize, scan, hash, write" },
+    { "write_some", "write(2) of the ledger lines" },
+    { "ll_model_apply", "the fold" },
+    { "ll_row_outcome", "building the outcome row" },
+    { "ll_lua_finish", "handing the row to Lua" },
+    { "build", "building the request" },
+  }
+  print(string.format("CPU per request without a profiler: %s (bench/cadence.c, p50 of %s intervals)",
+    us and string.format("%.1f us", us) or "n/a", type(cpu) == "table" and math.floor(cpu.cpu_n or 0)))
+  for _, p in ipairs(picks) do
+    local s = share[p[1]]
+    print(string.format("%-22s %6s %9s  %s", p[1], s and string.format("%.1f%%", s) or "n/a",
+      s and us and string.format("%.1f us", s * us / 100) or "", p[2]))
+  end
+LUA
