@@ -4,8 +4,8 @@
  * recvfrom(2) and recvmsg(2) that returned bytes (a MSG_PEEK is not a
  * receive), and writes them at exit to the file named by LL_CADENCE_OUT:
  * "ns bytes cpu_ns" for a send (cpu_ns: the process's CPU time, user and
- * system, all threads, as the send returned), "ns r bytes" for a receive,
- * in the order they happened.
+ * system, all threads, as the send returned; "ns bytes" where it could not
+ * be read), "ns r bytes" for a receive, in the order they happened.
  *
  * bench/run.sh preloads it into the curl floor and into leaselua alike, so
  * that both clients' "end to end" is the same quantity taken the same way:
@@ -17,9 +17,11 @@
  * bytes to the next request leaving). The CPU time between two sends is
  * what the process spent on one request, on the CPU, whatever the machine
  * made it wait: the same for both clients, and less moved by a busy
- * neighbour than any interval of wall time. The filter that picks the requests
- * out of the handshake and the close alert is bench/cadence.lua's. This
- * is a benchmark helper, not part of leaselua: it observes, it changes
+ * neighbour than any interval of wall time. (That clock is a system call,
+ * not the vDSO's: each send costs both clients one more, about a
+ * microsecond, inside the intervals measured.) The filter that picks the
+ * requests out of the handshake and the close alert is bench/cadence.lua's.
+ * This is a benchmark helper, not part of leaselua: it observes, it changes
  * nothing the client sends or receives. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -35,7 +37,7 @@
 
 static int64_t when[MAX_SENDS];
 static int64_t size[MAX_SENDS];
-static int64_t cpu[MAX_SENDS]; /* a send's: the process's CPU time, ns */
+static int64_t cpu[MAX_SENDS]; /* a send's CPU time, ns; -1: unread */
 static char recvd[MAX_SENDS];  /* 1: a receive */
 static size_t nsends;          /* sends and receives */
 static size_t nsent;           /* sends alone */
@@ -55,11 +57,10 @@ static void note_as(ssize_t n, char is_recv) {
     int saved = errno;
     struct timespec t, c = {0, 0};
     clock_gettime(CLOCK_MONOTONIC, &t);
-    if (!is_recv)
-      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
+    int have_cpu = !is_recv && clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c) == 0;
     errno = saved;
     when[nsends] = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-    cpu[nsends] = (int64_t)c.tv_sec * 1000000000 + c.tv_nsec;
+    cpu[nsends] = have_cpu ? (int64_t)c.tv_sec * 1000000000 + c.tv_nsec : -1;
     recvd[nsends] = is_recv;
     nsent += !is_recv;
     size[nsends++] = n;
@@ -143,6 +144,8 @@ __attribute__((destructor)) static void dump(void) {
   for (size_t i = 0; i < nsends; i++)
     if (recvd[i])
       fprintf(f, "%lld r %lld\n", (long long)when[i], (long long)size[i]);
+    else if (cpu[i] < 0) /* a send without its CPU time: no interval's */
+      fprintf(f, "%lld %lld\n", (long long)when[i], (long long)size[i]);
     else
       fprintf(f, "%lld %lld %lld\n", (long long)when[i], (long long)size[i],
               (long long)cpu[i]);

@@ -260,10 +260,10 @@ if F.ours_client and F.floor_client and F.diff_wait.median and F.diff_client.med
 end
 if F.ours_cpu and F.floor_cpu and F.diff_cpu.median then
   p("| the client's CPU time per request (user and system, all threads, from one request leaving to the next;" ..
-    " not a wait: what a busy neighbour moves least) | %s | %s | - | %s floor, run by run %+.0f us (%s)" ..
-    " | (context) | |", ms(F.ours_cpu, 3), ms(F.floor_cpu, 3), rx(ratio(F.ours_cpu, F.floor_cpu)),
-    F.diff_cpu.median, #F.paired_cpu > 0 and string.format("%.2fx to %.2fx", F.paired_cpu[1],
-      F.paired_cpu[#F.paired_cpu]) or "n/a")
+    " not a wait, but a busy neighbour moves it too) | %s | %s | - | %s floor; run by run %+.0f us, ours the" ..
+    " longer in %d of %d (%s) | (context) | |", ms(F.ours_cpu, 3), ms(F.floor_cpu, 3),
+    rx(ratio(F.ours_cpu, F.floor_cpu)), F.diff_cpu.median, F.diff_cpu.longer, F.diff_cpu.n,
+    #F.paired_cpu > 0 and string.format("%.2fx to %.2fx", F.paired_cpu[1], F.paired_cpu[#F.paired_cpu]) or "n/a")
 end
 local b_js = ratio(F.ours_bracket, F.js_bracket)
 p("| Bracket width, rev 3 probe (Put on a fresh connection) | %s | - | %s | %s JS | <= 0.5x JS | %s |",

@@ -315,15 +315,16 @@ rec "{\"fig\":\"trace\",\"data\":$o}"
 # reads), recorded as figure FIG; its evidence in the directory named BLOB
 # less ".json"
 profile() {
-  local fig=$1 blob=$2 cgn=$3 rc=0
+  local fig=$1 blob=$2 cgn=$3 rc=0 o
   # the exit is the run's decision, HOLD (2): see ours()
   AZURE_STORAGE_BLOB=$blob valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
     "$host" bench/reads.lua --manifest "$manifest" --evidence "${evshm:-$evdisk}/${blob%.json}" --n "$cgn" \
     --warmup 10 >/dev/null 2>"$tmp/cg.log" || rc=$?
   ((rc <= 3)) || die "callgrind run ($fig, $cgn reads) failed (exit $rc, see $tmp/cg.log)"
-  callgrind_annotate --inclusive=yes --threshold=100 "$tmp/cg.out" 2>/dev/null >"$tmp/cg.txt"
+  callgrind_annotate --inclusive=yes --threshold=100 "$tmp/cg.out" 2>/dev/null >"$tmp/cg.txt" ||
+    die "callgrind_annotate failed on the $fig profile"
   # reads.lua sends n + warmup + 1 properties reads and 4 other requests
-  o=$(lua5.4 bench/callgrind.lua "$tmp/cg.txt" $((cgn + 15)))
+  o=$(lua5.4 bench/callgrind.lua "$tmp/cg.txt" $((cgn + 15))) || die "bench/callgrind.lua failed on the $fig profile"
   rec "{\"fig\":\"$fig\",\"data\":$o}"
 }
 if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
@@ -332,7 +333,9 @@ if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; t
   # one (400 reads): by difference, what one more read costs once the
   # run's handshakes are paid (bench/report.lua).
   profile callgrind cg.json 100
-  if [[ ${BENCH_CG_LONG:-$([[ $mode == quick ]] && echo 0 || echo 1)} == 1 ]]; then
+  cg_long=${BENCH_CG_LONG:-$([[ $mode == quick ]] && echo 0 || echo 1)}
+  [[ $cg_long == [01] ]] || die "BENCH_CG_LONG must be 0 or 1, not '$cg_long'"
+  if [[ $cg_long == 1 ]]; then
     profile callgrind_long cg400.json 400
   fi
 else
