@@ -30,7 +30,9 @@ JOBS ?= 2
 # where ours does not): WERROR=ON make build turns it on by hand.
 WERROR ?= $(if $(CI),ON,OFF)
 VERSION := $(shell grep -m1 -o 'leaselua VERSION [0-9.]*' CMakeLists.txt | cut -d' ' -f3)
-FORMAT_FILES := $(wildcard core/*/*.[ch] core/*/include/*.h bindings/*.[ch] tests/*.[ch] tests/layers/*.c tests/fuzz/*.c)
+FORMAT_FILES := $(wildcard core/*/*.[ch] core/*/include/*.h bindings/*.[ch] tests/*.[ch] tests/layers/*.c tests/fuzz/*.c bench/*.c)
+# every shell script in the tree, for shellcheck (deps installs it)
+SHELL_FILES := $(shell git ls-files '*.sh' .ci/run tools/emulator/start tools/emulator/stop 2>/dev/null)
 LUA_DIRS := $(wildcard scripts spec bindings tests examples bench)
 
 .PHONY: deps build check lint specs check-asan asan-build demo bench clean format format-check
@@ -53,6 +55,10 @@ lint:
 	@if [ -n "$$(find $(LUA_DIRS) -name '*.lua' -print -quit 2>/dev/null)" ]; then \
 	  echo "luacheck $(LUA_DIRS)"; luacheck --config .luacheckrc $(LUA_DIRS); \
 	else echo "luacheck: no .lua files yet"; fi
+	@if [ -z "$(SHELL_FILES)" ]; then echo "shellcheck: no git checkout, shell scripts not listed"; \
+	elif command -v shellcheck >/dev/null; then \
+	  echo "shellcheck -x ($(words $(SHELL_FILES)) scripts)"; shellcheck -x $(SHELL_FILES); \
+	else echo "shellcheck: not installed (make deps), shell scripts not checked"; fi
 
 specs:
 	BUILD_DIR=$(BUILD_DIR) tools/run-specs.sh

@@ -111,7 +111,8 @@ static int fsync_main(const char *dir, int n) {
   int64_t *t = malloc((size_t)n * sizeof *t);
   for (int i = 0; i < n; i++) {
     int64_t a = ns(CLOCK_MONOTONIC);
-    if (write(fd, line, sizeof line) != (ssize_t)sizeof line || fsync(fd) != 0) {
+    if (write(fd, line, sizeof line) != (ssize_t)sizeof line ||
+        fsync(fd) != 0) {
       perror(path);
       return 1;
     }

@@ -62,8 +62,8 @@ deb() {
     { tail -n 20 "$tmp/deb.build.log" >&2; die "deb: build failed"; }
   (cd build-deb && cpack -G DEB >"$tmp/cpack.log" 2>&1) ||
     { tail -n 20 "$tmp/cpack.log" >&2; die "deb: cpack failed"; }
-  local pkg
-  pkg=$(ls build-deb/leaselua_*.deb | head -n 1)
+  local pkgs=(build-deb/leaselua_*.deb) pkg
+  pkg=${pkgs[0]}
   [[ -f $pkg ]] || die "deb: no package in build-deb"
   say "deb: $pkg ($(stat -c %s "$pkg") bytes), depends: $(dpkg-deb -f "$pkg" Depends)"
   local sr=$tmp/root
