@@ -13,20 +13,17 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 # shellcheck source=tools/lab.sh
 . "$root/tools/lab.sh"
+# shellcheck source=bench/reads.sh
+. "$root/bench/reads.sh"
 lab_build callgrind
 command -v valgrind >/dev/null || { echo "callgrind: valgrind not found" >&2; exit 1; }
 cgn=${1:-100}
 lab_start callgrind
 export AZURE_STORAGE_CONTAINER=bench
-rc=0
-AZURE_STORAGE_BLOB=cg.json valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
-  "$host" bench/reads.lua --manifest "$root/tools/emulator/manifest.json" --evidence "$tmp/cg" \
-  --n "$cgn" --warmup 10 >/dev/null 2>"$tmp/cg.log" || rc=$?
-((rc <= 3)) || { cat "$tmp/cg.log" >&2; echo "callgrind: run failed (exit $rc)" >&2; exit 1; }
-callgrind_annotate --inclusive=yes --threshold=100 "$tmp/cg.out" 2>/dev/null >"$tmp/cg.txt"
+reads_run "$tmp/cg.log" cg.json "$tmp/cg" "$cgn" valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" ||
+  { echo "callgrind: run failed" >&2; exit 1; }
+o=$(reads_callgrind "$tmp/cg.out" "$tmp/cg.txt" "$cgn") || { echo "callgrind: profile failed" >&2; exit 1; }
 if [[ -n ${CG_KEEP:-} ]]; then mkdir -p "$CG_KEEP" && cp "$tmp/cg.out" "$tmp/cg.txt" "$CG_KEEP/"; fi
-# reads.lua sends n + warmup + 1 properties reads and 4 other requests
-o=$(lua5.4 bench/callgrind.lua "$tmp/cg.txt" $((cgn + 15)))
 echo "$o"
 lua5.4 - "$o" <<'LUA'
   local c = require "cjson"

@@ -18,6 +18,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 # shellcheck source=tools/lab.sh
 . "$root/tools/lab.sh"
+# shellcheck source=bench/reads.sh
+. "$root/bench/reads.sh"
 lab_build perf
 command -v perf >/dev/null || { echo "perf: perf not found (Debian package linux-perf)" >&2; exit 1; }
 n=${1:-2000}
@@ -25,22 +27,16 @@ cmake --build "$build" --target ll_bench_cadence >/dev/null ||
   { echo "perf: could not build bench/cadence.c" >&2; exit 1; }
 lab_start perf
 export AZURE_STORAGE_CONTAINER=bench
-manifest=$root/tools/emulator/manifest.json
-# the exit is the run's decision, HOLD (2): a benchmark proves no handoff
-rc=0
-LD_PRELOAD=$build/libll_bench_cadence.so LL_CADENCE_OUT=$tmp/cadence AZURE_STORAGE_BLOB=perf-cpu.json \
-  "$host" bench/reads.lua --manifest "$manifest" --evidence "$tmp/cpu" --n "$n" --warmup 10 \
-  >/dev/null 2>"$tmp/cpu.log" || rc=$?
-((rc <= 3)) || { cat "$tmp/cpu.log" >&2; echo "perf: the unprofiled run failed (exit $rc)" >&2; exit 1; }
+reads_run "$tmp/cpu.log" perf-cpu.json "$tmp/cpu" "$n" \
+  env LD_PRELOAD="$build/libll_bench_cadence.so" LL_CADENCE_OUT="$tmp/cadence" ||
+  { echo "perf: the unprofiled run failed" >&2; exit 1; }
 [[ -s $tmp/cadence ]] || { echo "perf: the shim wrote no sends ($tmp/cadence)" >&2; exit 1; }
 cpu=$(lua5.4 bench/cadence.lua "$tmp/cadence" 10 "$n") || { echo "perf: bench/cadence.lua failed" >&2; exit 1; }
 [[ $cpu == *"\"cpu_n\":$n"* ]] ||
   { echo "perf: the shim's sends hold no $n intervals with their CPU time: $cpu" >&2; exit 1; }
-rc=0
-AZURE_STORAGE_BLOB=perf.json perf record -q -F 3999 --call-graph dwarf,32768 -o "$tmp/perf.data" \
-  "$host" bench/reads.lua --manifest "$manifest" --evidence "$tmp/rec" --n "$n" --warmup 10 \
-  >/dev/null 2>"$tmp/rec.log" || rc=$?
-((rc <= 3)) || { cat "$tmp/rec.log" >&2; echo "perf: the profiled run failed (exit $rc)" >&2; exit 1; }
+reads_run "$tmp/rec.log" perf.json "$tmp/rec" "$n" \
+  perf record -q -F 3999 --call-graph dwarf,32768 -o "$tmp/perf.data" ||
+  { echo "perf: the profiled run failed" >&2; exit 1; }
 perf report -i "$tmp/perf.data" --comm leaselua --children --sort sym --stdio -g none >"$tmp/report.txt" \
   2>"$tmp/report.log" || { cat "$tmp/report.log" >&2; echo "perf: perf report failed" >&2; exit 1; }
 if [[ -n ${PERF_KEEP:-} ]]; then mkdir -p "$PERF_KEEP" && cp "$tmp/perf.data" "$tmp/report.txt" "$PERF_KEEP/"; fi

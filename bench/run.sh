@@ -34,6 +34,8 @@ die() {
 
 # shellcheck source=tools/lab.sh
 . "$root/tools/lab.sh"
+# shellcheck source=bench/reads.sh
+. "$root/bench/reads.sh"
 lab_build bench
 for t in node npm curl lua5.4 cc pkg-config; do
   command -v "$t" >/dev/null || die "$t not found (run tools/deps.sh)"
@@ -315,16 +317,10 @@ rec "{\"fig\":\"trace\",\"data\":$o}"
 # reads), recorded as figure FIG; its evidence in the directory named BLOB
 # less ".json"
 profile() {
-  local fig=$1 blob=$2 cgn=$3 rc=0 o
-  # the exit is the run's decision, HOLD (2): see ours()
-  AZURE_STORAGE_BLOB=$blob valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
-    "$host" bench/reads.lua --manifest "$manifest" --evidence "${evshm:-$evdisk}/${blob%.json}" --n "$cgn" \
-    --warmup 10 >/dev/null 2>"$tmp/cg.log" || rc=$?
-  ((rc <= 3)) || die "callgrind run ($fig, $cgn reads) failed (exit $rc, see $tmp/cg.log)"
-  callgrind_annotate --inclusive=yes --threshold=100 "$tmp/cg.out" 2>/dev/null >"$tmp/cg.txt" ||
-    die "callgrind_annotate failed on the $fig profile"
-  # reads.lua sends n + warmup + 1 properties reads and 4 other requests
-  o=$(lua5.4 bench/callgrind.lua "$tmp/cg.txt" $((cgn + 15))) || die "bench/callgrind.lua failed on the $fig profile"
+  local fig=$1 blob=$2 cgn=$3 o
+  reads_run "$tmp/cg.log" "$blob" "${evshm:-$evdisk}/${blob%.json}" "$cgn" \
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" || die "the $fig profile failed"
+  o=$(reads_callgrind "$tmp/cg.out" "$tmp/cg.txt" "$cgn") || die "the $fig profile failed"
   rec "{\"fig\":\"$fig\",\"data\":$o}"
 }
 if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
