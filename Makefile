@@ -31,8 +31,9 @@ JOBS ?= 2
 WERROR ?= $(if $(CI),ON,OFF)
 VERSION := $(shell grep -m1 -o 'leaselua VERSION [0-9.]*' CMakeLists.txt | cut -d' ' -f3)
 FORMAT_FILES := $(wildcard core/*/*.[ch] core/*/include/*.h bindings/*.[ch] tests/*.[ch] tests/layers/*.c tests/fuzz/*.c bench/*.c)
-# every shell script in the tree, for shellcheck (deps installs it)
-SHELL_FILES := $(shell git ls-files '*.sh' .ci/run tools/emulator/start tools/emulator/stop 2>/dev/null)
+# every shell script in the tree, for shellcheck (deps installs it); listed
+# when lint expands it, not at every make
+SHELL_FILES = $(shell git ls-files '*.sh' .ci/run tools/emulator/start tools/emulator/stop 2>/dev/null)
 LUA_DIRS := $(wildcard scripts spec bindings tests examples bench)
 
 .PHONY: deps build check lint specs check-asan asan-build demo bench clean format format-check

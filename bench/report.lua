@@ -174,7 +174,8 @@ end
 
 local replay_runs = collect(function(r) return r.fig == "replay" end, function(r) return r.wall_ms end)
 F.replay = median(replay_runs)
-local replay_fixtures, replay_failed = last_fig("replay").fixtures, last_fig("replay").failed
+local last_replay = last_fig("replay")
+local replay_fixtures, replay_failed = last_replay.fixtures, last_replay.failed
 
 local hash_ns = 0
 for _, r in ipairs(rows) do if r.fig == "hash" then hash_ns = hash_ns + r.data.ns_p50 end end
