@@ -43,8 +43,7 @@ ll_status ll_chain_append(int dirfd, const char *name, cJSON *row,
     goto cleanup;
   long n = cJSON_GetArraySize(rows);
   if (n > 0) {
-    const char *last =
-        ll_json_str(cJSON_GetArrayItem(rows, (int)n - 1), "row_hash");
+    const char *last = ll_json_str(ll_json_last(rows), "row_hash");
     if (!last || strlen(last) != LL_SHA256_HEX - 1) {
       st = ll_fail(err, LL_E_TAMPER, "%s: the last row has no row_hash", name);
       goto cleanup;

@@ -125,8 +125,8 @@ cleanup:
 /* The break response of this lifecycle: its end time and x-ms-lease-time. */
 static int break_hint(ll_run *r, double *end_ns, long *hint_s) {
   const cJSON *rows = ll_ledger_export_rows(r->ledger);
-  for (int i = cJSON_GetArraySize(rows) - 1; i >= 0; i--) {
-    const cJSON *row = cJSON_GetArrayItem(rows, i);
+  for (const cJSON *row = ll_json_last(rows); row;
+       row = ll_json_before(rows, row)) {
     if (is(row, "record", "lifecycle"))
       return 0;
     if (is(row, "record", "outcome") && is(row, "operation", "Lease Break") &&

@@ -185,8 +185,8 @@ ll_status ll_lt_wait(ll_run *r, ll_lease_table *t, const ll_lt_cell *c,
     snprintf(why, cap, "the poller: %s", ll_json_pstr(f, "reason"));
   const char *ev = ll_json_str(f, "last_event");
   const cJSON *rows = ll_ledger_export_rows(r->ledger);
-  for (int i = cJSON_GetArraySize(rows) - 1; ev && i >= 0; i--) {
-    const cJSON *row = cJSON_GetArrayItem(rows, i);
+  for (const cJSON *row = ev ? ll_json_last(rows) : NULL; row;
+       row = ll_json_before(rows, row)) {
     if (ll_lt_is(row, "record", "outcome") && ll_lt_is(row, "event_id", ev)) {
       *last = cJSON_Duplicate(row, 1);
       break;

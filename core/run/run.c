@@ -125,8 +125,7 @@ ll_status ll_run_append(ll_run *r, const cJSON *row, ll_error *err) {
  * items, which the ledger owns until the run closes (caller deletes the
  * reference, never the items). */
 cJSON *ll_run_last_export(ll_run *r) {
-  const cJSON *rows = ll_ledger_export_rows(r->ledger);
-  const cJSON *last = rows && rows->child ? rows->child->prev : NULL;
+  const cJSON *last = ll_json_last(ll_ledger_export_rows(r->ledger));
   return last ? cJSON_CreateObjectReference(last->child) : NULL;
 }
 

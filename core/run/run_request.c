@@ -9,6 +9,7 @@
 
 #include "endpoint.h"
 #include "guard.h"
+#include "jsonx.h"
 #include "payload.h"
 #include "run_impl.h"
 #include "run_row.h"
@@ -311,7 +312,7 @@ static ll_status intent(req *q, ll_error *err) {
    * lease_real_id above all): the fold's copy of the open intent, the
    * newest; the ledger keeps the export form only. */
   const cJSON *open = ll_model_open_intents(r->model);
-  const cJSON *last = open && open->child ? open->child->prev : NULL;
+  const cJSON *last = ll_json_last(open);
   if (!last || !last->string || strcmp(last->string, event) != 0)
     return ll_fail(err, LL_E_INTERNAL,
                    "the fold holds no open intent %s: nothing was sent", event);

@@ -85,4 +85,15 @@ static inline int ll_json_push(cJSON *a, cJSON *item) {
   return 0;
 }
 
+/* Walking an array from its end in O(1) a step (cJSON_GetArrayItem walks
+ * from the head each time): cJSON keeps the last item at child->prev. */
+static inline const cJSON *ll_json_last(const cJSON *a) {
+  return a && a->child ? a->child->prev : NULL;
+}
+
+/* The item before it in a, or NULL at the first. */
+static inline const cJSON *ll_json_before(const cJSON *a, const cJSON *it) {
+  return it && a && it != a->child ? it->prev : NULL;
+}
+
 #endif
