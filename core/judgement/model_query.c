@@ -96,6 +96,10 @@ int ll_model_actor_permitted(const ll_model *m, const char *actor) {
   return 0;
 }
 
+const cJSON *ll_model_actors(const ll_model *m) {
+  return m->have_manifest ? m->actors : NULL;
+}
+
 const char *ll_model_stopped(const ll_model *m) {
   return m->stopped[0] ? m->stopped : NULL;
 }
@@ -130,6 +134,15 @@ const char *ll_model_declared(const ll_model *m, long revision,
         (!writer || strcmp(m->decl[i].writer, writer) == 0))
       return m->decl[i].sha;
   return NULL;
+}
+
+long ll_model_declaration(const ll_model *m, int i, const char **writer,
+                          const char **sha) {
+  if (i < 0 || i >= m->ndecl)
+    return LL_REV_NONE;
+  *writer = m->decl[i].writer;
+  *sha = m->decl[i].sha;
+  return m->decl[i].revision;
 }
 
 const char *ll_model_hold_reason(const ll_model *m) {

@@ -58,21 +58,12 @@ ll_status ll_flow_plan_check(const ll_flow_plan *p, const cJSON *permitted,
   return LL_OK;
 }
 
-static const cJSON *recorded_actors(ll_run *r) {
-  const cJSON *row;
-  cJSON_ArrayForEach(row, ll_ledger_export_rows(r->ledger)) {
-    const char *rec = ll_json_str(row, "record");
-    if (rec && strcmp(rec, "manifest") == 0)
-      return cJSON_GetObjectItemCaseSensitive(row, "permitted_actors");
-  }
-  return NULL;
-}
-
 static ll_status plan(ll_run *r, const ll_flow_plan *p, const char *after_dir,
                       ll_error *err) {
   if (r->planned)
     return ll_fail(err, LL_E_USAGE, "the flow's plan is recorded once");
-  const cJSON *permitted = recorded_actors(r);
+  /* the manifest row's permitted_actors, as the fold read them */
+  const cJSON *permitted = ll_model_actors(r->model);
   if (!permitted)
     return ll_fail(err, LL_E_MANIFEST, "no manifest row to check the plan");
   ll_status st = ll_flow_plan_check(p, permitted, err);

@@ -72,6 +72,10 @@ long ll_model_unreconciled(const ll_model *m);
 /* Declared payload sha for (revision, writer), or NULL. */
 const char *ll_model_declared(const ll_model *m, long revision,
                               const char *writer);
+/* The i-th declaration folded (0-based, in row order): its revision, with
+ * *writer and *sha (borrowed); LL_REV_NONE past the last. */
+long ll_model_declaration(const ll_model *m, int i, const char **writer,
+                          const char **sha);
 int ll_model_probe_done(const ll_model *m);
 /* The accepted break period, or LL_BREAK_NONE. */
 long ll_model_break_sent(const ll_model *m);
@@ -83,6 +87,9 @@ const char *ll_model_observed_status(const ll_model *m);
 long ll_model_last_accepted(const ll_model *m);
 /* actor is listed in the manifest's permitted_actors. */
 int ll_model_actor_permitted(const ll_model *m, const char *actor);
+/* The manifest row's permitted_actors as folded (borrowed), or NULL
+ * before the manifest row. */
+const cJSON *ll_model_actors(const ll_model *m);
 /* "kind: reason" of this session's stop row, or NULL: no request follows a
  * deliberate stop. */
 const char *ll_model_stopped(const ll_model *m);
