@@ -237,10 +237,16 @@ static int l_finish(lua_State *L) {
   return 2;
 }
 
-/* run:rows() -> array of export rows so far */
+/* run:rows() -> array of export rows so far; raises when the export
+ * ledger cannot be read back as the run wrote it */
 static int l_rows(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
-  ll_lua_push_json(L, ll_ledger_export_rows(ll_run_ledger(h->run)));
+  const cJSON *rows = NULL;
+  ll_error err = {0};
+  ll_status st = ll_ledger_read_back(ll_run_ledger(h->run), &rows, &err);
+  if (st != LL_OK)
+    return ll_lua_raise(L, st, err.message);
+  ll_lua_push_json(L, rows);
   return 1;
 }
 

@@ -383,13 +383,32 @@ int ll_ledger_flush_hook(void *ledger) {
 
 /* ---- appending (the row itself) -------------------------------------- */
 
+/* Row (appended, its export line of len bytes hashed to hash) becomes the
+ * last row, the caller's to take; kept among the export rows, as they were
+ * before any was asked for, once a reader has asked (ledger_back.c). */
+static void settle_last(ll_ledger *l, cJSON *row, size_t len,
+                        const char hash[LL_SHA256_HEX]) {
+  cJSON_Delete(l->last);
+  if (!l->keep) {
+    l->last = row; /* the caller's to take */
+    return;
+  }
+  /* kept as before a reader asked: the caller gets a reference */
+  cJSON_AddItemToArray(l->export_rows, row);
+  l->exp_parsed++;
+  l->exp_off += len;
+  memcpy(l->exp_prev, hash, sizeof l->exp_prev);
+  l->last = cJSON_CreateObjectReference(row->child);
+}
+
 /* The row is printed once per file: the protected line from the row
  * itself, sealed in place; the export line from the same tree, sanitized
  * in place once the protected line is printed. The hash, the scan and the
- * file read those lines; the row kept in memory is the sealed export
- * tree, which holds what a reader parses from the export line (the
- * protected form of a row appended by this process is in the file only:
- * nothing reads it back before the ledger is reopened). */
+ * file read those lines; the sealed export tree, which holds what a
+ * reader parses from the export line, is the caller's to take
+ * (ll_ledger_take_last), and kept only once a reader has asked for the
+ * rows (ledger_back.c); the protected form of a row appended by this
+ * process is in the file only. */
 ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
                                long *out_seq, ll_error *err) {
   cJSON *dead = NULL; /* the protected members the export replaced */
@@ -465,7 +484,7 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
     l->broken = 1;
     goto cleanup;
   }
-  cJSON_AddItemToArray(l->export_rows, row);
+  settle_last(l, row, e->n, he);
   row = NULL;
   memcpy(l->prev_prot, hp, sizeof l->prev_prot);
   memcpy(l->prev_exp, he, sizeof l->prev_exp);
@@ -482,10 +501,6 @@ cleanup:
 
 const cJSON *ll_ledger_rows(const ll_ledger *l) {
   return l ? l->rows : NULL;
-}
-
-const cJSON *ll_ledger_export_rows(const ll_ledger *l) {
-  return l ? l->export_rows : NULL;
 }
 
 long ll_ledger_count(const ll_ledger *l) {

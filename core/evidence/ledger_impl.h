@@ -41,8 +41,20 @@ struct ll_ledger {
    * or a link planted in it is never followed. */
   int dirfd;
   int fd_prot, fd_exp;
-  cJSON *rows;        /* the protected rows read at open (appends: file only) */
-  cJSON *export_rows; /* every export row, read at open or appended */
+  cJSON *rows; /* the protected rows read at open (appends: file only) */
+  /* The export rows (ll_ledger_export_rows): the rows read at open; the
+   * ones appended before a reader first asks, read back then from the
+   * export stream (the file, then the lines waiting) and checked against
+   * the chain this handle wrote; from then on (keep), each appended row
+   * itself (ledger_back.c). A run that never asks keeps no row. */
+  cJSON *export_rows;
+  long exp_parsed;              /* how many rows export_rows holds */
+  size_t exp_off;               /* where the next one starts in the stream */
+  char exp_prev[LL_SHA256_HEX]; /* the row_hash of the last one */
+  int keep;                     /* a reader asked: appended rows are kept */
+  /* The export row of the last append, sealed, until taken or the next
+   * append: the tree itself, or a reference to it when it is kept. */
+  cJSON *last;
   long count;
   char prev_prot[LL_SHA256_HEX], prev_exp[LL_SHA256_HEX];
   char **ids, **aliases; /* bindings, in registration order */
@@ -103,6 +115,16 @@ ll_status ll_ledger_scan_line(const ll_ledger *l, const char *line, size_t len,
 int ll_ledger_is_lease_bind(const cJSON *row);
 ll_status ll_ledger_bind_from_row(ll_ledger *l, const cJSON *row,
                                   ll_error *err);
+
+/* Checks one line (without its '\n') against the chain (ledger_read.c):
+ * NULL when good, else the reason. *out_row gets the parsed row when good.
+ * A line that could not be checked for want of memory is never called
+ * tampered: the reason is then "out of memory" and *nomem is set. */
+const char *ll_ledger_check_line(const char *buf, size_t len, long n,
+                                 const char *prev, cJSON **out_row,
+                                 char hash[LL_SHA256_HEX], int *nomem);
+/* The export rows up to the last appended, read back (ledger_back.c). */
+ll_status ll_ledger_catch_up(ll_ledger *l, ll_error *err) LL_WARN_UNUSED;
 
 /* SHA-256 of prev_hash_hex || a || b, as lowercase hex (ledger_line.c),
  * through h (reset first) or, when h is NULL, a context of its own. */

@@ -218,8 +218,9 @@ static ll_status make_ledger_file(ll_ledger *l, int fd, const char *folder,
   ll_status st = ll_ledger_join(path, folder, "ledger.jsonl", err);
   if (st != LL_OK)
     return st;
+  /* read and write: the export rows are read back from it (ledger_back.c) */
   *out = openat(fd, "ledger.jsonl",
-                O_CREAT | O_EXCL | O_APPEND | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
+                O_CREAT | O_EXCL | O_APPEND | O_RDWR | O_NOFOLLOW | O_CLOEXEC,
                 mode);
   if (*out < 0)
     return errno == EEXIST ? refuse_existing(l->dir, err)
@@ -336,8 +337,8 @@ static ll_status open_ledger_file(ll_ledger *l, const char *name,
       (st = open_entry(l->dirfd, name, O_RDONLY | O_DIRECTORY,
                        "evidence folder", folder, 1, &fd, err)) ||
       (st = scan_dir(fd, folder, 1, &other, err)) ||
-      (st = open_entry(fd, "ledger.jsonl", O_WRONLY | O_APPEND, "ledger", path,
-                       0, out_append, err)) ||
+      (st = open_entry(fd, "ledger.jsonl", O_RDWR | O_APPEND, "ledger", path, 0,
+                       out_append, err)) ||
       (st = open_entry(fd, "ledger.jsonl", O_RDONLY, "ledger", path, 0,
                        out_read, err)))
     goto cleanup;
@@ -426,6 +427,14 @@ static ll_status recover(ll_ledger *l, ll_error *err) {
     e = e->next;
   }
   l->count = np;
+  /* every export row is read: the next to read back is the next appended */
+  struct stat sb;
+  if (fstat(l->fd_exp, &sb) != 0)
+    return ll_fail(err, LL_E_IO, "cannot stat %s: %s", efile, strerror(errno));
+  l->exp_parsed = np;
+  l->exp_off = (size_t)sb.st_size;
+  memcpy(l->exp_prev, l->prev_exp, sizeof l->exp_prev);
+  l->keep = 1; /* a recovery reads its rows: they are all in memory */
   return LL_OK;
 }
 
@@ -447,6 +456,7 @@ ll_ledger *ll_ledger_open(const char *dir, ll_ledger_mode mode, ll_error *err) {
   }
   memcpy(l->prev_prot, LL_GENESIS_HASH, sizeof l->prev_prot);
   memcpy(l->prev_exp, LL_GENESIS_HASH, sizeof l->prev_exp);
+  memcpy(l->exp_prev, LL_GENESIS_HASH, sizeof l->exp_prev);
   /* "ev/" and "link/." resolve a link at their last name: O_NOFOLLOW
    * sees only the final component, so the final component is the
    * directory's own name. */
@@ -510,6 +520,7 @@ void ll_ledger_close(ll_ledger *l) {
   free(l->secret_ph);
   cJSON_Delete(l->rows);
   cJSON_Delete(l->export_rows);
+  cJSON_Delete(l->last);
   free(l->dir);
   free(l);
 }

@@ -34,13 +34,9 @@ static int has_duplicate_keys(const cJSON *o) {
   return 0;
 }
 
-/* Checks one line (without its '\n') against the chain; NULL when good,
- * else the reason. *out_row gets the parsed row when good. A line that
- * could not be checked for want of memory is never called tampered: the
- * reason is then "out of memory" and *nomem is set. */
-static const char *check_line(const char *buf, size_t len, long n,
-                              const char *prev, cJSON **out_row,
-                              char hash[LL_SHA256_HEX], int *nomem) {
+const char *ll_ledger_check_line(const char *buf, size_t len, long n,
+                                 const char *prev, cJSON **out_row,
+                                 char hash[LL_SHA256_HEX], int *nomem) {
   const char *end = NULL, *reason = NULL;
   unsigned long mark = ll_alloc_failures();
   cJSON *row = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
@@ -170,7 +166,7 @@ ll_status ll_ledger_read_fd(int fd, const char *path, cJSON **out_rows,
     else if (too_long)
       reason = "line too long";
     else
-      reason = check_line(buf, len, n, prev, &row, hash, &nomem);
+      reason = ll_ledger_check_line(buf, len, n, prev, &row, hash, &nomem);
     if (nomem) {
       st = ll_fail(err, LL_E_NOMEM,
                    "out of memory reading ledger %s at row %ld", path, n);

@@ -121,12 +121,10 @@ ll_status ll_run_append(ll_run *r, const cJSON *row, ll_error *err) {
   return ll_run_append_take(r, row ? cJSON_Duplicate(row, 1) : NULL, err);
 }
 
-/* The kept export row itself, not a copy: an object reference to its
- * items, which the ledger owns until the run closes (caller deletes the
- * reference, never the items). */
+/* The export row of the last append, the tree the ledger sealed (not a
+ * copy): the caller's to delete. */
 cJSON *ll_run_last_export(ll_run *r) {
-  const cJSON *last = ll_json_last(ll_ledger_export_rows(r->ledger));
-  return last ? cJSON_CreateObjectReference(last->child) : NULL;
+  return ll_ledger_take_last(r->ledger);
 }
 
 ll_writer *ll_run_writer(ll_run *r, const char *alias) {

@@ -76,8 +76,8 @@ ll_status ll_run_dead(ll_run *r, ll_error *err) LL_WARN_UNUSED;
  * (when given) is deleted and NULLed, and the result is LL_E_NOMEM. */
 ll_status ll_run_settle(ll_run *r, ll_status st, cJSON **out,
                         ll_error *err) LL_WARN_UNUSED;
-/* The last export row, as an object reference the caller deletes (the
- * ledger keeps the items until the run closes), or NULL. */
+/* The export row of the last append (the sealed tree itself, taken from
+ * the ledger, which keeps none), the caller's to delete; NULL once taken. */
 cJSON *ll_run_last_export(ll_run *r);
 /* Appends the decision row (the fold fills it), writes expected.json and
  * decision.json, and remembers the decision. The transport is not ended. */

@@ -109,7 +109,8 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
  * sealed in place with its seq, prev_hash and row_hash and printed as the
  * protected line, then sanitized in place and sealed again as the export
  * line; the hash, the secret scan and the file read those lines. On
- * success row is the kept export row (ll_ledger_export_rows). */
+ * success the sealed export row is the ledger's until it is taken
+ * (ll_ledger_take_last) or the next append drops it: none is kept. */
 ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
                                long *out_seq, ll_error *err) LL_WARN_UNUSED;
 
@@ -124,9 +125,21 @@ int ll_ledger_flush_hook(void *ledger);
 
 /* Borrowed arrays of rows (parsed, with seq/prev_hash/row_hash): the
  * protected rows read when the ledger was opened (a reopened ledger; the
- * rows appended since are in the file only), and every export row. */
+ * rows appended since are in the file only), and every export row up to
+ * the last appended, the ones appended since the last ask read back from
+ * the export file and the lines waiting, each checked against the chain
+ * this handle wrote (a run that never asks keeps no row). NULL when they
+ * cannot be read back as written (an edited or shrunk file, a failed
+ * write, out of memory): a caller that needs them fails. */
 const cJSON *ll_ledger_rows(const ll_ledger *l);        /* protected */
 const cJSON *ll_ledger_export_rows(const ll_ledger *l); /* export */
+/* The same, with why they cannot be read back (LL_E_TAMPER, LL_E_IO,
+ * LL_E_DURABILITY, LL_E_NOMEM); *out is NULL then. */
+ll_status ll_ledger_read_back(const ll_ledger *l, const cJSON **out,
+                              ll_error *err) LL_WARN_UNUSED;
+/* The export row of the last successful append (sealed: seq, prev_hash,
+ * row_hash), the caller's to delete; NULL once taken, or when none. */
+cJSON *ll_ledger_take_last(ll_ledger *l);
 long ll_ledger_count(const ll_ledger *l);
 const char *ll_ledger_dir(const ll_ledger *l);
 
