@@ -17,6 +17,17 @@
  *     Reads AZURE_STORAGE_TOKEN and LEASELUA_CA_FILE. Prints the median
  *     thread CPU time of curl_easy_perform in each mode, in microseconds.
  *
+ *   overhead gap URL N GAP_US
+ *     The emulator's answer after an idle gap: N pairs of HEAD requests on
+ *     one kept-alive connection, the same client and options throughout,
+ *     each pair's requests taking turns at coming right after the previous
+ *     answer or after GAP_US microseconds of busy work (a spin on the
+ *     monotonic clock, as a client's own work between two requests would
+ *     be). Prints the median wall time of curl_easy_perform after each kind
+ *     of gap, in microseconds: what GAP_US more of a client's own time
+ *     costs it again in the wait, with drift on either side cancelled by
+ *     the alternation.
+ *
  * Output: one JSON line. This is a benchmark helper, not part of leaselua. */
 #include <curl/curl.h>
 #include <fcntl.h>
@@ -142,52 +153,87 @@ static int on_debug(CURL *c, curl_infotype type, char *d, size_t s, void *u) {
   return 0;
 }
 
-static int trace_main(const char *url, int n) {
+/* The HEAD requests of trace and gap: one handle, one kept-alive
+ * connection, core/http.c's options (without its tracing). */
+typedef struct {
+  CURL *c;
+  struct curl_slist *h;
+  const char *url, *ca;
+  char err[CURL_ERROR_SIZE];
+} heads;
+
+static int heads_open(heads *x, const char *url) {
   const char *tok = getenv("AZURE_STORAGE_TOKEN");
-  const char *ca = getenv("LEASELUA_CA_FILE");
-  if (!tok || !ca) {
+  x->ca = getenv("LEASELUA_CA_FILE");
+  x->url = url;
+  if (!tok || !x->ca) {
     fprintf(stderr, "overhead: AZURE_STORAGE_TOKEN and LEASELUA_CA_FILE\n");
-    return 1;
+    return 0;
   }
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  CURL *c = curl_easy_init();
+  x->c = curl_easy_init();
   char auth[8192];
   snprintf(auth, sizeof auth, "Authorization: Bearer %s", tok);
-  struct curl_slist *h = curl_slist_append(NULL, auth);
-  h = curl_slist_append(h, "x-ms-version: 2023-11-03");
+  x->h = curl_slist_append(NULL, auth);
+  x->h = curl_slist_append(x->h, "x-ms-version: 2023-11-03");
+  return x->c && x->h;
+}
+
+static void heads_close(heads *x) {
+  curl_slist_free_all(x->h);
+  curl_easy_cleanup(x->c);
+  curl_global_cleanup();
+}
+
+static void heads_setup(heads *x) {
+  CURL *c = x->c;
+  curl_easy_reset(c);
+  curl_easy_setopt(c, CURLOPT_URL, x->url);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, x->err);
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+  curl_easy_setopt(c, CURLOPT_CAINFO, x->ca);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, sink);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, x->h);
+  curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+}
+
+static int heads_perform(heads *x) {
+  CURLcode rc = curl_easy_perform(x->c);
+  long code = 0;
+  curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &code);
+  if (rc != CURLE_OK || code != 200) {
+    fprintf(stderr, "overhead: HEAD failed: %s (%ld)\n", x->err, code);
+    return 0;
+  }
+  return 1;
+}
+
+static int trace_main(const char *url, int n) {
+  heads x;
+  if (n < 1 || !heads_open(&x, url))
+    return 1;
+  CURL *c = x.c;
   int64_t *cpu[2] = {malloc(n * sizeof(int64_t)), malloc(n * sizeof(int64_t))};
   long heads = 0;
-  char err[CURL_ERROR_SIZE];
   for (int i = -20; i < 2 * n; i++) { /* 20 warm-up requests */
     int traced = (i & 1) != 0;
-    curl_easy_reset(c);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-    curl_easy_setopt(c, CURLOPT_CAINFO, ca);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, sink);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    heads_setup(&x);
     if (traced) {
       curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
       curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, on_debug);
       curl_easy_setopt(c, CURLOPT_DEBUGDATA, &heads);
     }
     int64_t a = ns(CLOCK_THREAD_CPUTIME_ID);
-    CURLcode rc = curl_easy_perform(c);
+    int ok = heads_perform(&x);
     int64_t b = ns(CLOCK_THREAD_CPUTIME_ID);
-    long code = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-    if (rc != CURLE_OK || code != 200) {
-      fprintf(stderr, "overhead: HEAD failed: %s (%ld)\n", err, code);
+    if (!ok)
       return 1;
-    }
     if (i >= 0)
       cpu[traced][i / 2] = b - a;
   }
@@ -195,11 +241,43 @@ static int trace_main(const char *url, int n) {
          "\"cpu_us_traced\":%.2f,\"heads_counted\":%ld}\n",
          n, median(cpu[0], (size_t)n) / 1e3, median(cpu[1], (size_t)n) / 1e3,
          heads);
-  curl_slist_free_all(h);
-  curl_easy_cleanup(c);
-  curl_global_cleanup();
+  heads_close(&x);
   free(cpu[0]);
   free(cpu[1]);
+  return 0;
+}
+
+static int gap_main(const char *url, int n, long gap_us) {
+  heads x;
+  if (n < 1 || gap_us < 0 || gap_us > 100000 || !heads_open(&x, url))
+    return 1;
+  int64_t *wall[2] = {malloc(n * sizeof(int64_t)), malloc(n * sizeof(int64_t))};
+  if (!wall[0] || !wall[1])
+    return 1;
+  for (int i = -20; i < 2 * n; i++) { /* 20 warm-up requests */
+    /* in each pair, which request comes after the gap takes turns */
+    int after_gap = ((i & 1) != 0) != (((i >> 1) & 1) != 0);
+    heads_setup(&x);
+    if (after_gap) {
+      int64_t until = ns(CLOCK_MONOTONIC) + (int64_t)gap_us * 1000;
+      while (ns(CLOCK_MONOTONIC) < until) {
+      }
+    }
+    int64_t a = ns(CLOCK_MONOTONIC);
+    int ok = heads_perform(&x);
+    int64_t b = ns(CLOCK_MONOTONIC);
+    if (!ok)
+      return 1;
+    if (i >= 0)
+      wall[after_gap][i / 2] = b - a;
+  }
+  printf("{\"part\":\"gap\",\"n\":%d,\"gap_us\":%ld,\"us_no_gap\":%.2f,"
+         "\"us_after_gap\":%.2f}\n",
+         n, gap_us, median(wall[0], (size_t)n) / 1e3,
+         median(wall[1], (size_t)n) / 1e3);
+  heads_close(&x);
+  free(wall[0]);
+  free(wall[1]);
   return 0;
 }
 
@@ -210,7 +288,9 @@ int main(int argc, char **argv) {
     return fsync_main(argv[2], atoi(argv[3]));
   if (argc == 4 && strcmp(argv[1], "trace") == 0)
     return trace_main(argv[2], atoi(argv[3]));
-  fprintf(stderr,
-          "usage: overhead hash LEDGER N_ROWS | fsync DIR N | trace URL N\n");
+  if (argc == 5 && strcmp(argv[1], "gap") == 0)
+    return gap_main(argv[2], atoi(argv[3]), atol(argv[4]));
+  fprintf(stderr, "usage: overhead hash LEDGER N_ROWS | fsync DIR N | trace "
+                  "URL N | gap URL N GAP_US\n");
   return 64;
 }
