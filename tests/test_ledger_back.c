@@ -124,8 +124,13 @@ static void test_edited_file_refused(const char *root) {
     CHECK(rows == NULL);
     CHECK(strstr(err.message, "export ledger") != NULL);
     CHECK(ll_ledger_export_rows(l) == NULL);
+    /* all or nothing: no row read back before the bad line stays */
+    CHECK_INT(l->exp_parsed, 0);
+    CHECK_INT(cJSON_GetArraySize(l->export_rows), 0);
     /* and nothing more is appended to a bundle that no longer verifies */
-    CHECK(append_row_text(l, outcome, LL_SYNC_NONE, NULL) != LL_OK);
+    ll_error e2 = {0};
+    CHECK_INT(append_text(l, outcome, NULL, &e2), LL_E_TAMPER);
+    CHECK(strstr(e2.message, "unusable") != NULL);
     ll_ledger_close(l);
   }
 }

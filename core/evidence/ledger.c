@@ -312,6 +312,10 @@ ll_status ll_ledger_append_sync(ll_ledger *l, const cJSON *row, ll_sync sync,
  * with the reason when the failure came while a request was on the wire
  * (the flush hook has no caller to tell). */
 static ll_status refuse_broken(const ll_ledger *l, ll_error *err) {
+  if (l->tampered)
+    return ll_fail(err, LL_E_TAMPER,
+                   "the ledger is unusable: %s; nothing more is appended",
+                   l->broken_why);
   if (l->broken_why[0])
     return ll_fail(err, LL_E_DURABILITY,
                    "the ledger is unusable: its export could not be written "

@@ -132,19 +132,35 @@ static ll_status catch_up(ll_ledger *l, ll_error *err);
  * next append says why. */
 ll_status ll_ledger_catch_up(ll_ledger *l, ll_error *err) {
   ll_error e = {0};
+  long n0 = l->exp_parsed;
+  char prev0[LL_SHA256_HEX];
+  memcpy(prev0, l->exp_prev, sizeof prev0);
   ll_status st = catch_up(l, &e);
+  if (st == LL_OK)
+    return LL_OK;
+  /* All or nothing: the rows read back before the failure go, so a later
+   * ask starts from the same row (out of memory is never taken for an
+   * edit the next time). */
+  while (l->exp_parsed > n0) {
+    cJSON_DeleteItemFromArray(l->export_rows, (int)(l->exp_parsed - 1));
+    l->exp_parsed--;
+  }
+  memcpy(l->exp_prev, prev0, sizeof l->exp_prev);
   if (st == LL_E_TAMPER || st == LL_E_IO) {
     l->broken = 1;
+    l->tampered = st == LL_E_TAMPER;
     ll_strlcpy(l->broken_why, e.message, sizeof l->broken_why);
   }
-  if (st != LL_OK && err)
+  if (err)
     *err = e;
   return st;
 }
 
 static ll_status catch_up(ll_ledger *l, ll_error *err) {
+  /* a ledger a failed write or an edit made unusable: its file may no
+   * longer hold what the rows in memory say, so none is handed out */
   if (l->broken)
-    return ll_fail(err, LL_E_DURABILITY,
+    return ll_fail(err, l->tampered ? LL_E_TAMPER : LL_E_DURABILITY,
                    "the export ledger cannot be read back: %s",
                    l->broken_why[0] ? l->broken_why : "a write failed");
   if (l->exp_parsed == l->count) {

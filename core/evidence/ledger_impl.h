@@ -53,7 +53,8 @@ struct ll_ledger {
   char exp_prev[LL_SHA256_HEX]; /* the row_hash of the last one */
   int keep;                     /* a reader asked: appended rows are kept */
   /* The export row of the last append, sealed, until taken or the next
-   * append: the tree itself, or a reference to it when it is kept. */
+   * append: the tree itself, or a reference to it when it is kept (then
+   * read-only: its members are the kept row's). */
   cJSON *last;
   long count;
   char prev_prot[LL_SHA256_HEX], prev_exp[LL_SHA256_HEX];
@@ -61,7 +62,8 @@ struct ll_ledger {
   size_t n_binds, cap_ids, cap_aliases;
   char **secrets, **secret_ph; /* the secret, its "{{secret:NAME}}" */
   size_t n_secrets, cap_secrets, cap_secret_ph;
-  int broken; /* a durability failure: every later append fails */
+  int broken;   /* a durability failure: every later append fails */
+  int tampered; /* broken because the export did not read back as written */
   ll_buf line_prot, line_exp; /* the lines being appended, reused */
   ll_sha256 *hasher;   /* the chain hash's context, reused; NULL: one per row */
   ll_seal_spans spans; /* the protected line being appended, by member */

@@ -213,14 +213,14 @@ static ll_status make_folder(ll_ledger *l, const char *name, mode_t mode,
 /* A new, empty ledger file in folder fd (O_EXCL: never one that exists,
  * never through a link). */
 static ll_status make_ledger_file(ll_ledger *l, int fd, const char *folder,
-                                  mode_t mode, int *out, ll_error *err) {
+                                  mode_t mode, int access, int *out,
+                                  ll_error *err) {
   char path[PATH_MAX];
   ll_status st = ll_ledger_join(path, folder, "ledger.jsonl", err);
   if (st != LL_OK)
     return st;
-  /* read and write: the export rows are read back from it (ledger_back.c) */
   *out = openat(fd, "ledger.jsonl",
-                O_CREAT | O_EXCL | O_APPEND | O_RDWR | O_NOFOLLOW | O_CLOEXEC,
+                O_CREAT | O_EXCL | O_APPEND | access | O_NOFOLLOW | O_CLOEXEC,
                 mode);
   if (*out < 0)
     return errno == EEXIST ? refuse_existing(l->dir, err)
@@ -241,9 +241,10 @@ static ll_status create_layout(ll_ledger *l, ll_error *err) {
       (st = make_folder(l, "protected", 0700, &pfd, err)) ||
       (st = make_folder(l, "export", 0755, &efd, err)) ||
       (st = ll_ledger_fsync_dirfd(l->dirfd, l->dir, err)) ||
-      (st = make_ledger_file(l, pfd, prot, 0600, &l->fd_prot, err)))
+      (st = make_ledger_file(l, pfd, prot, 0600, O_WRONLY, &l->fd_prot, err)))
     goto cleanup;
-  st = make_ledger_file(l, efd, exp, 0644, &l->fd_exp, err);
+  /* the export file is also read back (ledger_back.c) */
+  st = make_ledger_file(l, efd, exp, 0644, O_RDWR, &l->fd_exp, err);
 cleanup:
   if (pfd >= 0)
     close(pfd);
@@ -325,8 +326,8 @@ static const char *last_hash(const cJSON *rows) {
  * inode): nothing is reached through a link. */
 static ll_status open_ledger_file(ll_ledger *l, const char *name,
                                   mode_t folder_mode, mode_t file_mode,
-                                  int *out_append, int *out_read, char *path,
-                                  ll_error *err) {
+                                  int access, int *out_append, int *out_read,
+                                  char *path, ll_error *err) {
   char folder[PATH_MAX];
   int fd = -1, other = 0;
   struct stat a, b;
@@ -337,7 +338,7 @@ static ll_status open_ledger_file(ll_ledger *l, const char *name,
       (st = open_entry(l->dirfd, name, O_RDONLY | O_DIRECTORY,
                        "evidence folder", folder, 1, &fd, err)) ||
       (st = scan_dir(fd, folder, 1, &other, err)) ||
-      (st = open_entry(fd, "ledger.jsonl", O_RDWR | O_APPEND, "ledger", path, 0,
+      (st = open_entry(fd, "ledger.jsonl", access | O_APPEND, "ledger", path, 0,
                        out_append, err)) ||
       (st = open_entry(fd, "ledger.jsonl", O_RDONLY, "ledger", path, 0,
                        out_read, err)))
@@ -368,10 +369,10 @@ static ll_status load(ll_ledger *l, char *pfile, char *efile, ll_error *err) {
   long bad = 0;
   ll_status st;
   if ((st = open_dir(l, 0, err)) ||
-      (st = open_ledger_file(l, "protected", 0700, 0600, &l->fd_prot, &rfd[0],
-                             pfile, err)) ||
-      (st = open_ledger_file(l, "export", 0755, 0644, &l->fd_exp, &rfd[1],
-                             efile, err)))
+      (st = open_ledger_file(l, "protected", 0700, 0600, O_WRONLY, &l->fd_prot,
+                             &rfd[0], pfile, err)) ||
+      (st = open_ledger_file(l, "export", 0755, 0644, O_RDWR, &l->fd_exp,
+                             &rfd[1], efile, err)))
     goto cleanup;
   const char *files[2] = {pfile, efile};
   cJSON **arrays[2] = {&l->rows, &l->export_rows};

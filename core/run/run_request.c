@@ -308,6 +308,7 @@ static ll_status intent(req *q, ll_error *err) {
   ll_status st = ll_run_append_take(r, ll_row_intent(&f), err);
   if (st != LL_OK)
     return st;
+  cJSON_Delete(ll_run_last_export(r)); /* the intent's tree: read by none */
   /* The outcome row copies from the intent's protected form (its
    * lease_real_id above all): the fold's copy of the open intent, the
    * newest; the ledger keeps the export form only. */

@@ -138,7 +138,9 @@ const cJSON *ll_ledger_export_rows(const ll_ledger *l); /* export */
 ll_status ll_ledger_read_back(const ll_ledger *l, const cJSON **out,
                               ll_error *err) LL_WARN_UNUSED;
 /* The export row of the last successful append (sealed: seq, prev_hash,
- * row_hash), the caller's to delete; NULL once taken, or when none. */
+ * row_hash), the caller's to delete; NULL once taken, or when none. Once
+ * the rows are kept (a reader asked) it is a reference to the kept row:
+ * read it or duplicate it, never change it. */
 cJSON *ll_ledger_take_last(ll_ledger *l);
 long ll_ledger_count(const ll_ledger *l);
 const char *ll_ledger_dir(const ll_ledger *l);
