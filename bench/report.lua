@@ -180,8 +180,9 @@ local replay_fixtures, replay_failed = last_replay.fixtures, last_replay.failed
 local hash_ns = 0
 for _, r in ipairs(rows) do if r.fig == "hash" then hash_ns = hash_ns + r.data.ns_p50 end end
 local trace = last_fig("trace").data
--- the emulator after a client's busy gap as long as ours' own time: the
--- same client's exchange after that gap less after none, run by run
+-- the emulator after a client's busy gap as much longer as ours' own time
+-- is than the floor's: the same client's exchange after that gap less
+-- after none, run by run
 local gap_runs = collect(fig("gap"), function(r) return r.data.us_after_gap - r.data.us_no_gap end)
 local gap_last = last_fig("gap").data
 F.gap_us, F.gap_cost = gap_last and gap_last.gap_us, median(gap_runs)
@@ -353,9 +354,10 @@ p("| of which tracing (CURLOPT_VERBOSE + the head-counting debug callback) | %s"
   trace and string.format("%.1f us", trace.cpu_us_traced - trace.cpu_us_plain) or "n/a")
 if F.gap_cost then
   table.sort(gap_runs)
-  p("| the emulator's answer after the client was busy %d us since the last one (ours' own time, above):" ..
-    " the same client's exchange after that gap less after none | %+.1f us (%+.0f to %+.0f over %d runs)" ..
-    " | bench/overhead.c gap: one client, the two kinds of request taking turns |",
+  p("| the emulator's answer when the client was busy %d us longer since the last one (ours' own time less" ..
+    " the floor's, run by run, above): the same client's exchange after that gap less after none" ..
+    " | %+.1f us (%+.0f to %+.0f over %d runs) | bench/overhead.c gap: one client, the two kinds of request" ..
+    " taking turns |",
     F.gap_us, F.gap_cost, gap_runs[1], gap_runs[#gap_runs], #gap_runs)
 end
 if cg and cg.ir.ll_run_request then

@@ -313,18 +313,26 @@ for which in export protected; do
 done
 o=$("$tmp/overhead" trace "$floor_url" 300) || die "tracing microbenchmark failed"
 rec "{\"fig\":\"trace\",\"data\":$o}"
-# The emulator's answer after the client was busy for as long as ours is
-# between two reads (the median over runs of ours' own time, from the
-# split above): the same client, alternating no gap and that gap, so what
-# the emulator charges again for our client's own time (bench/report.lua).
+# The emulator's answer after the client was busy for as much longer as
+# ours is between two reads (ours' own time less the floor's, run by run,
+# the median; from the split above): the same client, alternating no gap
+# and that gap, so what the emulator charges again for the client's own
+# time (bench/report.lua).
 gap_us=$(lua5.4 -e '
-  local cjson, v = require "cjson", {}
-  for l in io.lines(arg[1]) do
-    local r = cjson.decode(l)
-    if r.fig == "read" and r.where == "disk" and r.run >= 1 then v[#v + 1] = r.cadence_ms.client_p50 end
+  local cjson, floor, v = require "cjson", {}, {}
+  local rows = {}
+  for l in io.lines(arg[1]) do rows[#rows + 1] = cjson.decode(l) end
+  for _, r in ipairs(rows) do
+    if r.fig == "read" and r.who == "floor" and r.run >= 1 then floor[r.run] = r.cadence_ms.client_p50 end
+  end
+  for _, r in ipairs(rows) do
+    if r.fig == "read" and r.where == "disk" and r.run >= 1 and floor[r.run] then
+      v[#v + 1] = r.cadence_ms.client_p50 - floor[r.run]
+    end
   end
   table.sort(v)
-  if #v > 0 then print(math.floor(v[(#v + 1) // 2] * 1000 + 0.5)) end' /dev/null "$raw") || die "no client time for the gap figure"
+  if #v > 0 then print(math.max(0, math.floor(v[(#v + 1) // 2] * 1000 + 0.5))) end' /dev/null "$raw") ||
+  die "no client time for the gap figure"
 [[ $gap_us =~ ^[0-9]+$ ]] || die "no client time for the gap figure"
 for run in $(seq 0 "$runs"); do
   o=$("$tmp/overhead" gap "$floor_url" 300 "$gap_us") || die "gap microbenchmark failed"
