@@ -558,8 +558,36 @@ static void test_date(void) {
   }
 }
 
+/* The date put in place digit by digit is what snprintf printed before,
+ * from 1970 to 9999 (about ten days apart), and a short buffer is cut as
+ * snprintf cuts it. */
+static void test_date_sweep(void) {
+  static const char *const days[] = {"Sun", "Mon", "Tue", "Wed",
+                                     "Thu", "Fri", "Sat"};
+  static const char *const months[] = {"Jan", "Feb", "Mar", "Apr",
+                                       "May", "Jun", "Jul", "Aug",
+                                       "Sep", "Oct", "Nov", "Dec"};
+  char got[40], want[40];
+  long wrong = 0;
+  for (time_t t = 0; t < (time_t)253402300799; t += 864013) {
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    snprintf(want, sizeof want, "%s, %02d %s %04d %02d:%02d:%02d GMT",
+             days[tm.tm_wday], tm.tm_mday, months[tm.tm_mon], tm.tm_year + 1900,
+             tm.tm_hour, tm.tm_min, tm.tm_sec);
+    ll_blob_format_date(t, got, sizeof got);
+    wrong += strcmp(got, want) != 0;
+  }
+  CHECK_INT(wrong, 0);
+  ll_blob_format_date(1796021296, got, 12);
+  CHECK_STR(got, "Mon, 30 Nov");
+  ll_blob_format_date(253402300800, got, sizeof got); /* year 10000 */
+  CHECK_STR(got, "Sat, 01 Jan 10000 00:00:00 GMT");
+}
+
 int main(void) {
   test_ops();
+  test_date_sweep();
   test_targets();
   test_target_messages();
   test_builds();

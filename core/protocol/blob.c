@@ -251,9 +251,30 @@ void ll_blob_format_date(time_t when, char *buf, size_t cap) {
     buf[0] = '\0';
     return;
   }
+  int year = tm.tm_year + 1900;
+  if (cap >= 30 && year >= 1000 && year <= 9999) {
+    /* every request carries one: put in place, as snprintf prints it */
+    char *p = buf;
+    memcpy(p, days[tm.tm_wday], 3);
+    memcpy(p + 3, ", 00 ", 5);
+    p[5] = (char)('0' + tm.tm_mday / 10);
+    p[6] = (char)('0' + tm.tm_mday % 10);
+    memcpy(p + 8, months[tm.tm_mon], 3);
+    p[11] = ' ';
+    for (int i = 3, y = year; i >= 0; i--, y /= 10)
+      p[12 + i] = (char)('0' + y % 10);
+    int hms[3] = {tm.tm_hour, tm.tm_min, tm.tm_sec};
+    for (int i = 0; i < 3; i++) {
+      p[16 + 3 * i] = i ? ':' : ' ';
+      p[17 + 3 * i] = (char)('0' + hms[i] / 10);
+      p[18 + 3 * i] = (char)('0' + hms[i] % 10);
+    }
+    memcpy(p + 25, " GMT", 5);
+    return;
+  }
   snprintf(buf, cap, "%s, %02d %s %04d %02d:%02d:%02d GMT", days[tm.tm_wday],
-           tm.tm_mday, months[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour,
-           tm.tm_min, tm.tm_sec);
+           tm.tm_mday, months[tm.tm_mon], year, tm.tm_hour, tm.tm_min,
+           tm.tm_sec);
 }
 
 static int header_value_ok(const char *v) {
