@@ -37,7 +37,9 @@ void ll_lua_push_json(lua_State *L, const cJSON *v) {
     lua_createtable(L, 0, cJSON_GetArraySize(v));
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
-      if (!it->string)
+      /* a null member sets nothing in a new table: not pushed (a row's
+       * nulls are a fifth of its members); keys are unique in every row */
+      if (!it->string || cJSON_IsNull(it))
         continue;
       ll_lua_push_json(L, it);
       lua_setfield(L, -2, it->string);
