@@ -14,6 +14,10 @@ unsigned long ll_alloc_failures(void) {
   return atomic_load(&failures);
 }
 
+void ll_alloc_note_failure(void) {
+  atomic_fetch_add(&failures, 1);
+}
+
 void *ll_malloc(size_t n) {
   void *p = malloc(n ? n : 1);
   if (!p)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "ledger.h"
 #include "ledger_impl.h"
 
@@ -67,7 +68,7 @@ static ll_status take_lines(ll_ledger *l, const char *p, size_t n, size_t *used,
 static ll_status take_file(ll_ledger *l, size_t from, size_t to,
                            ll_error *err) {
   size_t cap = to - from < 65536 ? to - from : 65536, have = 0, pos = from;
-  char *buf = malloc(cap ? cap : 1);
+  char *buf = ll_malloc(cap ? cap : 1);
   ll_status st = LL_OK;
   if (!buf)
     return ll_fail(err, LL_E_NOMEM, "out of memory reading back the export");
@@ -111,7 +112,7 @@ static ll_status take_file(ll_ledger *l, size_t from, size_t to,
       }
       size_t ncap =
           cap * 2 > LL_LEDGER_MAX_LINE + 1 ? LL_LEDGER_MAX_LINE + 1 : cap * 2;
-      char *nb = realloc(buf, ncap);
+      char *nb = ll_realloc(buf, ncap);
       if (!nb) {
         st = ll_fail(err, LL_E_NOMEM, "out of memory reading back the export");
         goto cleanup;
@@ -121,7 +122,7 @@ static ll_status take_file(ll_ledger *l, size_t from, size_t to,
     }
   }
 cleanup:
-  free(buf);
+  ll_free(buf);
   return st;
 }
 
@@ -146,6 +147,11 @@ ll_status ll_ledger_catch_up(ll_ledger *l, ll_error *err) {
     l->exp_parsed--;
   }
   memcpy(l->exp_prev, prev0, sizeof l->exp_prev);
+  /* out of memory here (OpenSSL's context included, which the counter
+   * does not see) is the run's out of memory: a reader that goes on
+   * without the rows (the poller's hint) must not let it end in ACCEPT */
+  if (st == LL_E_NOMEM)
+    ll_alloc_note_failure();
   if (st == LL_E_TAMPER || st == LL_E_IO) {
     l->broken = 1;
     l->tampered = st == LL_E_TAMPER;

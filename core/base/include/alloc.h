@@ -19,6 +19,10 @@ char *ll_strdup(const char *s);
 
 /* How many counted allocations have failed in this process so far. */
 unsigned long ll_alloc_failures(void);
+/* Counts a failure the counter did not see (an allocation inside another
+ * library, OpenSSL's digest context): every mark taken before it then
+ * sees a failed allocation, and nothing built across it is trusted. */
+void ll_alloc_note_failure(void);
 
 /* Nonzero when a counted allocation failed after mark was taken. */
 static inline int ll_alloc_failed_since(unsigned long mark) {
