@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "alloc.h"
+
 static const char *const names[LL_E__COUNT] = {
     [LL_OK] = "LL_OK",
     [LL_E_USAGE] = "LL_E_USAGE",
@@ -196,7 +198,9 @@ int ll_buf_reserve(ll_buf *b, size_t n) {
     size_t cap = b->cap ? b->cap : 64;
     while (cap < b->n + n + 1)
       cap *= 2;
-    char *p = realloc(b->p, cap);
+    /* counted: a caller that goes on without the room (a waiting export
+     * line written alone) still leaves the run short of ACCEPT */
+    char *p = ll_realloc(b->p, cap);
     if (!p) {
       b->oom = 1;
       return 0;
