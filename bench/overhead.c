@@ -17,16 +17,25 @@
  *     Reads AZURE_STORAGE_TOKEN and LEASELUA_CA_FILE. Prints the median
  *     thread CPU time of curl_easy_perform in each mode, in microseconds.
  *
- *   overhead gap URL N GAP_US
- *     The emulator's answer after an idle gap: N pairs of HEAD requests on
+ *   overhead gap URL N GAP_US...
+ *     The emulator's answer after an idle gap: N rounds of HEAD requests on
  *     one kept-alive connection, the same client and options throughout,
- *     each pair's requests taking turns at coming right after the previous
- *     answer or after GAP_US microseconds of busy work (a spin on the
- *     monotonic clock, as a client's own work between two requests would
- *     be). Prints the median wall time of curl_easy_perform after each kind
- *     of gap, in microseconds: what GAP_US more of a client's own time
- *     costs it again in the wait, with drift on either side cancelled by
- *     the alternation.
+ *     one request a round for each GAP_US (up to 8), each coming after that
+ *     many microseconds of busy work since the previous answer (a spin on
+ *     the monotonic clock, as a client's own work between two requests
+ *     would be); the order rotates round by round, so each gap follows
+ *     each other. Prints the median wall time of curl_easy_perform after
+ *     each gap, in microseconds: the curve of what a client's own time
+ *     costs it again in the wait, with drift cancelled by the alternation.
+ *
+ *   overhead transport URL N DIR
+ *     Our transport against plain libcurl: N rounds of two HEAD requests,
+ *     one through a libcurl handle with the options above, one through
+ *     core/http.c's transport (ll_http_new) with its on_wire hook writing
+ *     a 1500-byte line to a file in DIR as the run's intent export line
+ *     is written while a read is out, each on its own kept-alive
+ *     connection, taking turns at going first. Prints the median wall
+ *     time of each exchange in microseconds.
  *
  * Output: one JSON line. This is a benchmark helper, not part of leaselua. */
 #include <curl/curl.h>
@@ -38,7 +47,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "hash.h"
+#include "http.h"
 
 static int64_t ns(clockid_t c) {
   struct timespec t;
@@ -247,35 +258,129 @@ static int trace_main(const char *url, int n) {
   return 0;
 }
 
-static int gap_main(const char *url, int n, long gap_us) {
+#define GAPS_MAX 8
+
+static int gap_main(const char *url, int n, int k, char **args) {
   heads x;
-  if (n < 1 || gap_us < 0 || gap_us > 100000 || !heads_open(&x, url))
+  long gap[GAPS_MAX];
+  int64_t *wall[GAPS_MAX] = {0};
+  if (n < 1 || k < 1 || k > GAPS_MAX)
     return 1;
-  int64_t *wall[2] = {malloc(n * sizeof(int64_t)), malloc(n * sizeof(int64_t))};
-  if (!wall[0] || !wall[1])
+  for (int j = 0; j < k; j++) {
+    char *end;
+    gap[j] = strtol(args[j], &end, 10);
+    if (*end || gap[j] < 0 || gap[j] > 100000)
+      return 1;
+    if (!(wall[j] = malloc(n * sizeof(int64_t))))
+      return 1;
+  }
+  if (!heads_open(&x, url))
     return 1;
-  for (int i = -20; i < 2 * n; i++) { /* 20 warm-up requests */
-    /* in each pair, which request comes after the gap takes turns */
-    int after_gap = ((i & 1) != 0) != (((i >> 1) & 1) != 0);
-    heads_setup(&x);
-    if (after_gap) {
-      int64_t until = ns(CLOCK_MONOTONIC) + (int64_t)gap_us * 1000;
+  for (int r = -20 / k - 1; r < n; r++) { /* about 20 warm-up requests */
+    for (int j = 0; j < k; j++) {
+      int g = (j + (r < 0 ? 0 : r)) % k; /* rotates round by round */
+      heads_setup(&x);
+      int64_t until = ns(CLOCK_MONOTONIC) + (int64_t)gap[g] * 1000;
       while (ns(CLOCK_MONOTONIC) < until) {
       }
+      int64_t a = ns(CLOCK_MONOTONIC);
+      int ok = heads_perform(&x);
+      int64_t b = ns(CLOCK_MONOTONIC);
+      if (!ok)
+        return 1;
+      if (r >= 0)
+        wall[g][r] = b - a;
     }
-    int64_t a = ns(CLOCK_MONOTONIC);
-    int ok = heads_perform(&x);
-    int64_t b = ns(CLOCK_MONOTONIC);
-    if (!ok)
-      return 1;
-    if (i >= 0)
-      wall[after_gap][i / 2] = b - a;
   }
-  printf("{\"part\":\"gap\",\"n\":%d,\"gap_us\":%ld,\"us_no_gap\":%.2f,"
-         "\"us_after_gap\":%.2f}\n",
-         n, gap_us, median(wall[0], (size_t)n) / 1e3,
-         median(wall[1], (size_t)n) / 1e3);
+  printf("{\"part\":\"gap\",\"n\":%d,\"gaps_us\":[", n);
+  for (int j = 0; j < k; j++)
+    printf("%s%ld", j ? "," : "", gap[j]);
+  printf("],\"us_after\":[");
+  for (int j = 0; j < k; j++)
+    printf("%s%.2f", j ? "," : "", median(wall[j], (size_t)n) / 1e3);
+  printf("]}\n");
   heads_close(&x);
+  for (int j = 0; j < k; j++)
+    free(wall[j]);
+  return 0;
+}
+
+/* transport: the run's intent export line, as ll_ledger_flush_hook writes
+ * it while a read is out */
+static int wire_fd = -1;
+static char wire_line[1500];
+static int on_wire_write(void *ctx) {
+  (void)ctx;
+  return write(wire_fd, wire_line, sizeof wire_line) ==
+                 (ssize_t)sizeof wire_line
+             ? 0
+             : -1;
+}
+
+static int transport_main(const char *url, int n, const char *dir) {
+  heads x;
+  char path[4096];
+  if (n < 1 || !heads_open(&x, url))
+    return 1;
+  snprintf(path, sizeof path, "%s/overhead-transport.jsonl", dir);
+  wire_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+  memset(wire_line, 'x', sizeof wire_line);
+  wire_line[sizeof wire_line - 1] = '\n';
+  ll_error err;
+  ll_clock *clk = ll_clock_new_real();
+  ll_http_options o = {.ca_file = x.ca};
+  ll_transport *t = clk ? ll_http_new(&o, clk, &err) : NULL;
+  int64_t *wall[2] = {malloc(n * sizeof(int64_t)), malloc(n * sizeof(int64_t))};
+  if (wire_fd < 0 || !t || !wall[0] || !wall[1]) {
+    fprintf(stderr, "overhead: transport: no file in %s or no transport\n",
+            dir);
+    return 1;
+  }
+  const char *auth = x.h->data + strlen("Authorization: Bearer ");
+  for (int i = -20; i < 2 * n; i++) { /* 20 warm-up requests */
+    /* in each pair, which goes first takes turns */
+    int ours = ((i & 1) != 0) != (((i >> 1) & 1) != 0);
+    int64_t a, b;
+    if (!ours) {
+      heads_setup(&x);
+      a = ns(CLOCK_MONOTONIC);
+      int ok = heads_perform(&x);
+      b = ns(CLOCK_MONOTONIC);
+      if (!ok)
+        return 1;
+    } else {
+      ll_http_request rq = {
+          .method = "HEAD", .url = url, .on_wire = on_wire_write};
+      ll_http_response rs;
+      ll_headers_init(&rq.headers);
+      ll_http_response_init(&rs);
+      char bearer[8192];
+      snprintf(bearer, sizeof bearer, "Bearer %s", auth);
+      if (ll_headers_add(&rq.headers, "Authorization", bearer) != LL_OK ||
+          ll_headers_add(&rq.headers, "x-ms-version", "2023-11-03") != LL_OK)
+        return 1;
+      a = ns(CLOCK_MONOTONIC);
+      ll_status st = t->exchange(t, &rq, &rs, &err);
+      b = ns(CLOCK_MONOTONIC);
+      long status = rs.status;
+      ll_http_response_cleanup(&rs);
+      ll_headers_clear(&rq.headers);
+      if (st != LL_OK || status != 200) {
+        fprintf(stderr, "overhead: transport: HEAD answered %ld\n", status);
+        return 1;
+      }
+    }
+    if (i >= 0)
+      wall[ours][i / 2] = b - a;
+  }
+  printf("{\"part\":\"transport\",\"n\":%d,\"us_libcurl\":%.2f,"
+         "\"us_transport\":%.2f}\n",
+         n, median(wall[0], (size_t)n) / 1e3, median(wall[1], (size_t)n) / 1e3);
+  ll_transport_free(t);
+  ll_clock_free(clk);
+  heads_close(&x);
+  close(wire_fd);
+  unlink(path);
   free(wall[0]);
   free(wall[1]);
   return 0;
@@ -288,9 +393,11 @@ int main(int argc, char **argv) {
     return fsync_main(argv[2], atoi(argv[3]));
   if (argc == 4 && strcmp(argv[1], "trace") == 0)
     return trace_main(argv[2], atoi(argv[3]));
-  if (argc == 5 && strcmp(argv[1], "gap") == 0)
-    return gap_main(argv[2], atoi(argv[3]), atol(argv[4]));
+  if (argc >= 5 && strcmp(argv[1], "gap") == 0)
+    return gap_main(argv[2], atoi(argv[3]), argc - 4, argv + 4);
+  if (argc == 5 && strcmp(argv[1], "transport") == 0)
+    return transport_main(argv[2], atoi(argv[3]), argv[4]);
   fprintf(stderr, "usage: overhead hash LEDGER N_ROWS | fsync DIR N | trace "
-                  "URL N | gap URL N GAP_US\n");
+                  "URL N | gap URL N GAP_US... | transport URL N DIR\n");
   return 64;
 }

@@ -180,12 +180,20 @@ local replay_fixtures, replay_failed = last_replay.fixtures, last_replay.failed
 local hash_ns = 0
 for _, r in ipairs(rows) do if r.fig == "hash" then hash_ns = hash_ns + r.data.ns_p50 end end
 local trace = last_fig("trace").data
--- the emulator after a client's busy gap as much longer as ours' own time
--- is than the floor's: the same client's exchange after that gap less
--- after none, run by run
-local gap_runs = collect(fig("gap"), function(r) return r.data.us_after_gap - r.data.us_no_gap end)
+-- the emulator after a client's busy gap of none, the floor's own time and
+-- ours': the same client's exchange after each, run by run; the charge for
+-- a gap is its exchange less the one after none
+local function gap_at(j) return function(r) return r.data.us_after[j] - r.data.us_after[1] end end
+local gap_floor_runs, gap_ours_runs = collect(fig("gap"), gap_at(2)), collect(fig("gap"), gap_at(3))
+local gap_diff_runs = collect(fig("gap"), function(r) return r.data.us_after[3] - r.data.us_after[2] end)
 local gap_last = last_fig("gap").data
-F.gap_us, F.gap_cost = gap_last and gap_last.gap_us, median(gap_runs)
+if type(gap_last) == "table" and type(gap_last.gaps_us) == "table" then
+  F.gap_floor_us, F.gap_ours_us = gap_last.gaps_us[2], gap_last.gaps_us[3]
+end
+F.gap_floor, F.gap_ours, F.gap_diff = median(gap_floor_runs), median(gap_ours_runs), median(gap_diff_runs)
+-- our transport's exchange less plain libcurl's, run by run
+local transport_runs = collect(fig("transport"), function(r) return r.data.us_transport - r.data.us_libcurl end)
+F.transport_diff = median(transport_runs)
 -- an instruction profile that says what it counted, or nil
 local function profile(name)
   local d = last_fig(name).data
@@ -216,11 +224,11 @@ local function p(...) out[#out + 1] = string.format(...) end
 local break_ms = machine.handoff_break * 1000
 p("## leaselua benchmarks: %s", machine.date)
 p("")
-p("Machine: %d cores, %s, %.1f GiB, %s; evidence on %s. Mode: %s (%d measured runs after a warm-up, " ..
-  "%d for the reads, the floor and ours on disk taking turns at going first; " ..
+p("Machine: %d cores, %s, %.1f GiB, %s; idle CPUs: %s; evidence on %s. Mode: %s (%d measured runs after " ..
+  "a warm-up, %d for the reads, the floor and ours on disk taking turns at going first; " ..
   "observation lag: %d s break x %d).", machine.nproc, machine.cpu, machine.mem_gib, machine.kernel,
-  machine.evidence_fs, machine.mode, machine.runs, machine.read_runs or machine.runs, machine.lag_period,
-  machine.lag_runs)
+  machine.cpu_idle or "unknown", machine.evidence_fs, machine.mode, machine.runs,
+  machine.read_runs or machine.runs, machine.lag_period, machine.lag_runs)
 p("Versions: %s; %s; node %s; Azurite %s; %s.", machine.leaselua, machine.curl, machine.node,
   machine.azurite, machine.sdk)
 local function cond_text(c)
@@ -352,13 +360,23 @@ p("| of which hashing (SHA-256 chain of 2 rows in 2 files) | %s | bench/overhead
 p("| of which tracing (CURLOPT_VERBOSE + the head-counting debug callback) | %s" ..
   " | bench/overhead.c trace: thread CPU with and without, alternating |",
   trace and string.format("%.1f us", trace.cpu_us_traced - trace.cpu_us_plain) or "n/a")
-if F.gap_cost then
-  table.sort(gap_runs)
-  p("| the emulator's answer when the client was busy %d us longer since the last one (ours' own time less" ..
-    " the floor's, run by run, above): the same client's exchange after that gap less after none" ..
-    " | %+.1f us (%+.0f to %+.0f over %d runs) | bench/overhead.c gap: one client, the two kinds of request" ..
-    " taking turns |",
-    F.gap_us, F.gap_cost, gap_runs[1], gap_runs[#gap_runs], #gap_runs)
+local function span(v)
+  table.sort(v)
+  return string.format("%+.0f to %+.0f over %d runs", v[1], v[#v], #v)
+end
+if F.gap_diff and F.gap_ours_us then
+  p("| the emulator's charge for a client's own time: one client's exchange after %d us of busy work (the" ..
+    " floor's own time, above) and after %d us (ours'), less after none | %+.1f us at ours' (%s), %+.1f us at" ..
+    " the floor's (%s): %+.1f us more for ours' (%s) | bench/overhead.c gap: one client, the three gaps taking" ..
+    " turns |",
+    F.gap_floor_us, F.gap_ours_us, F.gap_ours, span(gap_ours_runs), F.gap_floor, span(gap_floor_runs),
+    F.gap_diff, span(gap_diff_runs))
+end
+if F.transport_diff then
+  p("| our transport's exchange (core/http.c, its on_wire hook writing a 1500-byte line) less a plain libcurl" ..
+    " handle's, on the same emulator | %+.1f us (%s) | bench/overhead.c transport: the two taking turns in one" ..
+    " process |",
+    F.transport_diff, span(transport_runs))
 end
 if cg and cg.ir.ll_run_request then
   local req = cg.ir.ll_run_request

@@ -169,17 +169,24 @@ conditions start
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 memkb=$(awk '/^MemTotal/ {print $2}' /proc/meminfo)
 sdk=$(node -p "require('$peers/node_modules/@azure/storage-blob/package.json').version")
+# How an idle CPU waits: it decides what a client's own time costs it again
+# in the emulator's answer (docs/PERFORMANCE.md). Read only, never changed.
+idle=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo unknown)
+if [[ -r /sys/module/haltpoll/parameters/guest_halt_poll_ns ]]; then
+  idle="$idle, guest_halt_poll_ns=$(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns)"
+fi
 lua5.4 -e '
   local c = require "cjson"
   print(c.encode({date = arg[1], mode = arg[2], runs = tonumber(arg[3]), nproc = tonumber(arg[4]),
     cpu = arg[5], kernel = arg[6], mem_gib = tonumber(arg[7]) / 1048576, evidence_fs = arg[8],
     leaselua = arg[9], node = arg[10], curl = arg[11], azurite = arg[12], sdk = arg[13],
     reads = tonumber(arg[14]), lag_period = tonumber(arg[15]), lag_runs = tonumber(arg[16]),
-    handoff_break = tonumber(arg[17]), js_poll_ms = tonumber(arg[18]), read_runs = tonumber(arg[19])}))' /dev/null \
+    handoff_break = tonumber(arg[17]), js_poll_ms = tonumber(arg[18]), read_runs = tonumber(arg[19]),
+    cpu_idle = arg[20]}))' /dev/null \
   "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$mode" "$runs" "$(nproc)" "$cpu" "$(uname -sr)" "$memkb" \
   "$(stat -f -c %T "$evdisk")" "$("$host" --version | tr '\n' ' ' | sed 's/ $//')" "$(node --version)" \
   "$(curl --version | head -n 1 | cut -d' ' -f1-3)" "$AZURITE_VERSION" "@azure/storage-blob $sdk" \
-  "$nreads" "$lag_period" "$lag_runs" "$handoff_break" "$js_poll" "$read_runs" >"$out/machine.json"
+  "$nreads" "$lag_period" "$lag_runs" "$handoff_break" "$js_poll" "$read_runs" "$idle" >"$out/machine.json"
 
 # ---- per-request reads --------------------------------------------------
 {
@@ -305,7 +312,7 @@ AZURE_STORAGE_BLOB=js-conn.json js bench/firstbyte.js --upstream "$upstream" --r
 while read -r l; do rec "{\"fig\":\"connections\",\"data\":$l}"; done <"$tmp/conn.out"
 
 # ---- overhead breakdown -------------------------------------------------
-say "overhead breakdown: hashing, tracing, the idle gap, callgrind"
+say "overhead breakdown: hashing, tracing, the idle gap, the transport, callgrind"
 for which in export protected; do
   grep -F '"operation":"Get Blob Properties"' "$evdisk/reads-1/$which/ledger.jsonl" | tail -n 2 >"$tmp/rows.$which"
   o=$("$tmp/overhead" hash "$tmp/rows.$which" 2) || die "hash microbenchmark failed"
@@ -313,30 +320,40 @@ for which in export protected; do
 done
 o=$("$tmp/overhead" trace "$floor_url" 300) || die "tracing microbenchmark failed"
 rec "{\"fig\":\"trace\",\"data\":$o}"
-# The emulator's answer after the client was busy for as much longer as
-# ours is between two reads (ours' own time less the floor's, run by run,
-# the median; from the split above): the same client, alternating no gap
-# and that gap, so what the emulator charges again for the client's own
-# time (bench/report.lua).
-gap_us=$(lua5.4 -e '
-  local cjson, floor, v = require "cjson", {}, {}
-  local rows = {}
-  for l in io.lines(arg[1]) do rows[#rows + 1] = cjson.decode(l) end
-  for _, r in ipairs(rows) do
-    if r.fig == "read" and r.who == "floor" and r.run >= 1 then floor[r.run] = r.cadence_ms.client_p50 end
-  end
-  for _, r in ipairs(rows) do
-    if r.fig == "read" and r.where == "disk" and r.run >= 1 and floor[r.run] then
-      v[#v + 1] = r.cadence_ms.client_p50 - floor[r.run]
+# The emulator's answer after a client's own time between two requests,
+# at three points: none, the floor's own time and ours' (each the median
+# over runs of the split above): one libcurl client, the three gaps taking
+# turns, so what the emulator charges again for a client's own time, and
+# how much more for ours' than for curl's (bench/report.lua).
+gaps=$(lua5.4 -e '
+  local cjson, floor, ours = require "cjson", {}, {}
+  for l in io.lines(arg[1]) do
+    local r = cjson.decode(l)
+    if r.fig == "read" and r.run >= 1 and r.cadence_ms then
+      if r.who == "floor" then
+        floor[#floor + 1] = r.cadence_ms.client_p50
+      elseif r.where == "disk" then
+        ours[#ours + 1] = r.cadence_ms.client_p50
+      end
     end
   end
-  table.sort(v)
-  if #v > 0 then print(math.max(0, math.floor(v[(#v + 1) // 2] * 1000 + 0.5))) end' /dev/null "$raw") ||
+  local function med(v)
+    table.sort(v)
+    return math.floor(v[(#v + 1) // 2] * 1000 + 0.5)
+  end
+  if #floor > 0 and #ours > 0 then print(med(floor) .. " " .. med(ours)) end' /dev/null "$raw") ||
   die "no client time for the gap figure"
-[[ $gap_us =~ ^[0-9]+$ ]] || die "no client time for the gap figure"
+[[ $gaps =~ ^[0-9]+\ [0-9]+$ ]] || die "no client time for the gap figure"
 for run in $(seq 0 "$runs"); do
-  o=$("$tmp/overhead" gap "$floor_url" 300 "$gap_us") || die "gap microbenchmark failed"
+  # shellcheck disable=SC2086 # two numbers
+  o=$("$tmp/overhead" gap "$floor_url" 300 0 $gaps) || die "gap microbenchmark failed"
   rec "{\"fig\":\"gap\",\"run\":$run,\"data\":$o}"
+done
+# Our transport's exchange (core/http.c, its on_wire hook writing a line)
+# against a plain libcurl handle's, taking turns in one process.
+for run in $(seq 0 "$runs"); do
+  o=$("$tmp/overhead" transport "$floor_url" 300 "$evdisk") || die "transport microbenchmark failed"
+  rec "{\"fig\":\"transport\",\"run\":$run,\"data\":$o}"
 done
 # profile FIG BLOB N: one callgrind profile of bench/reads.lua (N measured
 # reads), recorded as figure FIG; its evidence in the directory named BLOB
