@@ -18,15 +18,17 @@
  *     thread CPU time of curl_easy_perform in each mode, in microseconds.
  *
  *   overhead gap URL N GAP_US...
- *     The emulator's answer after an idle gap: N rounds of HEAD requests on
- *     one kept-alive connection, the same client and options throughout,
- *     one request a round for each GAP_US (up to 8), each coming after that
- *     many microseconds of busy work since the previous answer (a spin on
- *     the monotonic clock, as a client's own work between two requests
- *     would be); the order rotates round by round, so each gap follows
- *     each other. Prints the median wall time of curl_easy_perform after
- *     each gap, in microseconds: the curve of what a client's own time
- *     costs it again in the wait, with drift cancelled by the alternation.
+ *     The emulator's answer after an idle gap: HEAD requests on one
+ *     kept-alive connection, the same client and options throughout, in
+ *     blocks of 50 at one GAP_US (up to 8 of them), each request coming
+ *     after that many microseconds of busy work since the previous answer
+ *     (a spin on the monotonic clock, as a client's own work between two
+ *     requests would be); the gaps take turns block by block, and the
+ *     first 10 requests of a block are not counted (how an idle CPU waits
+ *     adapts to the idle times it has seen). Prints the median wall time
+ *     of curl_easy_perform after each gap over N counted requests, in
+ *     microseconds: the curve of what a steady own time costs a client
+ *     again in the wait, with drift cancelled by the alternation.
  *
  *   overhead transport URL N DIR
  *     Our transport against plain libcurl: N rounds of two HEAD requests,
@@ -259,6 +261,8 @@ static int trace_main(const char *url, int n) {
 }
 
 #define GAPS_MAX 8
+#define GAP_BLOCK 50
+#define GAP_SETTLE 10
 
 static int gap_main(const char *url, int n, int k, char **args) {
   heads x;
@@ -276,22 +280,30 @@ static int gap_main(const char *url, int n, int k, char **args) {
   }
   if (!heads_open(&x, url))
     return 1;
-  for (int r = -20 / k - 1; r < n; r++) { /* about 20 warm-up requests */
+  /* Blocks of GAP_BLOCK requests at one gap, the gaps taking turns block
+   * by block (a warm-up round of blocks first): a client's own time is
+   * steady from one request to the next, and how an idle CPU waits adapts
+   * to the idle times it saw, so each gap is measured after GAP_SETTLE
+   * requests at that gap. */
+  int per = GAP_BLOCK - GAP_SETTLE, blocks = (n + per - 1) / per;
+  int got[GAPS_MAX] = {0};
+  for (int b = -1; b < blocks; b++)
     for (int j = 0; j < k; j++) {
-      int g = (j + (r < 0 ? 0 : r)) % k; /* rotates round by round */
-      heads_setup(&x);
-      int64_t until = ns(CLOCK_MONOTONIC) + (int64_t)gap[g] * 1000;
-      while (ns(CLOCK_MONOTONIC) < until) {
+      int g = (j + (b < 0 ? 0 : b)) % k; /* rotates block by block */
+      for (int i = 0; i < GAP_BLOCK; i++) {
+        heads_setup(&x);
+        int64_t until = ns(CLOCK_MONOTONIC) + (int64_t)gap[g] * 1000;
+        while (ns(CLOCK_MONOTONIC) < until) {
+        }
+        int64_t t0 = ns(CLOCK_MONOTONIC);
+        int ok = heads_perform(&x);
+        int64_t t1 = ns(CLOCK_MONOTONIC);
+        if (!ok)
+          return 1;
+        if (b >= 0 && i >= GAP_SETTLE && got[g] < n)
+          wall[g][got[g]++] = t1 - t0;
       }
-      int64_t a = ns(CLOCK_MONOTONIC);
-      int ok = heads_perform(&x);
-      int64_t b = ns(CLOCK_MONOTONIC);
-      if (!ok)
-        return 1;
-      if (r >= 0)
-        wall[g][r] = b - a;
     }
-  }
   printf("{\"part\":\"gap\",\"n\":%d,\"gaps_us\":[", n);
   for (int j = 0; j < k; j++)
     printf("%s%ld", j ? "," : "", gap[j]);
