@@ -197,7 +197,7 @@ static int l_wait(lua_State *L) {
   }
   ll_error err = {0};
   cJSON *row = NULL;
-  ll_status st = ll_run_wait_broken(h->run, &o, &row, &err);
+  ll_status st = ll_run_wait_broken(h->run, &o, &row, NULL, &err);
   if (view.drawn)
     fputs("\r\033[K", stderr);
   return ll_lua_finish_run(L, h->run, st, row, &err);

@@ -348,9 +348,16 @@ static void test_wait_broken(void) {
       f.state = c->state;
       f.lose_reads = c->lose_reads;
       int sent = f.w.requests;
-      cJSON *row = NULL;
+      cJSON *row = NULL, *last = NULL;
       ll_error err = {0};
-      CHECK_INT(ll_run_wait_broken(r, &c->o, &row, &err), LL_OK);
+      CHECK_INT(ll_run_wait_broken(r, &c->o, &row, &last, &err), LL_OK);
+      /* the hint came from the fold: nobody asked for the rows */
+      CHECK(!ll_ledger_keeps_rows(ll_run_ledger(r)));
+      /* the last read, handed over: the finding's last_event */
+      CHECK_STR(str(last, "record"), "outcome");
+      CHECK_STR(str(last, "operation"), "Get Blob Properties");
+      CHECK_STR(str(last, "event_id"), str(row, "last_event"));
+      cJSON_Delete(last);
       CHECK_STR(str(row, "record"), "finding");
       CHECK_STR(str(row, "kind"), "poll");
       CHECK_STR(str(row, "result"), c->result);
@@ -384,9 +391,11 @@ static void test_wait_needs_break(void) {
   cJSON *row = NULL;
   ll_error err = {0};
   ll_poll_options o = {.fixed_ms = 1};
-  CHECK_INT(ll_run_wait_broken(r, &o, &row, &err), LL_E_ORDER);
+  cJSON *last = (cJSON *)&o; /* set to NULL even on a refusal */
+  CHECK_INT(ll_run_wait_broken(r, &o, &row, &last, &err), LL_E_ORDER);
   CHECK(strstr(err.message, "needs an accepted break") != NULL);
   CHECK(row == NULL);
+  CHECK(last == NULL);
   CHECK_INT(f.w.requests, sent);
   ll_run_close(r);
   fw_cleanup(&f.w);

@@ -374,6 +374,43 @@ static void test_doubts(void) {
   rb_free(&b);
 }
 
+/* The poller's hint (ll_model_break_hint): the last break of the lifecycle
+ * answered BREAK_ACCEPTED_NOT_COMPLETE, its answer's end and its
+ * x-ms-lease-time; a refused break leaves it; a new lifecycle drops it. */
+static void test_break_hint(void) {
+  static const ll_step brk[] = {
+      SETUP, ACQ("A", 201, NULL), {S_BREAK, NULL, 15, 202, NULL, 0, 1}, END};
+  static const ll_step refused[] = {
+      {S_BREAK, NULL, 30, 409, "LeaseNotPresentWithLeaseOperation", 0, 0}, END};
+  static const ll_step life[] = {LIFE(0), END};
+  ll_rb b;
+  double end = -1;
+  long hint = -2;
+  rb_init(&b, &LL_AZURE, 1);
+  CHECK_INT(ll_model_break_hint(b.m, &end, &hint), 0);
+  CHECK(end == -1 && hint == -2); /* untouched */
+  const cJSON *row = rb_run(&b, brk);
+  CHECK_INT(b.failed, 0);
+  CHECK_STR(rb_str(row, "result_classification"),
+            "BREAK_ACCEPTED_NOT_COMPLETE");
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(row, "mono_end_ns");
+  CHECK_INT(ll_model_break_hint(b.m, &end, &hint), 1);
+  CHECK_INT(hint, 15);
+  CHECK(cJSON_IsNumber(t) && end == t->valuedouble);
+  rb_run(&b, refused);
+  end = -1;
+  hint = -2;
+  CHECK_INT(ll_model_break_hint(b.m, &end, &hint), 1);
+  CHECK_INT(hint, 15);
+  CHECK(cJSON_IsNumber(t) && end == t->valuedouble);
+  rb_run(&b, life);
+  end = -1;
+  hint = -2;
+  CHECK_INT(ll_model_break_hint(b.m, &end, &hint), 0);
+  CHECK(end == -1 && hint == -2);
+  rb_free(&b);
+}
+
 /* An intent with no outcome stays open (recovery reads it); its outcome
  * closes it. A stop row stops the flow; a recovery row reopens it. */
 static void test_intents_and_stop(void) {
@@ -555,6 +592,7 @@ int main(void) {
   test_settles();
   test_reconcile();
   test_doubts();
+  test_break_hint();
   test_intents_and_stop();
   test_tamper();
   test_cell_rows();

@@ -149,7 +149,7 @@ ll_status ll_ledger_catch_up(ll_ledger *l, ll_error *err) {
   memcpy(l->exp_prev, prev0, sizeof l->exp_prev);
   /* out of memory here (OpenSSL's context included, which the counter
    * does not see) is the run's out of memory: a reader that goes on
-   * without the rows (the poller's hint) must not let it end in ACCEPT */
+   * without the rows must not let it end in ACCEPT */
   if (st == LL_E_NOMEM)
     ll_alloc_note_failure();
   if (st == LL_E_TAMPER || st == LL_E_IO) {
@@ -220,6 +220,10 @@ ll_status ll_ledger_read_back(const ll_ledger *l, const cJSON **out,
 const cJSON *ll_ledger_export_rows(const ll_ledger *l) {
   const cJSON *rows = NULL;
   return ll_ledger_read_back(l, &rows, NULL) == LL_OK ? rows : NULL;
+}
+
+int ll_ledger_keeps_rows(const ll_ledger *l) {
+  return l && l->keep;
 }
 
 cJSON *ll_ledger_take_last(ll_ledger *l) {

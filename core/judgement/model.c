@@ -84,6 +84,16 @@ static void remember_event(ll_model *m, const cJSON *row, const char *cls) {
   ll_model_event_put(m, id, e); /* a failure is counted (ll_model_apply) */
 }
 
+/* The poller's hint: when the break was answered and how long the service
+ * said the lease would stay breaking. */
+static void note_break(ll_epoch_state *ep, const cJSON *row) {
+  const char *lt = ll_json_str(row, "x_ms_lease_time");
+  ep->break_answered = 1;
+  ep->break_end_ns = ll_json_double(row, "mono_end_ns", 0);
+  ep->break_has_hint = lt != NULL;
+  ep->break_hint_s = lt ? atol(lt) : -1;
+}
+
 static void add_doubt(ll_model *m, const cJSON *row, ll_op op) {
   cJSON *d = cJSON_CreateObject();
   cJSON_AddStringToObject(d, "event_id", ll_json_str(row, "event_id"));
@@ -347,6 +357,9 @@ static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
     }
     outcome(m, row, (ll_op)opi, cls);
     remember_event(m, row, cls);
+    if (opi == LL_OP_LEASE_BREAK &&
+        strcmp(cls, "BREAK_ACCEPTED_NOT_COMPLETE") == 0)
+      note_break(&m->ep, row);
   }
   cJSON_Delete(d);
   return st;

@@ -57,6 +57,11 @@ typedef struct {
   char holder[LL_ALIAS_MAX];     /* alias holding (or last holding) the lease */
   char old_holder[LL_ALIAS_MAX]; /* alias whose lease was broken */
   long break_period;             /* -1: no break accepted */
+  /* the last break answered BREAK_ACCEPTED_NOT_COMPLETE: its answer's end
+   * and x-ms-lease-time (the poller's hint, ll_model_break_hint) */
+  int break_answered, break_has_hint;
+  long break_hint_s; /* -1: the answer gave none */
+  double break_end_ns;
   char obs_state[32], obs_status[32], obs_event[16];
   int probe_done;
   long last_accepted;    /* revision, LL_REV_NONE none */

@@ -74,6 +74,13 @@ int ll_model_probe_done(const ll_model *m) {
 long ll_model_break_sent(const ll_model *m) {
   return m->ep.break_period;
 }
+int ll_model_break_hint(const ll_model *m, double *end_ns, long *hint_s) {
+  if (!m->ep.break_answered)
+    return 0;
+  *end_ns = m->ep.break_end_ns;
+  *hint_s = m->ep.break_hint_s;
+  return m->ep.break_has_hint;
+}
 const cJSON *ll_model_open_intents(const ll_model *m) {
   return m->open_intents;
 }

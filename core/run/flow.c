@@ -122,24 +122,6 @@ cleanup:
   return st;
 }
 
-/* The break response of this lifecycle: its end time and x-ms-lease-time. */
-static int break_hint(ll_run *r, double *end_ns, long *hint_s) {
-  const cJSON *rows = ll_ledger_export_rows(r->ledger);
-  for (const cJSON *row = ll_json_last(rows); row;
-       row = ll_json_before(rows, row)) {
-    if (is(row, "record", "lifecycle"))
-      return 0;
-    if (is(row, "record", "outcome") && is(row, "operation", "Lease Break") &&
-        is(row, "result_classification", "BREAK_ACCEPTED_NOT_COMPLETE")) {
-      const char *lt = ll_json_str(row, "x_ms_lease_time");
-      *end_ns = ll_json_double(row, "mono_end_ns", 0);
-      *hint_s = lt ? atol(lt) : -1;
-      return lt != NULL;
-    }
-  }
-  return 0;
-}
-
 static ll_status poll_finding(ll_run *r, const char *result, const char *reason,
                               long polls, const char *last_event, long hint_s,
                               double lag_ms, const ll_poll_options *o,
@@ -192,14 +174,15 @@ static void sleep_between(ll_run *r, const ll_poll_options *o, double start,
 }
 
 static ll_status wait_broken(ll_run *r, const ll_poll_options *opts,
-                             cJSON **out, ll_error *err) {
+                             cJSON **out, cJSON **last_read, ll_error *err) {
   ll_poll_options o = opts ? *opts : (ll_poll_options){0};
   double brk_end = 0;
   long hint_s = -1;
   *out = NULL;
   if (ll_model_break_sent(r->model) < 0)
     return ll_fail(err, LL_E_ORDER, "wait_for_broken needs an accepted break");
-  int have_hint = break_hint(r, &brk_end, &hint_s);
+  /* the fold's, not the rows': a run that never asks keeps none */
+  int have_hint = ll_model_break_hint(r->model, &brk_end, &hint_s);
   double expected_ns = brk_end + (double)hint_s * 1e9;
   double start = (double)ll_clock_mono_ns(r->clock);
   if (o.floor_ms <= 0)
@@ -244,7 +227,12 @@ static ll_status wait_broken(ll_run *r, const ll_poll_options *opts,
              row && ll_json_str(row, "observed_lease_status")
                  ? ll_json_str(row, "observed_lease_status")
                  : "?");
-    cJSON_Delete(row);
+    if (last_read && row) {
+      cJSON_Delete(*last_read);
+      *last_read = row;
+    } else {
+      cJSON_Delete(row);
+    }
     if (!ok)
       return poll_finding(r, "HOLD",
                           "a properties read failed when the state was needed",
@@ -383,9 +371,16 @@ ll_status ll_run_probe(ll_run *r, const char *writer, long revision,
 }
 
 ll_status ll_run_wait_broken(ll_run *r, const ll_poll_options *opts,
-                             cJSON **out, ll_error *err) {
-  ll_status st = wait_broken(r, opts, out, err);
-  return ll_run_settle(r, st, out, err);
+                             cJSON **out, cJSON **last_read, ll_error *err) {
+  if (last_read)
+    *last_read = NULL;
+  ll_status st = wait_broken(r, opts, out, last_read, err);
+  st = ll_run_settle(r, st, out, err);
+  if (st != LL_OK && last_read) {
+    cJSON_Delete(*last_read);
+    *last_read = NULL;
+  }
+  return st;
 }
 
 ll_status ll_run_decide(ll_run *r, int record, cJSON **out, ll_error *err) {

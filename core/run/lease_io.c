@@ -169,7 +169,8 @@ ll_status ll_lt_wait(ll_run *r, ll_lease_table *t, const ll_lt_cell *c,
   ll_strlcpy(saved, r->step, sizeof saved);
   ll_strlcpy(r->step, label, sizeof r->step);
   ll_poll_options o = {0};
-  ll_status st = ll_run_wait_broken(r, &o, &f, &e);
+  cJSON *read = NULL;
+  ll_status st = ll_run_wait_broken(r, &o, &f, &read, &e);
   ll_strlcpy(r->step, saved, sizeof r->step);
   if (ll_lt_fatal(st)) {
     if (err)
@@ -183,15 +184,13 @@ ll_status ll_lt_wait(ll_run *r, ll_lease_table *t, const ll_lt_cell *c,
   *seen = ll_lt_is(f, "result", "BROKEN");
   if (!*seen)
     snprintf(why, cap, "the poller: %s", ll_json_pstr(f, "reason"));
+  /* the poller's last read (the finding's last_event), a copy of its own:
+   * once a reader has asked for the rows, it is a reference to a kept row */
   const char *ev = ll_json_str(f, "last_event");
-  const cJSON *rows = ll_ledger_export_rows(r->ledger);
-  for (const cJSON *row = ev ? ll_json_last(rows) : NULL; row;
-       row = ll_json_before(rows, row)) {
-    if (ll_lt_is(row, "record", "outcome") && ll_lt_is(row, "event_id", ev)) {
-      *last = cJSON_Duplicate(row, 1);
-      break;
-    }
-  }
+  if (ev && ll_lt_is(read, "record", "outcome") &&
+      ll_lt_is(read, "event_id", ev))
+    *last = cJSON_Duplicate(read, 1);
+  cJSON_Delete(read);
   cJSON_Delete(f);
   t->obs_state[0] = '\0';
   if (*last && ll_json_str(*last, "observed_lease_state"))

@@ -142,6 +142,9 @@ ll_status ll_ledger_read_back(const ll_ledger *l, const cJSON **out,
  * the rows are kept (a reader asked) it is a reference to the kept row:
  * read it or duplicate it, never change it. */
 cJSON *ll_ledger_take_last(ll_ledger *l);
+/* Nonzero once a reader has asked for the export rows: from then on every
+ * appended row is kept in memory. */
+int ll_ledger_keeps_rows(const ll_ledger *l);
 long ll_ledger_count(const ll_ledger *l);
 const char *ll_ledger_dir(const ll_ledger *l);
 

@@ -79,6 +79,11 @@ long ll_model_declaration(const ll_model *m, int i, const char **writer,
 int ll_model_probe_done(const ll_model *m);
 /* The accepted break period, or LL_BREAK_NONE. */
 long ll_model_break_sent(const ll_model *m);
+/* The last break of this lifecycle answered BREAK_ACCEPTED_NOT_COMPLETE:
+ * *end_ns, its answer's end (monotonic), and *hint_s, its x-ms-lease-time
+ * (-1: none); both untouched when there is none. Nonzero when the answer
+ * gave an x-ms-lease-time. */
+int ll_model_break_hint(const ll_model *m, double *end_ns, long *hint_s);
 /* Event ids of intents that have no outcome yet (for recovery). */
 const cJSON *ll_model_open_intents(const ll_model *m);
 /* Last fresh observation of this lifecycle: state and status ("" if none). */

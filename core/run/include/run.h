@@ -131,9 +131,16 @@ typedef struct {
   void *progress_ctx;
 } ll_poll_options;
 
-/* Polls until broken/unlocked; records a poll finding (BROKEN or HOLD). */
+/* Polls until broken/unlocked; records a poll finding (BROKEN or HOLD).
+ * The hint comes from the fold (ll_model_break_hint), not the rows. With
+ * last_read, *last_read is the export row of the last poll recorded (the
+ * finding's last_event), or NULL; NULL whenever the call does not return
+ * LL_OK. The caller deletes it; once the rows are kept (a reader asked) it
+ * is a reference to a kept row, as ll_ledger_take_last says: read it or
+ * copy it, never change it or keep it past the run. */
 ll_status ll_run_wait_broken(ll_run *r, const ll_poll_options *o,
-                             cJSON **out_finding, ll_error *err) LL_WARN_UNUSED;
+                             cJSON **out_finding, cJSON **last_read,
+                             ll_error *err) LL_WARN_UNUSED;
 
 /* Folds the decision; with record, appends the decision row. */
 ll_status ll_run_decide(ll_run *r, int record, cJSON **out_row,
