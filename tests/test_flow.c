@@ -380,6 +380,34 @@ static void test_wait_broken(void) {
   }
 }
 
+/* Once a reader has asked for the rows, the last read handed over is a
+ * reference to a kept row: deleting it leaves the kept row (ASan sees a
+ * double free or a use after it). */
+static void test_wait_broken_kept(void) {
+  flow_wire f;
+  ll_run *r = flow_open(&f, "poll-kept");
+  CHECK(r != NULL);
+  if (!r)
+    return;
+  if (broken_sent(&f, r)) {
+    int rows = fw_count(r, "outcome"); /* asks: the rows are kept */
+    CHECK(ll_ledger_keeps_rows(ll_run_ledger(r)));
+    f.breaking = 1;
+    cJSON *row = NULL, *last = NULL;
+    ll_error err = {0};
+    ll_poll_options o = {.fixed_ms = 1, .floor_ms = 1, .budget = 10};
+    CHECK_INT(ll_run_wait_broken(r, &o, &row, &last, &err), LL_OK);
+    CHECK_STR(str(row, "result"), "BROKEN");
+    CHECK_STR(str(last, "event_id"), str(row, "last_event"));
+    cJSON_Delete(last);
+    cJSON_Delete(row);
+    CHECK_INT(fw_count(r, "outcome"), rows + 2);
+    CHECK_STR(str(fw_last(r), "record"), "finding");
+  }
+  ll_run_close(r);
+  fw_cleanup(&f.w);
+}
+
 static void test_wait_needs_break(void) {
   flow_wire f;
   ll_run *r = flow_open(&f, "poll-early");
@@ -488,6 +516,7 @@ int main(void) {
   test_probe();
   test_wait_needs_break();
   test_wait_broken();
+  test_wait_broken_kept();
   test_decide();
   test_decide_clean();
   char cmd[600];
