@@ -19,11 +19,6 @@ static ll_status observe(ll_run *r, ll_op op, const char *step, cJSON **row,
   return ll_run_request(r, &s, row, err);
 }
 
-static int is(const cJSON *row, const char *k, const char *v) {
-  const char *x = row ? ll_json_str(row, k) : NULL;
-  return x && strcmp(x, v) == 0;
-}
-
 static ll_status reconcile(ll_run *r, const char *step, cJSON **out_row,
                            ll_error *err) {
   cJSON *p = NULL, *g = NULL;
@@ -66,8 +61,8 @@ static ll_status probe(ll_run *r, const char *writer, long revision,
                          &before, err);
   if (st != LL_OK && st != LL_E_TRANSPORT)
     goto cleanup;
-  if (is(before, "observed_lease_state", "breaking") &&
-      is(before, "observed_lease_status", "locked")) {
+  if (ll_json_is(before, "observed_lease_state", "breaking") &&
+      ll_json_is(before, "observed_lease_status", "locked")) {
     ll_req_spec s = {.op = LL_OP_PUT_BLOB,
                      .step = step,
                      .actor = writer,
@@ -84,8 +79,8 @@ static ll_status probe(ll_run *r, const char *writer, long revision,
                  err);
     if (st != LL_OK && st != LL_E_TRANSPORT)
       goto cleanup;
-    if (!(is(after, "observed_lease_state", "breaking") &&
-          is(after, "observed_lease_status", "locked")))
+    if (!(ll_json_is(after, "observed_lease_state", "breaking") &&
+          ll_json_is(after, "observed_lease_status", "locked")))
       reason = "the read after the write no longer shows breaking/locked: "
                "the write may have crossed the transition";
   } else {
@@ -214,10 +209,10 @@ static ll_status wait_broken(ll_run *r, const ll_poll_options *opts,
     if (row)
       ll_strlcpy(last, ll_json_str(row, "event_id"), sizeof last);
     int ok = st == LL_OK && row && ll_json_double(row, "http_status", 0) == 200;
-    int broken = ok && is(row, "observed_lease_state", "broken") &&
-                 is(row, "observed_lease_status", "unlocked");
-    int breaking = ok && is(row, "observed_lease_state", "breaking") &&
-                   is(row, "observed_lease_status", "locked");
+    int broken = ok && ll_json_is(row, "observed_lease_state", "broken") &&
+                 ll_json_is(row, "observed_lease_status", "unlocked");
+    int breaking = ok && ll_json_is(row, "observed_lease_state", "breaking") &&
+                   ll_json_is(row, "observed_lease_status", "locked");
     double seen = row ? ll_json_double(row, "mono_end_ns", now) : now;
     char why[160];
     snprintf(why, sizeof why, "unexpected state %s/%s while waiting for broken",

@@ -15,11 +15,6 @@ int ll_lt_fatal(ll_status st) {
          st == LL_E_TAMPER || st == LL_E_INTERNAL || st == LL_E_IO;
 }
 
-int ll_lt_is(const cJSON *row, const char *k, const char *v) {
-  const char *x = row ? ll_json_str(row, k) : NULL;
-  return x && strcmp(x, v) == 0;
-}
-
 /* Stops the table: a stop row, so the guard refuses every later request;
  * the cells without a row are NOT_REACHED with this reason. */
 ll_status ll_lt_stop(ll_run *r, ll_lease_table *t, const char *kind,
@@ -54,7 +49,7 @@ static ll_status send(ll_run *r, ll_lease_table *t, const char *label,
   }
   *failed = 1;
   char why[400];
-  if (st == LL_E_TRANSPORT && *row && ll_lt_is(*row, "outcome", "UNKNOWN"))
+  if (st == LL_E_TRANSPORT && *row && ll_json_is(*row, "outcome", "UNKNOWN"))
     snprintf(why, sizeof why,
              "%s: the response was lost (UNKNOWN_OUTCOME, event %s): the "
              "flow stops mutating until the run is reconciled (leaselua "
@@ -181,14 +176,14 @@ ll_status ll_lt_wait(ll_run *r, ll_lease_table *t, const ll_lt_cell *c,
     snprintf(why, cap, "the poller failed: %s", e.message);
     return ll_lt_stop(r, t, "left-for-operator", why, err);
   }
-  *seen = ll_lt_is(f, "result", "BROKEN");
+  *seen = ll_json_is(f, "result", "BROKEN");
   if (!*seen)
     snprintf(why, cap, "the poller: %s", ll_json_pstr(f, "reason"));
   /* the poller's last read (the finding's last_event), a copy of its own:
    * once a reader has asked for the rows, it is a reference to a kept row */
   const char *ev = ll_json_str(f, "last_event");
-  if (ev && ll_lt_is(read, "record", "outcome") &&
-      ll_lt_is(read, "event_id", ev))
+  if (ev && ll_json_is(read, "record", "outcome") &&
+      ll_json_is(read, "event_id", ev))
     *last = cJSON_Duplicate(read, 1);
   cJSON_Delete(read);
   cJSON_Delete(f);

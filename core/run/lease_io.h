@@ -7,8 +7,6 @@
 
 /* The status is fatal to the run (durability, memory, replay, ...). */
 int ll_lt_fatal(ll_status st);
-/* row[k] is the string v. */
-int ll_lt_is(const cJSON *row, const char *k, const char *v);
 /* The row's http_status, 0 for none. */
 long ll_lt_status(const cJSON *row);
 /* A request spec with nothing optional set. */

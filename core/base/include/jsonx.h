@@ -27,6 +27,12 @@ static inline const char *ll_json_str(const cJSON *o, const char *k) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* o[k] is the string v (o may be NULL: not). */
+static inline int ll_json_is(const cJSON *o, const char *k, const char *v) {
+  const char *s = ll_json_str(o, k);
+  return s && strcmp(s, v) == 0;
+}
+
 /* The same for messages: a missing string prints as "?". */
 static inline const char *ll_json_pstr(const cJSON *o, const char *k) {
   const char *s = ll_json_str(o, k);
