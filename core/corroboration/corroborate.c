@@ -24,10 +24,6 @@ const char *ll_corr_verdict_name(ll_corr_verdict v) {
                                    : "CONTRADICTED";
 }
 
-static int is(const char *a, const char *b) {
-  return a && b && strcmp(a, b) == 0;
-}
-
 /* The fingerprint the manifest's identity record gives an actor (actors16's
  * contract), else the row's own principal; NULL when not recorded. */
 static const char *actor_fp(const cJSON *manifest, const ll_corr_req *q) {
@@ -129,7 +125,7 @@ static void join_one(const ll_log_set *logs, const cJSON *manifest,
   char src[320];
   int any = 0;
   long any_rec = -1;
-  int container = is(q->operation, "Create Container");
+  int container = ll_streq(q->operation, "Create Container");
   if (q->crid && !ll_corr_guid_shape(q->crid))
     ll_corr_note(t->missing, &t->n_missing, "seen-once",
                  "seq %ld %s: its client request ID \"%s\" is not a GUID, "
@@ -169,8 +165,8 @@ static void join_one(const ll_log_set *logs, const cJSON *manifest,
     if (q->matches++ == 0)
       q->rec = (long)i;
   }
-  int unknown = is(q->outcome, "UNKNOWN") || is(q->outcome, "OPEN");
-  if (is(q->outcome, "NOT_SENT")) {
+  int unknown = ll_streq(q->outcome, "UNKNOWN") || ll_streq(q->outcome, "OPEN");
+  if (ll_streq(q->outcome, "NOT_SENT")) {
     if (any > 0)
       ll_corr_note(t->contradictions, &t->n_contra, "seen-once",
                    "seq %ld %s was recorded as not sent, yet the service "
@@ -329,8 +325,8 @@ static void coverage(const ll_log_set *logs, const ll_corr_req *reqs,
     for (size_t i = 0; i < nreq && !used; i++) {
       const char *cat =
           reqs[i].logged_op ? ll_log_category_of(reqs[i].logged_op) : NULL;
-      used =
-          cat && !is(reqs[i].outcome, "NOT_SENT") && strcmp(cat, cats[c]) == 0;
+      used = cat && !ll_streq(reqs[i].outcome, "NOT_SENT") &&
+             strcmp(cat, cats[c]) == 0;
     }
     for (size_t i = 0; i < logs->n && !present; i++)
       present = strcmp(logs->recs[i].category, cats[c]) == 0;
@@ -372,7 +368,7 @@ static void add_list(cJSON *res, const char *key, cJSON *list, long total) {
 static const cJSON *last_decision(const cJSON *rows) {
   const cJSON *d = NULL, *row;
   cJSON_ArrayForEach(row, rows) {
-    if (is(ll_json_str(row, "record"), "decision"))
+    if (ll_streq(ll_json_str(row, "record"), "decision"))
       d = row;
   }
   return d;

@@ -97,10 +97,6 @@ static int64_t when(const cJSON *row, const char *key) {
   return s && ll_log_parse_time(s, &t) == 0 ? t : -1;
 }
 
-static int is(const char *a, const char *b) {
-  return a && b && strcmp(a, b) == 0;
-}
-
 /* The requests of the run: every outcome row, and every intent whose
  * outcome row never came (a crash: its outcome is open). */
 ll_status ll_corr_collect(const cJSON *rows, ll_corr_req **out, size_t *n,
@@ -111,15 +107,15 @@ ll_status ll_corr_collect(const cJSON *rows, ll_corr_req **out, size_t *n,
   const cJSON *row;
   cJSON_ArrayForEach(row, rows) {
     const char *rec = ll_json_str(row, "record");
-    int outcome = is(rec, "outcome");
-    if (!outcome && !is(rec, "intent"))
+    int outcome = ll_streq(rec, "outcome");
+    if (!outcome && !ll_streq(rec, "intent"))
       continue;
     const char *ev = ll_json_str(row, "event_id");
     if (!outcome) {
       int answered = 0;
       for (const cJSON *r2 = row->next; r2 && !answered; r2 = r2->next)
-        answered = is(ll_json_str(r2, "record"), "outcome") &&
-                   is(ll_json_str(r2, "event_id"), ev);
+        answered = ll_streq(ll_json_str(r2, "record"), "outcome") &&
+                   ll_streq(ll_json_str(r2, "event_id"), ev);
       if (answered)
         continue;
     }

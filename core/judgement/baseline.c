@@ -172,10 +172,6 @@ void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease,
 #define DELETE_IF_MATCH_TEXT                                                   \
   "; 412 ConditionNotMet if the blob changed after the read-back"
 
-static int is_str(const char *a, const char *b) {
-  return a && b && strcmp(a, b) == 0;
-}
-
 static int is_preflight(const cJSON *row) {
   return cJSON_IsTrue(ll_json_get(row, "preflight"));
 }
@@ -190,14 +186,15 @@ typedef enum {
 
 static cond_answer condition_answer(const cJSON *row, ll_op op, long status,
                                     const char *code) {
-  if (op == LL_OP_PUT_BLOB && is_str(ll_json_str(row, "if_none_match"), "*")) {
-    if (status == 409 && is_str(code, "BlobAlreadyExists"))
+  if (op == LL_OP_PUT_BLOB &&
+      ll_streq(ll_json_str(row, "if_none_match"), "*")) {
+    if (status == 409 && ll_streq(code, "BlobAlreadyExists"))
       return COND_DOCUMENTED;
     if (status == 412)
       return COND_OTHER;
   }
   if (op == LL_OP_DELETE_BLOB && ll_json_str(row, "if_match") &&
-      status == 412 && is_str(code, "ConditionNotMet"))
+      status == 412 && ll_streq(code, "ConditionNotMet"))
     return COND_DOCUMENTED;
   return COND_NONE;
 }
@@ -207,7 +204,7 @@ static void condition_text(const cJSON *row, ll_op op, ll_expect *e) {
   if (is_preflight(row)) {
     ll_strlcpy(e->text, PREFLIGHT_TEXT, sizeof e->text);
   } else if (op == LL_OP_PUT_BLOB &&
-             is_str(ll_json_str(row, "if_none_match"), "*") && !e->family) {
+             ll_streq(ll_json_str(row, "if_none_match"), "*") && !e->family) {
     ll_strlcpy(e->text, CREATE_TEXT, sizeof e->text);
   } else if (op == LL_OP_DELETE_BLOB && ll_json_str(row, "if_match")) {
     snprintf(buf, sizeof buf, "%s%s", e->text, DELETE_IF_MATCH_TEXT);
@@ -320,8 +317,8 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
                  strcmp(code, "ContainerAlreadyExists") == 0) {
         cls = "STATE_OBSERVED";
       } else if (is_preflight(row) && status == 404 &&
-                 (is_str(code, "BlobNotFound") ||
-                  is_str(code, "ContainerNotFound"))) {
+                 (ll_streq(code, "BlobNotFound") ||
+                  ll_streq(code, "ContainerNotFound"))) {
         cls = "STATE_OBSERVED"; /* a fresh target */
       } else if (cond != COND_NONE) {
         cls = "EXPECTED_REJECTION"; /* the condition held the write back */

@@ -13,10 +13,6 @@ static void cpy(char *dst, size_t cap, const char *src) {
   ll_strlcpy(dst, src ? src : "", cap);
 }
 
-static int eq(const char *a, const char *b) {
-  return a && b && strcmp(a, b) == 0;
-}
-
 void ll_harm_manifest(ll_model *m, const cJSON *row) {
   cpy(m->harm.account_host, sizeof m->harm.account_host,
       ll_json_str(row, "account_host"));
@@ -51,14 +47,14 @@ static void preflight(ll_model *m, const cJSON *row, const char *cls) {
   const char *code = ll_json_str(row, "azure_error_code");
   const char *path = h->blob_path[0] ? h->blob_path : "?";
   char msg[800];
-  if (eq(cls, "STATE_OBSERVED") && status == 404) {
+  if (ll_streq(cls, "STATE_OBSERVED") && status == 404) {
     if (h->preflight == LL_PREFLIGHT_PENDING)
       h->preflight = LL_PREFLIGHT_FRESH; /* BlobNotFound or ContainerNotFound
                                             (baseline.c) */
     return;
   }
   h->preflight = LL_PREFLIGHT_STOPPED;
-  if (eq(outcome, "RESPONSE") && status == 200) {
+  if (ll_streq(outcome, "RESPONSE") && status == 200) {
     const char *len = ll_json_str(row, "content_length");
     snprintf(msg, sizeof msg,
              "the blob %.250s already exists (preflight %s: 200, ETag %.64s, "
@@ -67,7 +63,7 @@ static void preflight(ll_model *m, const cJSON *row, const char *cls) {
              len ? len : "?", ll_json_pstr(row, "observed_lease_state"),
              ll_json_pstr(row, "observed_lease_status"));
     stop(m, LL_E_TARGET_EXISTS, "target_exists", 64, msg);
-  } else if (eq(outcome, "NOT_SENT")) { /* DNS, refused, TLS */
+  } else if (ll_streq(outcome, "NOT_SENT")) { /* DNS, refused, TLS */
     snprintf(msg, sizeof msg,
              "cannot reach %.120s for the preflight read of %.200s (%.200s): "
              "nothing was mutated; check AZURE_STORAGE_ACCOUNT_URL, the "
@@ -75,9 +71,9 @@ static void preflight(ll_model *m, const cJSON *row, const char *cls) {
              h->account_host[0] ? h->account_host : "the account", path,
              ll_json_pstr(row, "transport_error"));
     stop(m, LL_E_PREFLIGHT, "preflight_failed", 64, msg);
-  } else if (!eq(outcome, "RESPONSE") || status >= 500) {
+  } else if (!ll_streq(outcome, "RESPONSE") || status >= 500) {
     char got[240];
-    if (eq(outcome, "RESPONSE"))
+    if (ll_streq(outcome, "RESPONSE"))
       snprintf(got, sizeof got, "answered %ld %.80s", status,
                code ? code : "(no error code)");
     else
@@ -111,10 +107,10 @@ static void preflight(ll_model *m, const cJSON *row, const char *cls) {
  * else's lease) also says the blob exists. Nothing was written. */
 static int create_refused(const cJSON *row) {
   long status = ll_json_long(row, "http_status", 0);
-  return eq(ll_json_str(row, "if_none_match"), "*") &&
-         eq(ll_json_str(row, "outcome"), "RESPONSE") &&
-         ((status == 409 &&
-           eq(ll_json_str(row, "azure_error_code"), "BlobAlreadyExists")) ||
+  return ll_streq(ll_json_str(row, "if_none_match"), "*") &&
+         ll_streq(ll_json_str(row, "outcome"), "RESPONSE") &&
+         ((status == 409 && ll_streq(ll_json_str(row, "azure_error_code"),
+                                     "BlobAlreadyExists")) ||
           status == 412);
 }
 
@@ -122,9 +118,10 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
   ll_harm_epoch *he = &m->ep.harm;
   const char *outcome = ll_json_str(row, "outcome");
   const char *etag = ll_json_str(row, "etag");
-  int ok = eq(cls, "ACCEPTED_WRITE") || eq(cls, "STATE_OBSERVED");
-  int doubtful = eq(cls, "UNKNOWN_OUTCOME") || eq(cls, "EVIDENCE_ERROR");
-  if (ll_op_is_mutation(op) && !eq(outcome, "NOT_SENT"))
+  int ok = ll_streq(cls, "ACCEPTED_WRITE") || ll_streq(cls, "STATE_OBSERVED");
+  int doubtful =
+      ll_streq(cls, "UNKNOWN_OUTCOME") || ll_streq(cls, "EVIDENCE_ERROR");
+  if (ll_op_is_mutation(op) && !ll_streq(outcome, "NOT_SENT"))
     m->harm.mutations_sent++;
   if (cJSON_IsTrue(ll_json_get(row, "preflight"))) {
     preflight(m, row, cls);
@@ -153,13 +150,15 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
      * it), answered with the ETag that Put returned */
     long rev = ll_model_revision_of(m, ll_json_str(row, "content_sha256"));
     if (cJSON_GetArraySize(m->doubts) == 0 && m->ep.unreconciled >= 0 &&
-        rev == m->ep.unreconciled && he->put_etag[0] && eq(etag, he->put_etag))
+        rev == m->ep.unreconciled && he->put_etag[0] &&
+        ll_streq(etag, he->put_etag))
       cpy(he->cleanup_etag, sizeof he->cleanup_etag, he->put_etag);
   } else if (op == LL_OP_GET_BLOB) {
     m->harm.last_read_etag[0] = '\0';
-  } else if (op == LL_OP_DELETE_BLOB && eq(cls, "EXPECTED_REJECTION") &&
+  } else if (op == LL_OP_DELETE_BLOB && ll_streq(cls, "EXPECTED_REJECTION") &&
              ll_json_long(row, "http_status", 0) == 412 &&
-             eq(ll_json_str(row, "azure_error_code"), "ConditionNotMet") &&
+             ll_streq(ll_json_str(row, "azure_error_code"),
+                      "ConditionNotMet") &&
              ll_json_str(row, "if_match")) {
     char why[512];
     snprintf(why, sizeof why,
@@ -179,7 +178,7 @@ void ll_harm_reconcile(ll_model *m, const char *result) {
   if (ll_model_reconcile_settles(result)) {
     cpy(he->cleanup_etag, sizeof he->cleanup_etag, m->harm.last_read_etag);
     he->put_etag[0] = '\0';
-  } else if (!eq(result, "INCOMPLETE")) {
+  } else if (!ll_streq(result, "INCOMPLETE")) {
     he->cleanup_etag[0] = '\0'; /* content the ledger cannot explain */
   }
 }

@@ -41,10 +41,6 @@ static cJSON *deviation_reason(const ll_lease_cell *c,
   return cJSON_CreateString(text);
 }
 
-static int same_str(const char *a, const char *b) {
-  return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
 /* a was appended before b, or either is absent; a row being folded before
  * the ledger numbers it (seq 0, the live run's own fold) is not ordered:
  * verify, folding the file, sees every seq. */
@@ -89,15 +85,16 @@ static ll_status copied_from_events(const ll_model *m, const cJSON *row,
   int ok =
       in_order &&
       (att_id == NULL ||
-       (att != NULL && same_str(ll_json_str(att, "cell"), label))) &&
+       (att != NULL && ll_strsame(ll_json_str(att, "cell"), label))) &&
       p != NULL &&
-      same_str(ll_json_str(p, "operation"), "Get Blob Properties") &&
-      (!g || same_str(ll_json_str(g, "operation"), "Get Blob")) &&
+      ll_strsame(ll_json_str(p, "operation"), "Get Blob Properties") &&
+      (!g || ll_strsame(ll_json_str(g, "operation"), "Get Blob")) &&
       (!cJSON_IsString(e1) || g != NULL) &&
       ll_json_long(o, "status", -1) ==
           (att ? ll_json_long(att, "http_status", 0) : 0) &&
-      same_str(ll_json_str(o, "code"), att ? ll_json_str(att, "code") : NULL) &&
-      same_str(ll_json_str(o, "lease_state_after"), ps && *ps ? ps : NULL) &&
+      ll_strsame(ll_json_str(o, "code"),
+                 att ? ll_json_str(att, "code") : NULL) &&
+      ll_strsame(ll_json_str(o, "lease_state_after"), ps && *ps ? ps : NULL) &&
       (grev ? cJSON_IsNumber(rev) && rev->valuedouble == grev->valuedouble
             : cJSON_IsNull(rev));
   if (!ok)

@@ -54,10 +54,6 @@ void ll_lt_step(char *buf, size_t cap, int life, int cont, const char *fmt,
   va_end(ap);
 }
 
-static int same(const char *a, const char *b) {
-  return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
 /* The cell leaves its state (name or holder) by any documented outcome.
  * The duration expiring changes only a running lease or break. */
 static int cell_changes(const ll_lease_cell *c) {
@@ -69,7 +65,7 @@ static int cell_changes(const ll_lease_cell *c) {
     if (!o->state_after ||
         strcmp(o->state_after, ll_lease_state_key(c->state)) != 0)
       return 1;
-    if (!o->family && o->status && !same(o->holder, holder))
+    if (!o->family && o->status && !ll_strsame(o->holder, holder))
       return 1;
   }
   return 0;

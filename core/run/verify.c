@@ -35,10 +35,6 @@ static ll_status problem(ll_verify_report *rep, ll_error *err, long row,
   return ll_fail(err, LL_E_TAMPER, "%s", rep->problem);
 }
 
-static int is(const char *a, const char *b) {
-  return a && strcmp(a, b) == 0;
-}
-
 /* The lease bindings of the protected ledger, in order, without a limit:
  * ids and aliases are borrowed from its rows. */
 typedef struct {
@@ -103,7 +99,7 @@ static ll_status real_ids(const cJSON *p, long seq, binds *b,
     if (ll_sanitize_norm_id(pid[i], norm) && !binds_alias_of(b, norm) &&
         !binds_add(b, pid[i], LL_IDENTITY_ALIAS, norm))
       return ll_fail(err, LL_E_NOMEM, "out of memory verifying");
-  if (is(rec, "lease_bind")) {
+  if (ll_streq(rec, "lease_bind")) {
     const char *alias = ll_json_str(p, "alias");
     const char *id = ll_json_str(p, "lease_real_id");
     if (!alias || !*alias)
@@ -126,7 +122,7 @@ static ll_status real_ids(const cJSON *p, long seq, binds *b,
       return ll_fail(err, LL_E_NOMEM, "out of memory verifying");
     return LL_OK;
   }
-  if (!is(rec, "intent") && !is(rec, "outcome"))
+  if (!ll_streq(rec, "intent") && !ll_streq(rec, "outcome"))
     return LL_OK;
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "lease_real_id");
   const char *la = ll_json_str(p, "lease_alias_supplied");
@@ -135,7 +131,7 @@ static ll_status real_ids(const cJSON *p, long seq, binds *b,
         rep, err, seq,
         "protected row %ld (%s) has no lease_real_id field: " NOT_PROTECTED,
         seq, rec);
-  if (!la || is(la, "omitted")) {
+  if (!la || ll_streq(la, "omitted")) {
     if (!cJSON_IsNull(v))
       return problem(rep, err, seq,
                      "protected row %ld sent a lease ID without naming its "
@@ -147,7 +143,7 @@ static ll_status real_ids(const cJSON *p, long seq, binds *b,
       cJSON_IsString(v) && ll_sanitize_norm_id(v->valuestring, norm)
           ? binds_alias_of(b, norm)
           : NULL;
-  if (!is(bound, la))
+  if (!ll_streq(bound, la))
     return problem(rep, err, seq,
                    "protected row %ld: the lease ID sent for alias %.40s is "
                    "not one bound to it by an earlier lease_bind row",
@@ -257,7 +253,7 @@ static void copy_field(char *dst, size_t cap, const cJSON *row, const char *k) {
 static ll_status check_rows(const cJSON *exp, ll_verify_report *rep,
                             ll_error *err) {
   const cJSON *m = exp->child;
-  if (!is(ll_json_str(m, "record"), "manifest"))
+  if (!ll_streq(ll_json_str(m, "record"), "manifest"))
     return problem(rep, err, 1, "row 1 is not the run manifest");
   copy_field(rep->endpoint_kind, sizeof rep->endpoint_kind, m, "endpoint_kind");
   copy_field(rep->fixture_label, sizeof rep->fixture_label, m, "fixture_label");
@@ -286,14 +282,14 @@ static ll_status check_rows(const cJSON *exp, ll_verify_report *rep,
     const char *rec = ll_json_str(r, "record");
     const char *kind = ll_json_str(r, "endpoint_kind");
     const char *la = ll_json_str(r, "lease_alias_supplied");
-    if (kind && !is(kind, rep->endpoint_kind)) {
+    if (kind && !ll_streq(kind, rep->endpoint_kind)) {
       st = problem(rep, err, seq,
                    "row %ld says endpoint_kind %.20s, the manifest %.20s", seq,
                    kind, rep->endpoint_kind);
-    } else if (is(rec, "manifest")) {
+    } else if (ll_streq(rec, "manifest")) {
       st = problem(rep, err, seq, "row %ld is a second run manifest", seq);
-    } else if (is(rec, "note") &&
-               is(ll_json_str(r, "step"), LL_SIGN_NOTE_STEP)) {
+    } else if (ll_streq(rec, "note") &&
+               ll_streq(ll_json_str(r, "step"), LL_SIGN_NOTE_STEP)) {
       /* the host's declaration (sign.h): the last one names the key */
       if (ll_sign_note_key(r, rep->sign_declared) < 0)
         st = problem(rep, err, seq,
@@ -302,19 +298,19 @@ static ll_status check_rows(const cJSON *exp, ll_verify_report *rep,
                      " fingerprint): only the host writes "
                      "one, when it opens the run; the ledger was edited",
                      seq);
-    } else if (is(rec, "lease_bind")) {
+    } else if (ll_streq(rec, "lease_bind")) {
       const char *a = ll_json_str(r, "alias");
       rep->lease_bindings++;
       if (!a || !ll_json_push(aliases, cJSON_CreateString(a)))
         st = a ? ll_fail(err, LL_E_NOMEM, "out of memory")
                : problem(rep, err, seq, "row %ld: lease_bind without an alias",
                          seq);
-    } else if ((is(rec, "intent") || is(rec, "outcome")) && la &&
-               !is(la, "omitted")) {
+    } else if ((ll_streq(rec, "intent") || ll_streq(rec, "outcome")) && la &&
+               !ll_streq(la, "omitted")) {
       int known = 0;
       const cJSON *a;
       cJSON_ArrayForEach(a, aliases) {
-        known |= is(a->valuestring, la);
+        known |= ll_streq(a->valuestring, la);
       }
       if (!known)
         st = problem(rep, err, seq,
@@ -361,7 +357,7 @@ static ll_status rederive(const cJSON *exp, ll_verify_report *rep,
                err->message);
       break;
     }
-    if (is(ll_json_str(row, "record"), "decision")) {
+    if (ll_streq(ll_json_str(row, "record"), "decision")) {
       copy_field(rep->decision, sizeof rep->decision, row, "decision");
       copy_field(rep->window, sizeof rep->window, row, "window_finding");
       keep_reasons(rep, cJSON_GetObjectItemCaseSensitive(row, "reasons"));
@@ -385,10 +381,10 @@ static const cJSON *corr_rows(const cJSON *rows, ll_verify_report *rep,
   cJSON_ArrayForEach(row, rows) {
     const char *rec = ll_json_str(row, "record");
     long seq = ll_json_long(row, "seq", 0);
-    if (is(rec, "settlement")) {
+    if (ll_streq(rec, "settlement")) {
       if (!pending)
         pending = seq;
-    } else if (is(rec, "corroboration")) {
+    } else if (ll_streq(rec, "corroboration")) {
       long first = ll_json_long(row, "settlement_seq_first", 0);
       if (pending && (!first || pending < first)) {
         *st = problem(rep, err, pending,

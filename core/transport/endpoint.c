@@ -83,22 +83,18 @@ int ll_endpoint_declarable(const char *name) {
          ll_endpoint_classify(bare) == LL_HOST_OTHER;
 }
 
-static int is(const char *a, const char *b) {
-  return a && strcmp(a, b) == 0;
-}
-
 ll_status ll_endpoint_check(const char *kind, const char *account_host,
                             const char *label, const char *declared,
                             ll_error *err) {
   char bare[256];
   ll_endpoint_bare_host(account_host, bare, sizeof bare);
   ll_host_class c = ll_endpoint_classify(bare);
-  if (declared && !is(kind, "azure"))
+  if (declared && !ll_streq(kind, "azure"))
     return ll_fail(err, LL_E_MANIFEST,
                    "declared_azure_host %.200s is set but endpoint_kind is "
                    "%.20s: only an azure endpoint may be declared",
                    declared, kind ? kind : "(none)");
-  if (is(kind, "azure")) {
+  if (ll_streq(kind, "azure")) {
     if (declared && !(ll_endpoint_declarable(declared) &&
                       strcmp(declared, bare) == 0 && c == LL_HOST_OTHER))
       return ll_fail(err, LL_E_MANIFEST,
@@ -117,7 +113,7 @@ ll_status ll_endpoint_check(const char *kind, const char *account_host,
                    "Stack), declare it as declared_azure_host in the manifest",
                    bare);
   }
-  if (is(kind, "emulator")) {
+  if (ll_streq(kind, "emulator")) {
     if (c == LL_HOST_LOOPBACK)
       return LL_OK;
     return ll_fail(err, LL_E_MANIFEST,
@@ -125,14 +121,14 @@ ll_status ll_endpoint_check(const char *kind, const char *account_host,
                    "loopback (127.0.0.0/8, [::1], localhost)",
                    bare);
   }
-  if (is(kind, "replay")) {
+  if (ll_streq(kind, "replay")) {
     if (c != LL_HOST_REPLAY)
       return ll_fail(err, LL_E_MANIFEST,
                      "endpoint_kind is replay but account host %.200s is not "
                      "the replay placeholder " LL_REPLAY_HOST,
                      bare);
-    if (!is(label, "emulator") && !is(label, "azure") &&
-        !is(label, "documented"))
+    if (!ll_streq(label, "emulator") && !ll_streq(label, "azure") &&
+        !ll_streq(label, "documented"))
       return ll_fail(err, LL_E_MANIFEST,
                      "endpoint_kind is replay but the fixture label is %.40s, "
                      "not emulator, azure or documented",

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define LL_VERSION "0.1.0"
 #define LL_API_VERSION "2023-11-03"
@@ -16,6 +17,15 @@
 static inline int ll_alias_char(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
          (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+/* a and b are both strings, and the same one (NULL equals nothing). */
+static inline int ll_streq(const char *a, const char *b) {
+  return a && b && strcmp(a, b) == 0;
+}
+/* The same, where two absent strings also agree (NULL equals NULL). */
+static inline int ll_strsame(const char *a, const char *b) {
+  return a == b || ll_streq(a, b);
 }
 
 #if defined(__GNUC__)
