@@ -39,6 +39,18 @@
  *     connection, taking turns at going first. Prints the median wall
  *     time of each exchange in microseconds.
  *
+ *   overhead wake URL N GAP_US
+ *     How much of an exchange is the waiting CPU's wake-up: HEAD requests
+ *     after GAP_US of busy work, in blocks of 50 (the first 10 not
+ *     counted), the blocks taking turns between two ways of waiting for
+ *     the same answer. poll: curl_easy_perform, which sleeps in poll(2)
+ *     while the request is out, as curl and leaselua both wait. spin:
+ *     curl_multi_perform called again and again until the transfer is
+ *     done, so the CPU never idles. Each way keeps its own connection.
+ *     Prints the median wall time of each in microseconds. leaselua never
+ *     spins: this measures what the floor and ours both carry on this
+ *     machine, not a change to make.
+ *
  * Output: one JSON line. This is a benchmark helper, not part of leaselua. */
 #include <curl/curl.h>
 #include <fcntl.h>
@@ -317,6 +329,70 @@ static int gap_main(const char *url, int n, int k, char **args) {
   return 0;
 }
 
+/* wake: the spin way of waiting for heads_perform's answer */
+static int heads_spin(heads *x, CURLM *m) {
+  int running = 1, done = 0;
+  CURLcode rc = CURLE_OK;
+  if (curl_multi_add_handle(m, x->c) != CURLM_OK)
+    return 0;
+  while (running)
+    if (curl_multi_perform(m, &running) != CURLM_OK)
+      break;
+  CURLMsg *msg;
+  int left;
+  while ((msg = curl_multi_info_read(m, &left)))
+    if (msg->msg == CURLMSG_DONE) {
+      rc = msg->data.result;
+      done = 1;
+    }
+  curl_multi_remove_handle(m, x->c);
+  long code = 0;
+  curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &code);
+  if (running || !done || rc != CURLE_OK || code != 200) {
+    fprintf(stderr, "overhead: wake: HEAD failed: %s (%ld)\n", x->err, code);
+    return 0;
+  }
+  return 1;
+}
+
+static int wake_main(const char *url, int n, int gap) {
+  heads x;
+  if (n < 1 || gap < 0 || gap > 100000 || !heads_open(&x, url))
+    return 1;
+  CURLM *m = curl_multi_init();
+  int64_t *wall[2] = {malloc(n * sizeof(int64_t)), malloc(n * sizeof(int64_t))};
+  if (!m || !wall[0] || !wall[1])
+    return 1;
+  int per = GAP_BLOCK - GAP_SETTLE, blocks = (n + per - 1) / per;
+  int got[2] = {0, 0};
+  for (int b = -1; b < blocks; b++) /* a warm-up block of each first */
+    for (int j = 0; j < 2; j++) {
+      int spin = (j + (b < 0 ? 0 : b)) % 2; /* which goes first rotates */
+      for (int i = 0; i < GAP_BLOCK; i++) {
+        heads_setup(&x);
+        int64_t until = ns(CLOCK_MONOTONIC) + (int64_t)gap * 1000;
+        while (ns(CLOCK_MONOTONIC) < until) {
+        }
+        int64_t t0 = ns(CLOCK_MONOTONIC);
+        int ok = spin ? heads_spin(&x, m) : heads_perform(&x);
+        int64_t t1 = ns(CLOCK_MONOTONIC);
+        if (!ok)
+          return 1;
+        if (b >= 0 && i >= GAP_SETTLE && got[spin] < n)
+          wall[spin][got[spin]++] = t1 - t0;
+      }
+    }
+  printf("{\"part\":\"wake\",\"n\":%d,\"gap_us\":%d,\"us_poll\":%.2f,"
+         "\"us_spin\":%.2f}\n",
+         n, gap, median(wall[0], (size_t)n) / 1e3,
+         median(wall[1], (size_t)n) / 1e3);
+  curl_multi_cleanup(m);
+  heads_close(&x);
+  free(wall[0]);
+  free(wall[1]);
+  return 0;
+}
+
 /* transport: the run's intent export line, as ll_ledger_flush_hook writes
  * it while a read is out */
 static int wire_fd = -1;
@@ -409,7 +485,10 @@ int main(int argc, char **argv) {
     return gap_main(argv[2], atoi(argv[3]), argc - 4, argv + 4);
   if (argc == 5 && strcmp(argv[1], "transport") == 0)
     return transport_main(argv[2], atoi(argv[3]), argv[4]);
+  if (argc == 5 && strcmp(argv[1], "wake") == 0)
+    return wake_main(argv[2], atoi(argv[3]), atoi(argv[4]));
   fprintf(stderr, "usage: overhead hash LEDGER N_ROWS | fsync DIR N | trace "
-                  "URL N | gap URL N GAP_US... | transport URL N DIR\n");
+                  "URL N | gap URL N GAP_US... | transport URL N DIR | wake "
+                  "URL N GAP_US\n");
   return 64;
 }

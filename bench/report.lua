@@ -194,6 +194,11 @@ F.gap_floor, F.gap_ours, F.gap_diff = median(gap_floor_runs), median(gap_ours_ru
 -- our transport's exchange less plain libcurl's, run by run
 local transport_runs = collect(fig("transport"), function(r) return r.data.us_transport - r.data.us_libcurl end)
 F.transport_diff = median(transport_runs)
+-- the same answer waited for by spinning, less in poll(2), run by run
+local wake_runs = collect(fig("wake"), function(r) return r.data.us_spin - r.data.us_poll end)
+F.wake_diff = median(wake_runs)
+local wake_last = last_fig("wake").data
+if type(wake_last) == "table" then F.wake_poll, F.wake_gap = wake_last.us_poll, wake_last.gap_us end
 -- an instruction profile that says what it counted, or nil
 local function profile(name)
   local d = last_fig(name).data
@@ -377,6 +382,13 @@ if F.transport_diff then
     " handle's, on the same emulator | %+.1f us (%s) | bench/overhead.c transport: the two taking turns in one" ..
     " process |",
     F.transport_diff, span(transport_runs))
+end
+if F.wake_diff and F.wake_gap then
+  p("| the waiting CPU's wake-up: one client's exchange waited for by spinning (curl_multi_perform until done)" ..
+    " less in poll(2), after %d us of busy work | %+.1f us (%s; the last run's poll exchange %.0f us) |" ..
+    " bench/overhead.c wake: the two taking turns block by block; curl and leaselua both wait in poll, and" ..
+    " leaselua never spins |",
+    F.wake_gap, F.wake_diff, span(wake_runs), F.wake_poll or 0)
 end
 if cg and cg.ir.ll_run_request then
   local req = cg.ir.ll_run_request

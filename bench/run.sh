@@ -312,7 +312,7 @@ AZURE_STORAGE_BLOB=js-conn.json js bench/firstbyte.js --upstream "$upstream" --r
 while read -r l; do rec "{\"fig\":\"connections\",\"data\":$l}"; done <"$tmp/conn.out"
 
 # ---- overhead breakdown -------------------------------------------------
-say "overhead breakdown: hashing, tracing, the idle gap, the transport, callgrind"
+say "overhead breakdown: hashing, tracing, the idle gap, the transport, the wake-up, callgrind"
 for which in export protected; do
   grep -F '"operation":"Get Blob Properties"' "$evdisk/reads-1/$which/ledger.jsonl" | tail -n 2 >"$tmp/rows.$which"
   o=$("$tmp/overhead" hash "$tmp/rows.$which" 2) || die "hash microbenchmark failed"
@@ -354,6 +354,14 @@ done
 for run in $(seq 0 "$runs"); do
   o=$("$tmp/overhead" transport "$floor_url" 300 "$evdisk") || die "transport microbenchmark failed"
   rec "{\"fig\":\"transport\",\"run\":$run,\"data\":$o}"
+done
+# How much of any exchange here is the waiting CPU's wake-up: the same
+# answer waited for in poll(2), as curl and leaselua both wait, and by
+# spinning, after the floor's own time. leaselua never spins: the figure
+# says what the floor carries on this machine, not a change to make.
+for run in $(seq 0 "$runs"); do
+  o=$("$tmp/overhead" wake "$floor_url" 300 "${gaps%% *}") || die "wake microbenchmark failed"
+  rec "{\"fig\":\"wake\",\"run\":$run,\"data\":$o}"
 done
 # profile FIG BLOB N: one callgrind profile of bench/reads.lua (N measured
 # reads), recorded as figure FIG; its evidence in the directory named BLOB
