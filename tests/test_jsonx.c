@@ -1,7 +1,10 @@
 /* jsonx.h's array walk from the end: ll_json_last and ll_json_before visit
  * every item once, newest first, and stop at the first (the ledger's kept
- * rows are walked this way by flow.c and lease_io.c). */
+ * rows are walked this way by flow.c and lease_io.c). And base's string
+ * tests, which every layer's comparisons of row fields go through:
+ * ll_streq, ll_strsame and ll_json_is, NULL on either side. */
 #include "jsonx.h"
+#include "ll.h"
 #include "testlib.h"
 
 static void test_walk_back(void) {
@@ -33,8 +36,37 @@ static void test_empty_and_null(void) {
   cJSON_Delete(a);
 }
 
+static void test_string_equality(void) {
+  char a[] = "lease", b[] = "lease"; /* equal bytes, two pointers */
+  CHECK(ll_streq(a, b));
+  CHECK(ll_streq(a, a));
+  CHECK(!ll_streq(a, "leased"));
+  CHECK(!ll_streq("", a));
+  CHECK(ll_streq("", ""));
+  /* NULL equals nothing, itself included */
+  CHECK(!ll_streq(NULL, a));
+  CHECK(!ll_streq(a, NULL));
+  CHECK(!ll_streq(NULL, NULL));
+  /* ll_strsame: two absent strings agree, one absent does not */
+  CHECK(ll_strsame(NULL, NULL));
+  CHECK(ll_strsame(a, b));
+  CHECK(!ll_strsame(NULL, a));
+  CHECK(!ll_strsame(a, NULL));
+  CHECK(!ll_strsame(a, "leased"));
+  cJSON *o = cJSON_CreateObject();
+  CHECK(cJSON_AddStringToObject(o, "outcome", "RESPONSE") != NULL);
+  CHECK(cJSON_AddNumberToObject(o, "http_status", 200) != NULL);
+  CHECK(ll_json_is(o, "outcome", "RESPONSE"));
+  CHECK(!ll_json_is(o, "outcome", "NOT_SENT"));
+  CHECK(!ll_json_is(o, "http_status", "200")); /* a number is not a string */
+  CHECK(!ll_json_is(o, "missing", "RESPONSE"));
+  CHECK(!ll_json_is(NULL, "outcome", "RESPONSE"));
+  cJSON_Delete(o);
+}
+
 int main(void) {
   test_walk_back();
   test_empty_and_null();
+  test_string_equality();
   return ll_test_report("test_jsonx");
 }
