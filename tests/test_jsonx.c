@@ -47,12 +47,16 @@ static void test_string_equality(void) {
   CHECK(!ll_streq(NULL, a));
   CHECK(!ll_streq(a, NULL));
   CHECK(!ll_streq(NULL, NULL));
+  CHECK(!ll_streq("", NULL));    /* an empty string is there; NULL is not */
+  CHECK(!ll_streq("leased", a)); /* a prefix either way is not equal */
   /* ll_strsame: two absent strings agree, one absent does not */
   CHECK(ll_strsame(NULL, NULL));
   CHECK(ll_strsame(a, b));
   CHECK(!ll_strsame(NULL, a));
   CHECK(!ll_strsame(a, NULL));
   CHECK(!ll_strsame(a, "leased"));
+  CHECK(!ll_strsame("", NULL));
+  CHECK(!ll_strsame(NULL, ""));
   cJSON *o = cJSON_CreateObject();
   CHECK(cJSON_AddStringToObject(o, "outcome", "RESPONSE") != NULL);
   CHECK(cJSON_AddNumberToObject(o, "http_status", 200) != NULL);
@@ -61,6 +65,7 @@ static void test_string_equality(void) {
   CHECK(!ll_json_is(o, "http_status", "200")); /* a number is not a string */
   CHECK(!ll_json_is(o, "missing", "RESPONSE"));
   CHECK(!ll_json_is(NULL, "outcome", "RESPONSE"));
+  CHECK(!ll_json_is(o, "outcome", NULL));
   cJSON_Delete(o);
 }
 

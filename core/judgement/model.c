@@ -185,6 +185,9 @@ static void content_read(ll_model *m, const cJSON *row, long rev) {
   }
 }
 
+/* Not ll_streq: an empty alias is nobody, so it never matches a holder,
+ * not even an empty one (an empty lease must not pass for the old
+ * holder's). */
 static int is_alias(const char *a, const char *b) {
   return a && b && *a && strcmp(a, b) == 0;
 }

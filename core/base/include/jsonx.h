@@ -7,6 +7,8 @@
 #include <limits.h>
 #include <string.h>
 
+#include "ll.h"
+
 /* cJSON_GetObjectItemCaseSensitive, inline: the same walk (it stops at
  * the first child without a key, as cJSON's does), but a key is compared
  * with strcmp only when its first byte matches. A row has about 45 keys
@@ -27,10 +29,9 @@ static inline const char *ll_json_str(const cJSON *o, const char *k) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* o[k] is the string v (o may be NULL: not). */
+/* o[k] is the string v (o or v NULL: not). */
 static inline int ll_json_is(const cJSON *o, const char *k, const char *v) {
-  const char *s = ll_json_str(o, k);
-  return s && strcmp(s, v) == 0;
+  return ll_streq(ll_json_str(o, k), v);
 }
 
 /* The same for messages: a missing string prints as "?". */
