@@ -333,8 +333,10 @@ static int gap_main(const char *url, int n, int k, char **args) {
 static int heads_spin(heads *x, CURLM *m) {
   int running = 1, done = 0;
   CURLcode rc = CURLE_OK;
-  if (curl_multi_add_handle(m, x->c) != CURLM_OK)
+  if (curl_multi_add_handle(m, x->c) != CURLM_OK) {
+    fprintf(stderr, "overhead: wake: curl_multi_add_handle failed\n");
     return 0;
+  }
   while (running)
     if (curl_multi_perform(m, &running) != CURLM_OK)
       break;
@@ -355,14 +357,22 @@ static int heads_spin(heads *x, CURLM *m) {
   return 1;
 }
 
-static int wake_main(const char *url, int n, int gap) {
+static int wake_main(const char *url, int n, const char *gap_us) {
   heads x;
-  if (n < 1 || gap < 0 || gap > 100000 || !heads_open(&x, url))
+  char *end;
+  long gap = strtol(gap_us, &end, 10);
+  if (n < 1 || *end || end == gap_us || gap < 0 || gap > 100000) {
+    fprintf(stderr, "overhead: wake: N from 1, GAP_US 0 to 100000\n");
+    return 1;
+  }
+  if (!heads_open(&x, url))
     return 1;
   CURLM *m = curl_multi_init();
   int64_t *wall[2] = {malloc(n * sizeof(int64_t)), malloc(n * sizeof(int64_t))};
-  if (!m || !wall[0] || !wall[1])
+  if (!m || !wall[0] || !wall[1]) {
+    fprintf(stderr, "overhead: wake: out of memory\n");
     return 1;
+  }
   int per = GAP_BLOCK - GAP_SETTLE, blocks = (n + per - 1) / per;
   int got[2] = {0, 0};
   for (int b = -1; b < blocks; b++) /* a warm-up block of each first */
@@ -382,7 +392,7 @@ static int wake_main(const char *url, int n, int gap) {
           wall[spin][got[spin]++] = t1 - t0;
       }
     }
-  printf("{\"part\":\"wake\",\"n\":%d,\"gap_us\":%d,\"us_poll\":%.2f,"
+  printf("{\"part\":\"wake\",\"n\":%d,\"gap_us\":%ld,\"us_poll\":%.2f,"
          "\"us_spin\":%.2f}\n",
          n, gap, median(wall[0], (size_t)n) / 1e3,
          median(wall[1], (size_t)n) / 1e3);
@@ -486,7 +496,7 @@ int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[1], "transport") == 0)
     return transport_main(argv[2], atoi(argv[3]), argv[4]);
   if (argc == 5 && strcmp(argv[1], "wake") == 0)
-    return wake_main(argv[2], atoi(argv[3]), atoi(argv[4]));
+    return wake_main(argv[2], atoi(argv[3]), argv[4]);
   fprintf(stderr, "usage: overhead hash LEDGER N_ROWS | fsync DIR N | trace "
                   "URL N | gap URL N GAP_US... | transport URL N DIR | wake "
                   "URL N GAP_US\n");
