@@ -368,7 +368,7 @@ static void add_list(cJSON *res, const char *key, cJSON *list, long total) {
 static const cJSON *last_decision(const cJSON *rows) {
   const cJSON *d = NULL, *row;
   cJSON_ArrayForEach(row, rows) {
-    if (ll_streq(ll_json_str(row, "record"), "decision"))
+    if (ll_json_is(row, "record", "decision"))
       d = row;
   }
   return d;

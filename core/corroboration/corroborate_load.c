@@ -114,8 +114,8 @@ ll_status ll_corr_collect(const cJSON *rows, ll_corr_req **out, size_t *n,
     if (!outcome) {
       int answered = 0;
       for (const cJSON *r2 = row->next; r2 && !answered; r2 = r2->next)
-        answered = ll_streq(ll_json_str(r2, "record"), "outcome") &&
-                   ll_streq(ll_json_str(r2, "event_id"), ev);
+        answered = ll_json_is(r2, "record", "outcome") &&
+                   ll_json_is(r2, "event_id", ev);
       if (answered)
         continue;
     }

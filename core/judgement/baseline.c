@@ -186,8 +186,7 @@ typedef enum {
 
 static cond_answer condition_answer(const cJSON *row, ll_op op, long status,
                                     const char *code) {
-  if (op == LL_OP_PUT_BLOB &&
-      ll_streq(ll_json_str(row, "if_none_match"), "*")) {
+  if (op == LL_OP_PUT_BLOB && ll_json_is(row, "if_none_match", "*")) {
     if (status == 409 && ll_streq(code, "BlobAlreadyExists"))
       return COND_DOCUMENTED;
     if (status == 412)
@@ -203,8 +202,8 @@ static void condition_text(const cJSON *row, ll_op op, ll_expect *e) {
   char buf[sizeof e->text + 64];
   if (is_preflight(row)) {
     ll_strlcpy(e->text, PREFLIGHT_TEXT, sizeof e->text);
-  } else if (op == LL_OP_PUT_BLOB &&
-             ll_streq(ll_json_str(row, "if_none_match"), "*") && !e->family) {
+  } else if (op == LL_OP_PUT_BLOB && ll_json_is(row, "if_none_match", "*") &&
+             !e->family) {
     ll_strlcpy(e->text, CREATE_TEXT, sizeof e->text);
   } else if (op == LL_OP_DELETE_BLOB && ll_json_str(row, "if_match")) {
     snprintf(buf, sizeof buf, "%s%s", e->text, DELETE_IF_MATCH_TEXT);

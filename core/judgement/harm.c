@@ -107,10 +107,10 @@ static void preflight(ll_model *m, const cJSON *row, const char *cls) {
  * else's lease) also says the blob exists. Nothing was written. */
 static int create_refused(const cJSON *row) {
   long status = ll_json_long(row, "http_status", 0);
-  return ll_streq(ll_json_str(row, "if_none_match"), "*") &&
-         ll_streq(ll_json_str(row, "outcome"), "RESPONSE") &&
-         ((status == 409 && ll_streq(ll_json_str(row, "azure_error_code"),
-                                     "BlobAlreadyExists")) ||
+  return ll_json_is(row, "if_none_match", "*") &&
+         ll_json_is(row, "outcome", "RESPONSE") &&
+         ((status == 409 &&
+           ll_json_is(row, "azure_error_code", "BlobAlreadyExists")) ||
           status == 412);
 }
 
@@ -157,8 +157,7 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
     m->harm.last_read_etag[0] = '\0';
   } else if (op == LL_OP_DELETE_BLOB && ll_streq(cls, "EXPECTED_REJECTION") &&
              ll_json_long(row, "http_status", 0) == 412 &&
-             ll_streq(ll_json_str(row, "azure_error_code"),
-                      "ConditionNotMet") &&
+             ll_json_is(row, "azure_error_code", "ConditionNotMet") &&
              ll_json_str(row, "if_match")) {
     char why[512];
     snprintf(why, sizeof why,

@@ -86,9 +86,8 @@ static ll_status copied_from_events(const ll_model *m, const cJSON *row,
       in_order &&
       (att_id == NULL ||
        (att != NULL && ll_strsame(ll_json_str(att, "cell"), label))) &&
-      p != NULL &&
-      ll_strsame(ll_json_str(p, "operation"), "Get Blob Properties") &&
-      (!g || ll_strsame(ll_json_str(g, "operation"), "Get Blob")) &&
+      p != NULL && ll_json_is(p, "operation", "Get Blob Properties") &&
+      (!g || ll_json_is(g, "operation", "Get Blob")) &&
       (!cJSON_IsString(e1) || g != NULL) &&
       ll_json_long(o, "status", -1) ==
           (att ? ll_json_long(att, "http_status", 0) : 0) &&

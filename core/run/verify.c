@@ -253,7 +253,7 @@ static void copy_field(char *dst, size_t cap, const cJSON *row, const char *k) {
 static ll_status check_rows(const cJSON *exp, ll_verify_report *rep,
                             ll_error *err) {
   const cJSON *m = exp->child;
-  if (!ll_streq(ll_json_str(m, "record"), "manifest"))
+  if (!ll_json_is(m, "record", "manifest"))
     return problem(rep, err, 1, "row 1 is not the run manifest");
   copy_field(rep->endpoint_kind, sizeof rep->endpoint_kind, m, "endpoint_kind");
   copy_field(rep->fixture_label, sizeof rep->fixture_label, m, "fixture_label");
@@ -289,7 +289,7 @@ static ll_status check_rows(const cJSON *exp, ll_verify_report *rep,
     } else if (ll_streq(rec, "manifest")) {
       st = problem(rep, err, seq, "row %ld is a second run manifest", seq);
     } else if (ll_streq(rec, "note") &&
-               ll_streq(ll_json_str(r, "step"), LL_SIGN_NOTE_STEP)) {
+               ll_json_is(r, "step", LL_SIGN_NOTE_STEP)) {
       /* the host's declaration (sign.h): the last one names the key */
       if (ll_sign_note_key(r, rep->sign_declared) < 0)
         st = problem(rep, err, seq,
@@ -357,7 +357,7 @@ static ll_status rederive(const cJSON *exp, ll_verify_report *rep,
                err->message);
       break;
     }
-    if (ll_streq(ll_json_str(row, "record"), "decision")) {
+    if (ll_json_is(row, "record", "decision")) {
       copy_field(rep->decision, sizeof rep->decision, row, "decision");
       copy_field(rep->window, sizeof rep->window, row, "window_finding");
       keep_reasons(rep, cJSON_GetObjectItemCaseSensitive(row, "reasons"));
