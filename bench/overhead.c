@@ -272,6 +272,14 @@ static int trace_main(const char *url, int n) {
   return 0;
 }
 
+/* A client's own time between two requests: busy on the CPU (a spin on
+ * the monotonic clock), never idle, for us microseconds. */
+static void busy_us(long us) {
+  int64_t until = ns(CLOCK_MONOTONIC) + (int64_t)us * 1000;
+  while (ns(CLOCK_MONOTONIC) < until) {
+  }
+}
+
 #define GAPS_MAX 8
 #define GAP_BLOCK 50
 #define GAP_SETTLE 10
@@ -304,9 +312,7 @@ static int gap_main(const char *url, int n, int k, char **args) {
       int g = (j + (b < 0 ? 0 : b)) % k; /* rotates block by block */
       for (int i = 0; i < GAP_BLOCK; i++) {
         heads_setup(&x);
-        int64_t until = ns(CLOCK_MONOTONIC) + (int64_t)gap[g] * 1000;
-        while (ns(CLOCK_MONOTONIC) < until) {
-        }
+        busy_us(gap[g]);
         int64_t t0 = ns(CLOCK_MONOTONIC);
         int ok = heads_perform(&x);
         int64_t t1 = ns(CLOCK_MONOTONIC);
@@ -380,9 +386,7 @@ static int wake_main(const char *url, int n, const char *gap_us) {
       int spin = (j + (b < 0 ? 0 : b)) % 2; /* which goes first rotates */
       for (int i = 0; i < GAP_BLOCK; i++) {
         heads_setup(&x);
-        int64_t until = ns(CLOCK_MONOTONIC) + (int64_t)gap * 1000;
-        while (ns(CLOCK_MONOTONIC) < until) {
-        }
+        busy_us(gap);
         int64_t t0 = ns(CLOCK_MONOTONIC);
         int ok = spin ? heads_spin(&x, m) : heads_perform(&x);
         int64_t t1 = ns(CLOCK_MONOTONIC);
