@@ -51,6 +51,17 @@
  *     spins: this measures what the floor and ours both carry on this
  *     machine, not a change to make.
  *
+ *   overhead cold URL N GAP_US KB
+ *     Whether a client's own work costs its next exchange through the
+ *     caches: HEAD requests after GAP_US of busy work, in blocks of 50
+ *     (the first 10 not counted), the blocks taking turns between a spin
+ *     on the clock (as gap) and the same spin writing a byte in every
+ *     64-byte line of a KB-kilobyte buffer, round and round, so that the
+ *     exchange after it starts with the caches holding that buffer rather
+ *     than libcurl's, OpenSSL's and the kernel's working set. Prints the
+ *     median wall time after each in microseconds. Run by hand (see
+ *     docs/PERFORMANCE.md); make bench does not.
+ *
  * Output: one JSON line. This is a benchmark helper, not part of leaselua. */
 #include <curl/curl.h>
 #include <fcntl.h>
@@ -335,6 +346,74 @@ static int gap_main(const char *url, int n, int k, char **args) {
   return 0;
 }
 
+/* cold: busy for us microseconds as busy_us is, but writing a byte in
+ * every 64-byte line of buf, round and round, as a client's own work
+ * walks its heap between two requests (the clock read every 4 KB). */
+static void busy_touch_us(long us, unsigned char *buf, size_t len) {
+  int64_t until = ns(CLOCK_MONOTONIC) + (int64_t)us * 1000;
+  size_t at = 0;
+  for (;;) {
+    for (size_t end = at + 4096; at < end && at < len; at += 64)
+      buf[at]++;
+    if (at >= len)
+      at = 0;
+    if (ns(CLOCK_MONOTONIC) >= until)
+      return;
+  }
+}
+
+static int cold_main(const char *url, int n, const char *gap_us,
+                     const char *kb) {
+  heads x;
+  char *end, *kend;
+  long gap = strtol(gap_us, &end, 10);
+  long k = strtol(kb, &kend, 10);
+  if (n < 1 || *end || end == gap_us || gap < 0 || gap > 100000 || *kend ||
+      kend == kb || k < 1 || k > 65536) {
+    fprintf(stderr, "overhead: cold: N from 1, GAP_US 0 to 100000, KB 1 to "
+                    "65536\n");
+    return 1;
+  }
+  size_t len = (size_t)k * 1024;
+  unsigned char *buf = calloc(1, len);
+  int64_t *wall[2] = {malloc(n * sizeof(int64_t)), malloc(n * sizeof(int64_t))};
+  if (!buf || !wall[0] || !wall[1]) {
+    fprintf(stderr, "overhead: cold: out of memory\n");
+    return 1;
+  }
+  if (!heads_open(&x, url))
+    return 1;
+  int per = GAP_BLOCK - GAP_SETTLE, blocks = (n + per - 1) / per;
+  int got[2] = {0, 0};
+  for (int b = -1; b < blocks; b++) /* a warm-up block of each first */
+    for (int j = 0; j < 2; j++) {
+      int w = (j + (b < 0 ? 0 : b)) % 2; /* 0: spin, 1: touch; rotates */
+      for (int i = 0; i < GAP_BLOCK; i++) {
+        heads_setup(&x);
+        if (w)
+          busy_touch_us(gap, buf, len);
+        else
+          busy_us(gap);
+        int64_t t0 = ns(CLOCK_MONOTONIC);
+        int ok = heads_perform(&x);
+        int64_t t1 = ns(CLOCK_MONOTONIC);
+        if (!ok)
+          return 1;
+        if (b >= 0 && i >= GAP_SETTLE && got[w] < n)
+          wall[w][got[w]++] = t1 - t0;
+      }
+    }
+  printf("{\"part\":\"cold\",\"n\":%d,\"gap_us\":%ld,\"kb\":%ld,"
+         "\"us_spin\":%.2f,\"us_touch\":%.2f}\n",
+         n, gap, k, median(wall[0], (size_t)n) / 1e3,
+         median(wall[1], (size_t)n) / 1e3);
+  heads_close(&x);
+  free(wall[0]);
+  free(wall[1]);
+  free(buf);
+  return 0;
+}
+
 /* wake: the spin way of waiting for heads_perform's answer */
 static int heads_spin(heads *x, CURLM *m) {
   int running = 1, done = 0;
@@ -499,10 +578,12 @@ int main(int argc, char **argv) {
     return gap_main(argv[2], atoi(argv[3]), argc - 4, argv + 4);
   if (argc == 5 && strcmp(argv[1], "transport") == 0)
     return transport_main(argv[2], atoi(argv[3]), argv[4]);
+  if (argc == 6 && strcmp(argv[1], "cold") == 0)
+    return cold_main(argv[2], atoi(argv[3]), argv[4], argv[5]);
   if (argc == 5 && strcmp(argv[1], "wake") == 0)
     return wake_main(argv[2], atoi(argv[3]), argv[4]);
   fprintf(stderr, "usage: overhead hash LEDGER N_ROWS | fsync DIR N | trace "
                   "URL N | gap URL N GAP_US... | transport URL N DIR | wake "
-                  "URL N GAP_US\n");
+                  "URL N GAP_US | cold URL N GAP_US KB\n");
   return 64;
 }
