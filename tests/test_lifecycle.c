@@ -369,8 +369,8 @@ static void test_finish_seals(void) {
  * its engine, cell by cell, up to Available/acquire, no ID. */
 /* The ID the service chose for an acquire with no proposed ID never reaches
  * the export, even echoed in another header the row records. A GUID is
- * bound as X and the table goes on; an ID too long to be a GUID is kept
- * out of both ledgers and stops the table (guid 0). */
+ * bound as X and the table goes on; an ID that is not a GUID, too long or
+ * too short, is kept out of both ledgers and stops the table (guid 0). */
 static void service_id_case(const char *id, int guid, const char *dir) {
   fake_wire w;
   fw_init(&w);
@@ -437,6 +437,8 @@ static void test_service_id_never_exported(void) {
   service_id_case("0b9e5a4c-7d21-4f3e-9a6b-2c8d1e0f4a57", 1, "ev-xid");
   service_id_case("0b9e5a4c-7d21-4f3e-9a6b-2c8d1e0f4a57-and-more", 0,
                   "ev-xlong");
+  /* shorter than a GUID and not one: no alias can name it either */
+  service_id_case("lease-7f3e9a6b", 0, "ev-xshort");
 }
 
 int main(void) {

@@ -341,18 +341,22 @@ static ll_status send(req *q, ll_error *err) {
 
 /* A lease-table acquire proposed no ID: the one the service returned is
  * bound as "X" (the sanitizer and a recording then know it); it is never
- * sent by the run, a cleanup breaks it. An ID too long to be a GUID cannot
- * be bound: it is kept out of both ledgers as a credential is (row is
- * redacted again, now that the scan knows it), and the request fails, so
- * the table stops with a lease it cannot name. */
+ * sent by the run, a cleanup breaks it. An ID the ledger cannot bind, too
+ * long to be a GUID or not one (ll_ledger_bind_alias says which), is kept
+ * out of both ledgers as a credential is (row is redacted again, now that
+ * the scan knows it), and the request fails, so the table stops with a
+ * lease it cannot name. */
 static ll_status bind_returned(ll_run *r, const ll_http_response *resp,
                                cJSON *row, ll_error *err) {
   ll_blob_result br;
   if (ll_blob_parse(resp, &br) != LL_OK || br.status != 201 || !br.lease_id[0])
     return LL_OK;
   size_t n = strlen(br.lease_id);
-  if (n < LL_GUID_LEN)
-    return ll_run_bind_row(r, "X", br.lease_id, "active", err);
+  if (n < LL_GUID_LEN) {
+    ll_status b = ll_run_bind_row(r, "X", br.lease_id, "active", err);
+    if (b != LL_E_BAD_LEASE_ID)
+      return b;
+  }
   ll_status st =
       ll_ledger_add_named_secret(r->ledger, br.lease_id, "lease-id", err);
   if (st == LL_OK && row && ll_ledger_redact(r->ledger, row, NULL) != LL_OK)
