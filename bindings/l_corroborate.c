@@ -27,6 +27,15 @@ static const char usage[] =
     "exit: 0 CORROBORATED, 1 INCOMPLETE, 2 CONTRADICTED, 64 usage, 70 "
     "internal\n";
 
+/* The exit of an error that ends corroborate before a verdict: the host's
+ * one mapping (ll_code_exit: out of memory and internal errors 70, the
+ * rest 64), except that exit 2 is CONTRADICTED here, so an error the host
+ * would end as a HOLD (an edited bundle) is bad input, 64. */
+static int error_exit(ll_code code) {
+  int rc = ll_code_exit(code);
+  return rc == 2 ? 64 : rc;
+}
+
 static int bad_usage(FILE *errs, const char *what) {
   fprintf(errs, "leaselua: corroborate: %s\n%s", what, usage);
   return 64;
@@ -163,7 +172,7 @@ int ll_corroborate_main(int argc, char **argv, FILE *out, FILE *errs) {
   if (sign_key && ll_sign_key_check(sign_key, &key, &err) != LL_OK) {
     fprintf(errs, "leaselua: corroborate: %s\n", err.message);
     free(files);
-    return err.code == LL_E_USAGE ? 64 : 70;
+    return error_exit(err.code);
   }
 #endif
   if (print_query) {
@@ -175,7 +184,7 @@ int ll_corroborate_main(int argc, char **argv, FILE *out, FILE *errs) {
       fprintf(errs, "leaselua: corroborate: %s\n", err.message);
     free(b.p);
     free(files);
-    return st == LL_OK ? 0 : st == LL_E_NOMEM ? 70 : 64;
+    return error_exit(st);
   }
   /* the directory first: a bundle that holds no run reads no log */
   cJSON *rows = NULL;
@@ -185,7 +194,7 @@ int ll_corroborate_main(int argc, char **argv, FILE *out, FILE *errs) {
   if (st != LL_OK) {
     fprintf(errs, "leaselua: corroborate: %s\n", err.message);
     free(files);
-    return st == LL_E_NOMEM ? 70 : 64;
+    return error_exit(st);
   }
   ll_log_set logs = {0};
   for (int i = 0; i < nfiles && st == LL_OK; i++)
@@ -207,7 +216,7 @@ int ll_corroborate_main(int argc, char **argv, FILE *out, FILE *errs) {
   if (st != LL_OK) {
     fprintf(errs, "leaselua: corroborate: %s\n", err.message);
     cJSON_Delete(res);
-    return st == LL_E_USAGE || st == LL_E_TAMPER ? 64 : 70;
+    return error_exit(st);
   }
   if (json) {
     char *text = cJSON_PrintUnformatted(res);
