@@ -69,9 +69,22 @@ static void test_string_equality(void) {
   cJSON_Delete(o);
 }
 
+/* The one rule for "this request carried no lease": every reader of
+ * lease_alias_supplied (the baseline, the fold, verify) asks it. */
+static void test_lease_none(void) {
+  CHECK(ll_lease_none(NULL));
+  CHECK(ll_lease_none(""));
+  CHECK(ll_lease_none(LL_LEASE_OMITTED));
+  CHECK(ll_lease_none("omitted"));
+  CHECK(!ll_lease_none("A"));
+  CHECK(!ll_lease_none("omitted2")); /* only the sentinel itself */
+  CHECK(!ll_lease_none("Omitted"));
+}
+
 int main(void) {
   test_walk_back();
   test_empty_and_null();
   test_string_equality();
+  test_lease_none();
   return ll_test_report("test_jsonx");
 }

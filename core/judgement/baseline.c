@@ -78,7 +78,7 @@ void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease,
                         ll_expect *out) {
   const ll_epoch_state *ep = &m->ep;
   ll_phase ph = effective(ep);
-  int none = !lease || !*lease || strcmp(lease, "omitted") == 0;
+  int none = ll_lease_none(lease);
   int holder = !none && strcmp(lease, ep->holder) == 0;
   int locked = ph == LL_PH_LEASED || ph == LL_PH_BREAKING;
   memset(out, 0, sizeof *out);
@@ -290,8 +290,7 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
        * discrepancy of the handoff's baseline; only an acquire that
        * returned another ID than it proposed is still an evidence error. */
       cls = ok ? success_class(op) : "EXPECTED_REJECTION";
-      if (ok && op == LL_OP_LEASE_ACQUIRE && lease && *lease &&
-          strcmp(lease, "omitted") != 0 &&
+      if (ok && op == LL_OP_LEASE_ACQUIRE && !ll_lease_none(lease) &&
           !cJSON_IsTrue(ll_json_get(row, "returned_lease_matches_proposed"))) {
         cls = "EVIDENCE_ERROR";
         discrepancy(m, row, d, "lease",

@@ -260,8 +260,7 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
   } else if (op == LL_OP_GET_BLOB) {
     m->last_read_ok = 0;
   } else if (op == LL_OP_PUT_BLOB && ok) {
-    if ((!lease || strcmp(lease, "omitted") == 0) && ep->destructive &&
-        ep->saw_broken)
+    if (ll_lease_none(lease) && ep->destructive && ep->saw_broken)
       ep->gap_write_rev = rev;
     ep->last_accepted = rev;
     ep->unreconciled = rev;
@@ -274,8 +273,8 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
     if (is_alias(lease, ep->old_holder) && ep->saw_broken_after_breaking &&
         !ep->new_acquired && ep->phase == LL_PH_BROKEN)
       ep->stale_rejected_after_broken = 1;
-    if (ep->new_acquired && ep->phase == LL_PH_LEASED && lease &&
-        strcmp(lease, "omitted") != 0 && !is_alias(lease, ep->new_holder))
+    if (ep->new_acquired && ep->phase == LL_PH_LEASED &&
+        !ll_lease_none(lease) && !is_alias(lease, ep->new_holder))
       ep->old_rejected_under_new = 1;
   } else if (op == LL_OP_LEASE_ACQUIRE && ok) {
     cpy(ep->holder, sizeof ep->holder, lease);

@@ -111,7 +111,7 @@ cJSON *ll_row_intent(const ll_intent_fields *f) {
   ll_row_str(&b, "blob_path", f->blob_path);
   ll_row_str(&b, "requested_api_version", f->api_version);
   ll_row_str(&b, "lease_alias_supplied",
-             f->lease_alias ? f->lease_alias : "omitted");
+             f->lease_alias ? f->lease_alias : LL_LEASE_OMITTED);
   ll_row_str_or_null(&b, "lease_real_id", f->lease_real_id);
   if (f->revision >= 0) {
     ll_row_num(&b, "payload_revision", f->revision);

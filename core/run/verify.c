@@ -131,7 +131,7 @@ static ll_status real_ids(const cJSON *p, long seq, binds *b,
         rep, err, seq,
         "protected row %ld (%s) has no lease_real_id field: " NOT_PROTECTED,
         seq, rec);
-  if (!la || ll_streq(la, "omitted")) {
+  if (ll_lease_none(la)) {
     if (!cJSON_IsNull(v))
       return problem(rep, err, seq,
                      "protected row %ld sent a lease ID without naming its "
@@ -305,8 +305,8 @@ static ll_status check_rows(const cJSON *exp, ll_verify_report *rep,
         st = a ? ll_fail(err, LL_E_NOMEM, "out of memory")
                : problem(rep, err, seq, "row %ld: lease_bind without an alias",
                          seq);
-    } else if ((ll_streq(rec, "intent") || ll_streq(rec, "outcome")) && la &&
-               !ll_streq(la, "omitted")) {
+    } else if ((ll_streq(rec, "intent") || ll_streq(rec, "outcome")) &&
+               !ll_lease_none(la)) {
       int known = 0;
       const cJSON *a;
       cJSON_ArrayForEach(a, aliases) {

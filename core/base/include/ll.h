@@ -28,6 +28,15 @@ static inline int ll_strsame(const char *a, const char *b) {
   return a == b || ll_streq(a, b);
 }
 
+/* A request row's lease_alias_supplied when the request carried no lease
+ * ID (core/run/run_row.c writes it). Every reader asks ll_lease_none, so
+ * that an absent or empty alias is no lease for all of them: an empty
+ * alias names nobody. */
+#define LL_LEASE_OMITTED "omitted"
+static inline int ll_lease_none(const char *alias) {
+  return !alias || !*alias || strcmp(alias, LL_LEASE_OMITTED) == 0;
+}
+
 #if defined(__GNUC__)
 #define LL_WARN_UNUSED __attribute__((warn_unused_result))
 #define LL_PRINTF(a, b) __attribute__((format(printf, a, b)))
