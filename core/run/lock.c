@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "hash.h"
+#include "input.h"
 #include "jsonx.h"
 
 struct ll_lock {
@@ -249,7 +250,11 @@ static cJSON *last_row(int bundle) {
 static void judge(int bundle, const char *host, const char *path, char *why,
                   size_t cap) {
   why[0] = '\0';
-  char *text = read_small(bundle, "manifest.json", 64 * 1024);
+  /* a bundle's manifest.json is the operator's manifest (at most
+   * LL_MANIFEST_FILE_MAX) printed with indentation and the run's fields
+   * added: four times that bound, so that no manifest a run wrote is too
+   * large to be read here, where one not read blocks nothing */
+  char *text = read_small(bundle, "manifest.json", 4 * LL_MANIFEST_FILE_MAX);
   cJSON *man = text ? cJSON_Parse(text) : NULL;
   free(text);
   const char *h = ll_json_str(man, "account_host");

@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "endpoint.h"
 #include "http.h"
+#include "input.h"
 #include "jsonx.h"
 
 static const char *const required[] = {"resource_owner", "ticket",
@@ -166,8 +167,9 @@ ll_status ll_manifest_check(const cJSON *user, ll_error *err) {
 ll_status ll_manifest_parse(const char *text, size_t len, cJSON **out,
                             ll_error *err) {
   *out = NULL;
-  if (len > 65536)
-    return ll_fail(err, LL_E_MANIFEST, "manifest larger than 64 KiB");
+  if (len > LL_MANIFEST_FILE_MAX)
+    return ll_fail(err, LL_E_MANIFEST, "manifest larger than %u KiB",
+                   LL_MANIFEST_FILE_MAX / 1024);
   ll_alloc_init();
   unsigned long mark = ll_alloc_failures();
   cJSON *j = cJSON_ParseWithLength(text, len);
