@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +17,7 @@
 #include "hash.h"
 #include "input.h"
 #include "jsonx.h"
+#include "manifest.h"
 
 struct ll_lock {
   int dir, fd;
@@ -261,7 +261,7 @@ static void judge(int bundle, const char *host, const char *path, char *why,
   const char *p = ll_json_str(man, "blob_path");
   const char *kind = ll_json_str(man, "endpoint_kind");
   int same = h && p && kind && strcmp(kind, "replay") != 0 &&
-             strcasecmp(h, host) == 0 && strcmp(p, path) == 0;
+             ll_manifest_same_host(h, host) && strcmp(p, path) == 0;
   cJSON_Delete(man);
   if (!same)
     return;

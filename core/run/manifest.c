@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "alloc.h"
@@ -199,6 +200,18 @@ void ll_manifest_account_host(const char *url, char *buf, size_t cap) {
   buf[n] = '\0';
 }
 
+void ll_manifest_recorded_host(const ll_target *t, int replay, char *buf,
+                               size_t cap) {
+  if (replay)
+    ll_strlcpy(buf, LL_REPLAY_HOST, cap);
+  else
+    ll_manifest_account_host(t->account_url, buf, cap);
+}
+
+int ll_manifest_same_host(const char *a, const char *b) {
+  return a && b && strcasecmp(a, b) == 0;
+}
+
 /* The version to send: the operator's, the manifest's (equal when both
  * are given) or the default, checked against the list. */
 static ll_status choose_api_version(const cJSON *user,
@@ -244,12 +257,7 @@ ll_status ll_manifest_build_with(const cJSON *user, const ll_target *t,
   st = choose_api_version(user, in, &api, &listed, err);
   if (st != LL_OK)
     return st;
-  /* A replay talks to no host: whatever URL it was given, its evidence
-   * names the placeholder, so it cannot pass for a run on that host. */
-  if (fixture_label)
-    ll_strlcpy(host, LL_REPLAY_HOST, sizeof host);
-  else
-    ll_manifest_account_host(t->account_url, host, sizeof host);
+  ll_manifest_recorded_host(t, fixture_label != NULL, host, sizeof host);
   char bare[256], declared[256] = "";
   ll_endpoint_bare_host(host, bare, sizeof bare);
   const cJSON *k = cJSON_GetObjectItemCaseSensitive(user, "endpoint_kind");

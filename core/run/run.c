@@ -5,10 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "alloc.h"
-#include "endpoint.h"
 #include "guard.h"
 #include "hash.h"
 #include "jsonx.h"
@@ -316,11 +314,8 @@ ll_status ll_run_check_after(ll_run *r, const char *after, ll_error *err) {
                    "--after %s ran against endpoint kind %s, this run against "
                    "%s: use a main handoff on the same endpoint",
                    after, rep.endpoint_kind, kind);
-  if (replay) /* what a replay records (manifest.c) */
-    ll_strlcpy(host, LL_REPLAY_HOST, sizeof host);
-  else
-    ll_manifest_account_host(r->target.account_url, host, sizeof host);
-  if (strcasecmp(rep.account_host, host) != 0)
+  ll_manifest_recorded_host(&r->target, replay, host, sizeof host);
+  if (!ll_manifest_same_host(rep.account_host, host))
     return ll_fail(err, LL_E_USAGE,
                    "--after %s ran on account host %s, not %s: use a main "
                    "handoff on the same account",

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "endpoint.h"
 #include "identity.h"
 #include "manifest.h"
 #include "payload.h"
@@ -261,13 +260,11 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
       char path[512];
       ll_target_blob_path(&r->target, path, sizeof path);
       char host[256];
-      if (cfg->fixture_label) /* what a replay records (manifest.c) */
-        ll_strlcpy(host, LL_REPLAY_HOST, sizeof host);
-      else
-        ll_manifest_account_host(r->target.account_url, host, sizeof host);
+      ll_manifest_recorded_host(&r->target, cfg->fixture_label != NULL, host,
+                                sizeof host);
       const char *rh = ll_json_str(row, "account_host"),
                  *rp = ll_json_str(row, "blob_path");
-      if (!rh || !rp || strcmp(host, rh) != 0 || strcmp(path, rp) != 0)
+      if (!ll_manifest_same_host(host, rh) || !ll_streq(path, rp))
         return ll_fail(err, LL_E_MANIFEST,
                        "recovery target %s %s differs from the recorded run's "
                        "%s %s: point AZURE_STORAGE_* at the same blob",

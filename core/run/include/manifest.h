@@ -56,5 +56,13 @@ ll_status ll_manifest_build(const cJSON *user, const ll_target *t,
 
 /* host[:port] of scheme://host[:port]/..., as recorded in account_host. */
 void ll_manifest_account_host(const char *url, char *buf, size_t cap);
+/* The account_host a run on t records: LL_REPLAY_HOST for a replay (it
+ * talks to no host, so its evidence cannot pass for a run on one), else
+ * ll_manifest_account_host of t's URL. */
+void ll_manifest_recorded_host(const ll_target *t, int replay, char *buf,
+                               size_t cap);
+/* Whether two account_host values name the same host: a DNS name's case
+ * does not matter (RFC 4343), its port does. NULL names nothing. */
+int ll_manifest_same_host(const char *a, const char *b);
 
 #endif
