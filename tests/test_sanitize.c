@@ -613,7 +613,41 @@ cleanup:
   cJSON_Delete(other);
 }
 
+/* Every identifier the protected ledger alone keeps is dropped from the
+ * export, at the top, nested, and in another case; the keys the run and
+ * verify bind come from the same list (LL_IDENTITY_PRIVATE_KEYS). */
+static void test_identity_keys_dropped(void) {
+  static const char *const keys[] = {LL_IDENTITY_PRIVATE_KEYS};
+  CHECK_INT((int)(sizeof keys / sizeof keys[0]), LL_IDENTITY_PRIVATE_NKEYS);
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    char upper[16];
+    size_t n = strlen(keys[i]);
+    for (size_t k = 0; k <= n && k < sizeof upper; k++)
+      upper[k] =
+          (char)(keys[i][k] >= 'a' && keys[i][k] <= 'z' ? keys[i][k] - 'a' + 'A'
+                                                        : keys[i][k]);
+    upper[sizeof upper - 1] = '\0';
+    cJSON *row = cJSON_CreateObject(), *inner = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "record", "manifest");
+    cJSON_AddStringToObject(row, keys[i], "top");
+    cJSON_AddStringToObject(inner, keys[i], "nested");
+    cJSON_AddStringToObject(inner, upper, "upper");
+    cJSON_AddStringToObject(inner, "kept", "yes");
+    cJSON_AddItemToObject(row, "identities", inner);
+    cJSON *ex = ll_sanitize_row(row, NULL, NULL, 0);
+    CHECK(ex != NULL);
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(ex, "identities");
+    CHECK(!cJSON_HasObjectItem(ex, keys[i]));
+    CHECK(in && !cJSON_HasObjectItem(in, keys[i]));
+    CHECK(in && !cJSON_HasObjectItem(in, upper));
+    CHECK(in && cJSON_HasObjectItem(in, "kept"));
+    cJSON_Delete(ex);
+    cJSON_Delete(row);
+  }
+}
+
 int main(void) {
+  test_identity_keys_dropped();
   test_norm_id();
   test_row_projection();
   test_unbound_ids_kept();

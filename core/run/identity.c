@@ -51,8 +51,7 @@ static const char *entry_str(const cJSON *e, const char *k) {
 }
 
 size_t ll_identity_ids(const cJSON *ids, const char **out, size_t cap) {
-  static const char *const keys[] = {"tid", "oid",   "appid",
-                                     "azp", "skoid", "sktid"};
+  static const char *const keys[] = {LL_IDENTITY_PRIVATE_KEYS};
   char norm[LL_SANITIZE_ID_MAX];
   size_t n = 0;
   for (const cJSON *e = cJSON_IsObject(ids) ? ids->child : NULL; e;

@@ -153,11 +153,10 @@ static cJSON *identities(ll_run *r, const ll_run_config *cfg,
 /* The identifiers an identity record keeps for the protected ledger
  * only; bound like lease IDs (identity.h), so that the export scan finds
  * any stray copy of them (invariant 9). */
-static const char *const private_ids[] = {"tid", "oid",   "appid",
-                                          "azp", "skoid", "sktid"};
+static const char *const private_ids[] = {LL_IDENTITY_PRIVATE_KEYS};
 
 static ll_status bind_identity_ids(ll_run *r, const cJSON *ids, ll_error *err) {
-  const char *v[6 * 8];
+  const char *v[LL_IDENTITY_IDS_MAX];
   size_t n = ll_identity_ids(ids, v, sizeof v / sizeof v[0]);
   for (size_t i = 0; i < n; i++) {
     ll_status st =

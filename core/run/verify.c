@@ -92,9 +92,10 @@ static ll_status real_ids(const cJSON *p, long seq, binds *b,
   const char *rec = ll_json_str(p, "record");
   char norm[LL_SANITIZE_ID_MAX];
   /* a principal's tid and oid: never in the export (identity.h) */
-  const char *pid[48];
-  size_t npid = ll_identity_ids(
-      cJSON_GetObjectItemCaseSensitive(p, "identities"), pid, 48);
+  const char *pid[LL_IDENTITY_IDS_MAX];
+  size_t npid =
+      ll_identity_ids(cJSON_GetObjectItemCaseSensitive(p, "identities"), pid,
+                      LL_IDENTITY_IDS_MAX);
   for (size_t i = 0; i < npid; i++)
     if (ll_sanitize_norm_id(pid[i], norm) && !binds_alias_of(b, norm) &&
         !binds_add(b, pid[i], LL_IDENTITY_ALIAS, norm))

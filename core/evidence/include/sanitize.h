@@ -10,6 +10,15 @@
 
 #define LL_SANITIZE_ID_MAX 33 /* 32 hex digits and NUL */
 
+/* The identifiers of a principal that only the protected ledger keeps
+ * (an identity record's tid, oid, appid, azp, and a user delegation SAS's
+ * skoid and sktid): the export projection drops these keys at any depth,
+ * the run strips them from manifest.json, and the run and verify bind
+ * their values so that the export scan finds any stray copy. One list
+ * for all four (tests/test_sanitize.c checks the projection drops each). */
+#define LL_IDENTITY_PRIVATE_KEYS "tid", "oid", "appid", "azp", "skoid", "sktid"
+#define LL_IDENTITY_PRIVATE_NKEYS 6
+
 /* The comparable form of a lease ID: hyphens dropped, lowercase. Returns 1
  * if id is a GUID (32 hex digits once hyphens are dropped), else 0. */
 int ll_sanitize_norm_id(const char *id, char out[LL_SANITIZE_ID_MAX]);
