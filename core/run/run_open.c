@@ -155,6 +155,9 @@ static cJSON *identities(ll_run *r, const ll_run_config *cfg,
  * any stray copy of them (invariant 9). */
 static const char *const private_ids[] = {LL_IDENTITY_PRIVATE_KEYS};
 
+_Static_assert(LL_PLAN_MAX_ACTORS <= LL_IDENTITY_ENTRIES_MAX,
+               "room for the identifiers of every actor of a plan");
+
 static ll_status bind_identity_ids(ll_run *r, const cJSON *ids, ll_error *err) {
   const char *v[LL_IDENTITY_IDS_MAX];
   size_t n = ll_identity_ids(ids, v, sizeof v / sizeof v[0]);

@@ -11,7 +11,6 @@
 
 #include "auth.h"
 #include "ll.h"
-#include "run.h"
 #include "sanitize.h"
 
 /* One actor's entry: {credential, kind, fingerprint|null, idtyp?, tid?,
@@ -26,8 +25,11 @@ cJSON *ll_identity_entry(const ll_auth *a, const char *source);
  * lease IDs by the run and by verify so that the export scan finds any
  * copy of them (invariant 9). Returns how many. */
 #define LL_IDENTITY_ALIAS "{{identity}}"
-/* Room for every such identifier of a plan's actors. */
-#define LL_IDENTITY_IDS_MAX (LL_IDENTITY_PRIVATE_NKEYS * LL_PLAN_MAX_ACTORS)
+/* Room for every such identifier of up to 8 identity entries, one an
+ * actor (run_open.c asserts that a plan has no more actors). */
+#define LL_IDENTITY_ENTRIES_MAX 8
+#define LL_IDENTITY_IDS_MAX                                                    \
+  (LL_IDENTITY_PRIVATE_NKEYS * LL_IDENTITY_ENTRIES_MAX)
 size_t ll_identity_ids(const cJSON *ids, const char **out, size_t cap);
 
 /* shared_identity of an identities object: false only when at least two
