@@ -85,6 +85,10 @@ static const struct {
          "\"path\":\"/c\",\"query\":\"restype=container&sig=abc\"},"
          "\"response\":{\"status\":201}}]}",
      "holds a SAS signature"},
+    {TOP "\"exchanges\":[{\"t_ms\":0,\"request\":{\"method\":\"PUT\","
+         "\"path\":\"/c\",\"query\":\"restype=container&SIG=abc\"},"
+         "\"response\":{\"status\":201}}]}",
+     "holds a SAS signature"},
     {TOP "\"exchanges\":[{\"t_ms\":0,\"request\":{\"method\":\"GET\","
          "\"path\":\"/c/b\"},\"response\":{\"status\":200,"
          "\"body_base64\":\"***\"}}]}",

@@ -1,5 +1,6 @@
 /* The fixture format leaselua-fixture/1: the request view that replay
  * matches and recording keeps, and loading with clear errors. */
+#define _GNU_SOURCE /* strcasestr */
 #include "jsonx.h"
 #include <ctype.h>
 #include <stdarg.h>
@@ -226,7 +227,7 @@ static ll_status request(const ctx *c, const cJSON *rq, fx_req *r) {
   r->query = strdup(q ? q->valuestring : "");
   if (!r->path || !r->query)
     return ll_fail(c->err, LL_E_NOMEM, "out of memory loading a fixture");
-  if (strstr(r->query, "sig="))
+  if (strcasestr(r->query, "sig=")) /* any case, as the scan looks */
     return bad(c, "request.query holds a SAS signature (sig=)");
   st = headers(c, rq, "request", 1, &r->headers);
   if (st != LL_OK)
