@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "fixture_impl.h"
 
 /* ---- buffers ----------------------------------------------------------- */
@@ -99,15 +100,6 @@ ll_status fx_unbase64(const char *s, unsigned char **out, size_t *n) {
   return LL_OK;
 }
 
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = (unsigned)(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + (int64_t)doe - 719468;
-}
-
 int fx_parse_utc(const char *s, int64_t *ms) {
   int y, mo, d, h, mi, sec, milli = 0, used = 0;
   if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec,
@@ -125,8 +117,7 @@ int fx_parse_utc(const char *s, int64_t *ms) {
   if (strcmp(p, "Z") != 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
       mi > 59 || sec > 60)
     return 0;
-  *ms = ((days_from_civil(y, (unsigned)mo, (unsigned)d) * 24 + h) * 60 + mi) *
-            60000 +
+  *ms = ((ll_days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 +
         (int64_t)sec * 1000 + milli;
   return 1;
 }
