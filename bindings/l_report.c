@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "corroborate.h"
 #include "corroborate_query.h"
 #include "input.h"
 #include "l_bundle.h"
@@ -290,7 +291,7 @@ int ll_report_main_with(const char *dir, const char *outdir,
                     &cerr) == LL_OK)
     corroboration = cJSON_Parse(cbuf.p);
   free(cbuf.p);
-  if (ll_corr_query(dir, 300, &qbuf, &cerr) == LL_OK)
+  if (ll_corr_query(dir, LL_CORR_MARGIN_DEFAULT, &qbuf, &cerr) == LL_OK)
     query = qbuf.p;
   else
     free(qbuf.p);

@@ -53,8 +53,6 @@ static size_t bearer_at(const char *s, size_t len, size_t i, size_t *tok_end) {
  * when there are too many IDs to list (then every value is walked).
  * share: unchanged strings and keys are borrowed from the row, not
  * copied. */
-#define LL_SAN_KNOWN_IDS                                                       \
-  16 /* IDs whose first two bytes are kept in the context */
 typedef struct {
   unsigned char firsts[256];
   unsigned char first[LL_SAN_KNOWN_IDS],
