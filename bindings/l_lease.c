@@ -20,7 +20,7 @@
 
 static long break_period_arg(lua_State *L, const char *fn) {
   return (long)ll_lua_opt_int(L, 1 + (lua_type(L, 1) == LUA_TUSERDATA), fn,
-                              "break_period", 10, 1, 60);
+                              "break_period", 10, 1, LL_BREAK_PERIOD_MAX);
 }
 
 static int operator_destructive(lua_State *L, const char **after) {

@@ -56,7 +56,8 @@ static int l_create_container(lua_State *L) {
 static int l_break(lua_State *L) {
   const char *fn = "run:break_lease";
   l_run *h = ll_lua_check_run(L, 1);
-  lua_Integer period = ll_lua_opt_int(L, 2, fn, "period", 30, 0, 60);
+  lua_Integer period =
+      ll_lua_opt_int(L, 2, fn, "period", 30, 0, LL_BREAK_PERIOD_MAX);
   char step[LL_LUA_LABEL_CAP] = "break";
   ll_lua_opt_str(L, 2, fn, "step", step, sizeof step);
   ll_req_spec s = spec(LL_OP_LEASE_BREAK, step, "operator");
@@ -137,7 +138,9 @@ static int lease_op(lua_State *L, ll_op op, const char *fn, const char *dflt) {
   if (op == LL_OP_LEASE_ACQUIRE) {
     s.proposed = w->alias;
     /* -1 (infinite) or 15..60: the core names the gap in between */
-    s.lease_duration = (long)ll_lua_opt_int(L, 2, fn, "duration", -1, -1, 60);
+    s.lease_duration =
+        (long)ll_lua_opt_int(L, 2, fn, "duration", LL_LEASE_INFINITE,
+                             LL_LEASE_INFINITE, LL_LEASE_DURATION_MAX);
   } else {
     s.lease = w->bound ? w->alias : NULL;
   }

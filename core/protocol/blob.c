@@ -331,17 +331,20 @@ static ll_status check_params(ll_op op, const ll_op_params *p, ll_error *err) {
   if (p->proposed_id &&
       (rc = check_lease(p->proposed_id, "proposed lease ID", err)))
     return rc;
-  if (op == LL_OP_LEASE_ACQUIRE && p->lease_duration != -1 &&
-      (p->lease_duration < 15 || p->lease_duration > 60))
+  if (op == LL_OP_LEASE_ACQUIRE && p->lease_duration != LL_LEASE_INFINITE &&
+      (p->lease_duration < LL_LEASE_DURATION_MIN ||
+       p->lease_duration > LL_LEASE_DURATION_MAX))
     return ll_fail(err, LL_E_USAGE,
-                   "lease duration %ld is invalid: use -1 (infinite) or 15 to "
-                   "60 seconds",
-                   p->lease_duration);
-  if (op == LL_OP_LEASE_BREAK && (p->break_period < -1 || p->break_period > 60))
+                   "lease duration %ld is invalid: use -1 (infinite) or %d to "
+                   "%d seconds",
+                   p->lease_duration, LL_LEASE_DURATION_MIN,
+                   LL_LEASE_DURATION_MAX);
+  if (op == LL_OP_LEASE_BREAK &&
+      (p->break_period < -1 || p->break_period > LL_BREAK_PERIOD_MAX))
     return ll_fail(err, LL_E_USAGE,
-                   "break period %ld is invalid: use 0 to 60 seconds, or -1 "
+                   "break period %ld is invalid: use 0 to %d seconds, or -1 "
                    "to omit it",
-                   p->break_period);
+                   p->break_period, LL_BREAK_PERIOD_MAX);
   if (p->api_version && !header_value_ok(p->api_version))
     return ll_fail(err, LL_E_USAGE,
                    "api_version is empty or has control characters");

@@ -189,11 +189,11 @@ static ll_status plan_state(ll_lease_plan *p, ll_lease_state s, ll_error *err) {
 ll_status ll_lease_plan_build(long break_period, int destructive,
                               ll_lease_plan *p, ll_error *err) {
   memset(p, 0, sizeof *p);
-  if (break_period < 1 || break_period > 60)
+  if (break_period < 1 || break_period > LL_BREAK_PERIOD_MAX)
     return ll_fail(err, LL_E_USAGE,
-                   "break period %ld s is outside 1..60: Breaking (A) needs a "
-                   "break period; pass --break-period 1..60",
-                   break_period);
+                   "break period %ld s is outside 1..%d: Breaking (A) needs a "
+                   "break period; pass --break-period 1..%d",
+                   break_period, LL_BREAK_PERIOD_MAX, LL_BREAK_PERIOD_MAX);
   p->break_period = break_period;
   p->destructive = destructive;
   p->next_rev = LL_LT_FIRST_REV;

@@ -35,11 +35,12 @@ ll_status ll_flow_plan_check(const ll_flow_plan *p, const cJSON *permitted,
                    "'-'",
                    p->name);
   for (int i = 0; i < p->nbreaks; i++)
-    if (p->break_periods[i] < 0 || p->break_periods[i] > 60)
+    if (p->break_periods[i] < 0 || p->break_periods[i] > LL_BREAK_PERIOD_MAX)
       return ll_fail(err, LL_E_USAGE,
-                     "break period %ld s is outside 0..60: Lease Blob accepts "
-                     "0 to 60 seconds; pass --break-period 0..60",
-                     p->break_periods[i]);
+                     "break period %ld s is outside 0..%d: Lease Blob accepts "
+                     "0 to %d seconds; pass --break-period 0..%d",
+                     p->break_periods[i], LL_BREAK_PERIOD_MAX,
+                     LL_BREAK_PERIOD_MAX, LL_BREAK_PERIOD_MAX);
   if (p->window_attempts < 0 || p->window_attempts > LL_PLAN_MAX_ATTEMPTS ||
       (p->window_attempts == 0 && p->nbreaks > 0 && !p->destructive &&
        !p->recover && !p->lease_table))

@@ -10,6 +10,13 @@
 #include "lease_id.h"
 #include "ll.h"
 
+/* Lease Blob's ranges: x-ms-lease-duration is -1 (infinite) or 15 to 60
+ * seconds, x-ms-lease-break-period 0 to 60 seconds. */
+#define LL_LEASE_INFINITE (-1)
+#define LL_LEASE_DURATION_MIN 15
+#define LL_LEASE_DURATION_MAX 60
+#define LL_BREAK_PERIOD_MAX 60
+
 typedef enum {
   LL_OP_CREATE_CONTAINER = 0,
   LL_OP_PUT_BLOB,
