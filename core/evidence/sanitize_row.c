@@ -213,7 +213,8 @@ static int dropped(const char *key, int top) {
     return 0;
   }
   for (size_t i = 0; i < sizeof dropped_keys / sizeof dropped_keys[0]; i++)
-    if (strcasecmp(key, dropped_keys[i]) == 0)
+    if (fold(key[1]) == dropped_keys[i][1] && /* each is lowercase */
+        strcasecmp(key, dropped_keys[i]) == 0)
       return 1;
   return 0; /* prev_hash and row_hash start with neither l, a, c nor s */
 }
