@@ -24,14 +24,18 @@ static const char usage[] =
     "usage: leaselua corroborate DIR --logs FILE... [--margin SECONDS] "
     "[--json] [--sign-key KEY]\n"
     "       leaselua corroborate DIR --print-query [--margin SECONDS]\n"
-    "exit: 0 CORROBORATED, 1 INCOMPLETE, 2 CONTRADICTED, 64 usage, 70 "
-    "internal\n";
+    "exit: 0 CORROBORATED, 1 INCOMPLETE, 2 CONTRADICTED, 64 usage or bad "
+    "input, 70 internal or I/O\n";
 
 /* The exit of an error that ends corroborate before a verdict: the host's
  * one mapping (ll_code_exit: out of memory and internal errors 70, the
  * rest 64), except that exit 2 is CONTRADICTED here, so an error the host
- * would end as a HOLD (an edited bundle) is bad input, 64. */
+ * would end as a HOLD (an edited bundle) is bad input, 64, and a read or
+ * write that failed part-way (a full disk) is the machine's, 70, wherever
+ * it happens: loading the bundle, reading a log or writing the result. */
 static int error_exit(ll_code code) {
+  if (code == LL_E_IO)
+    return 70;
   int rc = ll_code_exit(code);
   return rc == 2 ? 64 : rc;
 }

@@ -363,7 +363,29 @@ static void test_actor_sas(void) {
   ll_clock_free(clock);
 }
 
+/* More identifiers than a cap: the count says so (the run and verify then
+ * refuse), and no more than cap are stored. */
+static void test_ids_over_cap(void) {
+  cJSON *ids = cJSON_CreateObject();
+  char name[16], guid[40];
+  for (int i = 0; i < 3; i++) {
+    cJSON *e = cJSON_CreateObject();
+    snprintf(guid, sizeof guid, "0b9e5a4c-7d21-4f3e-9a6b-2c8d1e0f4a5%d", i);
+    cJSON_AddStringToObject(e, "tid", guid);
+    snprintf(name, sizeof name, "actor%d", i);
+    cJSON_AddItemToObject(ids, name, e);
+  }
+  const char *out[3] = {NULL, NULL, NULL};
+  CHECK_INT((int)ll_identity_ids(ids, out, 2), 3);
+  CHECK(out[0] != NULL && out[1] != NULL);
+  CHECK(out[2] == NULL); /* nothing written past cap */
+  CHECK_INT((int)ll_identity_ids(ids, out, 3), 3);
+  CHECK(out[2] != NULL);
+  cJSON_Delete(ids);
+}
+
 int main(void) {
+  test_ids_over_cap();
   test_fingerprint();
   test_dev_tokens();
   test_statement();

@@ -61,8 +61,8 @@ size_t ll_identity_ids(const cJSON *ids, const char **out, size_t cap) {
       const char *v = entry_str(e, keys[k]);
       if (!v && sas)
         v = entry_str(sas, keys[k]);
-      if (v && ll_sanitize_norm_id(v, norm) && n < cap)
-        out[n++] = v;
+      if (v && ll_sanitize_norm_id(v, norm) && n++ < cap)
+        out[n - 1] = v;
     }
   }
   return n;

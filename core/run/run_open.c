@@ -161,6 +161,11 @@ _Static_assert(LL_PLAN_MAX_ACTORS <= LL_IDENTITY_ENTRIES_MAX,
 static ll_status bind_identity_ids(ll_run *r, const cJSON *ids, ll_error *err) {
   const char *v[LL_IDENTITY_IDS_MAX];
   size_t n = ll_identity_ids(ids, v, sizeof v / sizeof v[0]);
+  if (n > sizeof v / sizeof v[0])
+    return ll_fail(err, LL_E_INTERNAL,
+                   "the identity record holds %zu identifiers, more than the "
+                   "%d this run can bind for the export scan",
+                   n, LL_IDENTITY_IDS_MAX);
   for (size_t i = 0; i < n; i++) {
     ll_status st =
         ll_ledger_bind_alias(r->ledger, LL_IDENTITY_ALIAS, v[i], err);

@@ -96,6 +96,11 @@ static ll_status real_ids(const cJSON *p, long seq, binds *b,
   size_t npid =
       ll_identity_ids(cJSON_GetObjectItemCaseSensitive(p, "identities"), pid,
                       LL_IDENTITY_IDS_MAX);
+  if (npid > LL_IDENTITY_IDS_MAX)
+    return problem(rep, err, seq,
+                   "protected row %ld: its identity record holds %zu "
+                   "identifiers, more than a run writes (%d)",
+                   seq, npid, LL_IDENTITY_IDS_MAX);
   for (size_t i = 0; i < npid; i++)
     if (ll_sanitize_norm_id(pid[i], norm) && !binds_alias_of(b, norm) &&
         !binds_add(b, pid[i], LL_IDENTITY_ALIAS, norm))

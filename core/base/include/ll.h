@@ -29,9 +29,10 @@ static inline int ll_strsame(const char *a, const char *b) {
 }
 
 /* A request row's lease_alias_supplied when the request carried no lease
- * ID (core/run/run_row.c writes it). Every reader asks ll_lease_none, so
- * that an absent or empty alias is no lease for all of them: an empty
- * alias names nobody. */
+ * ID (core/run/run_row.c writes it). The baseline, the fold and verify ask
+ * ll_lease_none where they ask "did it carry a lease", so that an absent
+ * or empty alias is no lease for all of them: an empty alias names
+ * nobody (a run's aliases are 1 to 15 bytes). */
 #define LL_LEASE_OMITTED "omitted"
 static inline int ll_lease_none(const char *alias) {
   return !alias || !*alias || strcmp(alias, LL_LEASE_OMITTED) == 0;

@@ -23,11 +23,14 @@ cJSON *ll_identity_entry(const ll_auth *a, const char *source);
  * may hold and that are GUIDs (tid, oid, appid, azp, sas.skoid,
  * sas.sktid): up to cap of them into out (pointers into ids), bound like
  * lease IDs by the run and by verify so that the export scan finds any
- * copy of them (invariant 9). Returns how many. */
+ * copy of them (invariant 9). Returns how many there are: more than cap
+ * means some were not stored, and the caller refuses. */
 #define LL_IDENTITY_ALIAS "{{identity}}"
-/* Room for every such identifier of up to 8 identity entries, one an
- * actor (run_open.c asserts that a plan has no more actors). */
-#define LL_IDENTITY_ENTRIES_MAX 8
+/* Room for every such identifier of up to 48 identity entries (an
+ * actor's each, the observer's, and up to 39 permitted actors when a plan
+ * names none; run_open.c asserts a plan's actors fit, and a record with
+ * more is refused, never cut short). */
+#define LL_IDENTITY_ENTRIES_MAX 48
 #define LL_IDENTITY_IDS_MAX                                                    \
   (LL_IDENTITY_PRIVATE_NKEYS * LL_IDENTITY_ENTRIES_MAX)
 size_t ll_identity_ids(const cJSON *ids, const char **out, size_t cap);
