@@ -621,12 +621,10 @@ static void test_identity_keys_dropped(void) {
   CHECK_INT((int)(sizeof keys / sizeof keys[0]), LL_IDENTITY_PRIVATE_NKEYS);
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
     char upper[16];
-    size_t n = strlen(keys[i]);
-    for (size_t k = 0; k <= n && k < sizeof upper; k++)
-      upper[k] =
-          (char)(keys[i][k] >= 'a' && keys[i][k] <= 'z' ? keys[i][k] - 'a' + 'A'
-                                                        : keys[i][k]);
-    upper[sizeof upper - 1] = '\0';
+    snprintf(upper, sizeof upper, "%s", keys[i]);
+    for (char *c = upper; *c; c++)
+      if (*c >= 'a' && *c <= 'z')
+        *c = (char)(*c - 'a' + 'A');
     cJSON *row = cJSON_CreateObject(), *inner = cJSON_CreateObject();
     cJSON_AddStringToObject(row, "record", "manifest");
     cJSON_AddStringToObject(row, keys[i], "top");
