@@ -29,6 +29,8 @@ typedef struct {
   /* an acquire proposing no ID gets this one, also echoed as the
    * x-ms-request-id (a hostile server: the ID in a header rows record) */
   const char *service_id;
+  /* an acquire proposing an ID gets this one instead, echoed the same way */
+  const char *swap_id;
 } fake_wire;
 
 static inline void fw_head(ll_http_response *resp, long status) {
@@ -98,10 +100,11 @@ static inline ll_status fw_exchange(ll_transport *t, const ll_http_request *q,
     fw_head(resp, 202);
   } else if (action && strcmp(action, "acquire") == 0) {
     const char *id = ll_headers_get(&q->headers, "x-ms-proposed-lease-id");
+    const char *chosen = id ? w->swap_id : w->service_id;
     snprintf(w->holder, sizeof w->holder, "%s",
-             id ? id : (w->service_id ? w->service_id : ""));
+             chosen ? chosen : (id ? id : ""));
     strcpy(w->state, "leased");
-    if (!id && w->service_id) {
+    if (chosen) {
       resp->outcome = LL_OUTCOME_RESPONSE;
       resp->status = 201;
       resp->emitted_requests = 1;

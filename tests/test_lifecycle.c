@@ -441,6 +441,57 @@ static void test_service_id_never_exported(void) {
   service_id_case("lease-7f3e9a6b", 0, "ev-xshort");
 }
 
+/* An acquire answered 201 with another lease ID than the one proposed (a
+ * service that does not do what Lease Blob says): that ID is no binding
+ * of the run, but it names a lease, so neither ledger carries it, even
+ * where the server echoed it in a header the row records. The row says
+ * the IDs differ. */
+static void test_swapped_id_never_recorded(void) {
+  static const char *const id = "5a0c9e1f-3b7d-4c2a-8e6f-1d9b0a7c3e52";
+  fake_wire w;
+  fw_init(&w);
+  w.swap_id = id;
+  ll_error err = {0};
+  ll_run *r =
+      fw_open(&w, path("ev-swap"), "ev-swap.json", path("locks"), 0, &err);
+  CHECK(r != NULL);
+  if (!r)
+    return;
+  declare(r, 0, "A");
+  CHECK_INT(ll_run_bind(r, "A", &err), LL_OK);
+  CHECK_INT(
+      fw_send(r, LL_OP_CREATE_CONTAINER, "operator", NULL, 0, -1, NULL, &err),
+      LL_OK);
+  CHECK_INT(ll_run_lifecycle(r, 0, "first", NULL, &err), LL_OK);
+  CHECK_INT(fw_send(r, LL_OP_PUT_BLOB, "A", NULL, 0, 0, NULL, &err), LL_OK);
+  CHECK_INT(fw_send(r, LL_OP_GET_BLOB, "observer", NULL, 0, -1, NULL, &err),
+            LL_OK);
+  cJSON *row = NULL;
+  fw_send(r, LL_OP_LEASE_ACQUIRE, "A", "A", 1, -1, &row, &err);
+  CHECK(row != NULL);
+  CHECK(cJSON_IsFalse(
+      cJSON_GetObjectItem(row, "returned_lease_matches_proposed")));
+  CHECK_STR(ll_json_str(row, "x_ms_request_id"), "{{secret:lease-id}}");
+  cJSON_Delete(row);
+  CHECK_STR(w.holder, id);
+  ll_run_close(r);
+  static const char *const files[] = {"ev-swap/export/ledger.jsonl",
+                                      "ev-swap/protected/ledger.jsonl"};
+  for (int k = 0; k < 2; k++) {
+    FILE *f = fopen(path(files[k]), "r");
+    CHECK(f != NULL);
+    char line[65536];
+    int seen = 0, rows = 0;
+    while (f && fgets(line, sizeof line, f))
+      seen |= strstr(line, id) != NULL, rows++;
+    if (f)
+      fclose(f);
+    CHECK(rows > 5);
+    CHECK_INT(seen, 0);
+  }
+  fw_cleanup(&w);
+}
+
 int main(void) {
   test_lifecycle_cases();
   test_carry_over();
@@ -450,6 +501,7 @@ int main(void) {
     test_run_lifecycles();
     test_finish_seals();
     test_service_id_never_exported();
+    test_swapped_id_never_recorded();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     if (system(cmd) != 0)

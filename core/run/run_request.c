@@ -370,10 +370,29 @@ static ll_status bind_returned(ll_run *r, const ll_http_response *resp,
                  n);
 }
 
+/* Any other answer that names a lease the run holds no binding for (an
+ * acquire or change answered with another ID than the one proposed, an
+ * ID the service sent where none was asked for) is learnt by the scan as
+ * a secret before the row is built: the row says whether the IDs matched,
+ * and neither ledger carries the ID, wherever the server echoed it. The
+ * lease table's acquire that proposed none binds it instead
+ * (bind_returned). */
+static ll_status learn_unbound(req *q, ll_error *err) {
+  const char *id = ll_headers_get(&q->resp.headers, "x-ms-lease-id");
+  if (!id || !*id || (q->changed[0] && ll_lease_id_equal(id, q->changed)) ||
+      ll_run_alias_of(q->r, id) ||
+      (q->s->cell && q->s->op == LL_OP_LEASE_ACQUIRE && !q->pw))
+    return LL_OK;
+  return ll_ledger_add_named_secret(q->r->ledger, id, "lease-id", err);
+}
+
 /* 5. outcome: the classified row, then what it calls for (the read that
  * records a blob in the way of a create, a change's binding made active). */
 static ll_status outcome(req *q, cJSON **out_row, ll_error *err) {
   ll_run *r = q->r;
+  ll_status learnt = learn_unbound(q, err);
+  if (learnt != LL_OK)
+    return learnt;
   ll_outcome_ctx c = {.ledger = r->ledger,
                       .endpoint_kind = ll_model_endpoint_kind(r->model),
                       .now_ms =
