@@ -69,8 +69,59 @@ static void test_virtual(void) {
   ll_clock_free(c);
 }
 
+/* ll_utc_parse: one grammar, each source's flags. The storage logs' and
+ * the fixtures' readers took 31 February and a leap second before they
+ * shared it; the SAS reader's own cases are in test_auth_sas. */
+static void test_parse(void) {
+  enum { LOGS = LL_UTC_BARE | LL_UTC_SPACE | LL_UTC_SLASH };
+  static const struct {
+    const char *in;
+    unsigned allow;
+    int ok;
+    int64_t ms;
+  } rows[] = {
+      {"2026-12-01T10:00:00Z", 0, 1, 1796119200000LL},
+      {"2026-12-01T10:00:00.123Z", 0, 1, 1796119200123LL},
+      {"2026-12-01T10:00:00.1234567Z", 0, 1, 1796119200123LL},
+      {"2028-02-29T00:00:00Z", 0, 1, 1835395200000LL},
+      {"2018/11/08 21:09:36.6900118", LOGS, 1, 1541711376690LL},
+      {"2026-12-01 10:00:00", LOGS, 1, 1796119200000LL},
+      {"2026-12-01T10:00:00", 0, 0, 0},    /* a fixture's needs Z */
+      {"2026/12/01T10:00:00Z", 0, 0, 0},   /* slashes: logs only */
+      {"2026/12-01 10:00:00", LOGS, 0, 0}, /* one separator */
+      {"2026-12-01 10:00:00Z", 0, 0, 0},   /* a space: logs only */
+      {"2026-02-31T10:00:00Z", 0, 0, 0},   /* no such day */
+      {"2026-02-31 10:00:00", LOGS, 0, 0},
+      {"2027-02-29T00:00:00Z", 0, 0, 0},
+      {"2026-12-01T10:00:60Z", 0, 0, 0}, /* no leap second */
+      {"2026-12-01T10:00:60", LOGS, 0, 0},
+      {"2026-12-01T10:00:00.Z", 0, 0, 0},
+      {"2026-12-01T10:00:00.12345678Z", LOGS, 0, 0},
+      {" 2026-12-01T10:00:00Z", 0, 0, 0}, /* sscanf took this */
+      {"2026-12-01T+1:00:00Z", 0, 0, 0},
+      {"1969-12-31T23:59:59Z", LOGS, 0, 0},
+      {"2026-12-01", LOGS, 0, 0}, /* a date alone: SAS only */
+      {"2026-12-01T10:00:00+01:00", LOGS, 0, 0},
+      {"2026-12-01T10:00:00Z ", 0, 0, 0},
+      {"", 0, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    int64_t ms = -1;
+    int got = ll_utc_parse(rows[i].in, strlen(rows[i].in), rows[i].allow, &ms);
+    if ((got == 0) != rows[i].ok)
+      fprintf(stderr, "parse row %zu (%s): %d\n", i, rows[i].in, got);
+    CHECK_INT(got == 0, rows[i].ok);
+    if (rows[i].ok)
+      CHECK_INT(ms, rows[i].ms);
+  }
+  int64_t ms = 7;
+  CHECK_INT(ll_utc_parse(NULL, 0, 0, &ms), -1);
+  CHECK_INT(ms, 7);
+}
+
 int main(void) {
   test_stamps();
   test_virtual();
+  test_parse();
   return ll_test_report("test_clock");
 }

@@ -60,6 +60,89 @@ int64_t ll_days_from_civil(int64_t y, int m, int d) {
   return era * 146097 + doe - 719468;
 }
 
+static int take_digits(const char **p, const char *end, int n, int *out) {
+  int v = 0;
+  for (int i = 0; i < n; i++, (*p)++) {
+    if (*p >= end || **p < '0' || **p > '9')
+      return 0;
+    v = v * 10 + (**p - '0');
+  }
+  *out = v;
+  return 1;
+}
+
+static int take(const char **p, const char *end, char c) {
+  if (*p < end && **p == c) {
+    (*p)++;
+    return 1;
+  }
+  return 0;
+}
+
+static int days_in_month(int y, int m) {
+  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+    return 29;
+  return days[m - 1];
+}
+
+int ll_utc_parse(const char *s, size_t len, unsigned allow, int64_t *out_ms) {
+  if (!s)
+    return -1;
+  const char *p = s, *end = s + len;
+  int y, mo, d, h = 0, mi = 0, sec = 0, ms = 0, off = 0;
+  char sep = (allow & LL_UTC_SLASH) && len > 4 && s[4] == '/' ? '/' : '-';
+  if (!take_digits(&p, end, 4, &y) || !take(&p, end, sep) ||
+      !take_digits(&p, end, 2, &mo) || !take(&p, end, sep) ||
+      !take_digits(&p, end, 2, &d))
+    return -1;
+  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo))
+    return -1;
+  if (p == end) {
+    if (!(allow & LL_UTC_SHORT))
+      return -1;
+  } else {
+    if ((!take(&p, end, 'T') &&
+         !((allow & LL_UTC_SPACE) && take(&p, end, ' '))) ||
+        !take_digits(&p, end, 2, &h) || !take(&p, end, ':') ||
+        !take_digits(&p, end, 2, &mi))
+      return -1;
+    if (take(&p, end, ':')) {
+      if (!take_digits(&p, end, 2, &sec))
+        return -1;
+      if (take(&p, end, '.')) {
+        int nd = 0;
+        for (; p < end && *p >= '0' && *p <= '9'; p++, nd++)
+          if (nd < 3)
+            ms = ms * 10 + (*p - '0');
+        if (nd == 0 || nd > 7)
+          return -1;
+        for (int i = nd; i < 3; i++)
+          ms *= 10;
+      }
+    } else if (!(allow & LL_UTC_SHORT)) {
+      return -1;
+    }
+    if (h > 23 || mi > 59 || sec > 59)
+      return -1;
+    if ((allow & LL_UTC_OFFSET) && p < end && (*p == '+' || *p == '-')) {
+      int sign = *p++ == '-' ? -1 : 1, oh, om;
+      if (!take_digits(&p, end, 2, &oh) || !take(&p, end, ':') ||
+          !take_digits(&p, end, 2, &om) || oh > 23 || om > 59)
+        return -1;
+      off = sign * (oh * 60 + om);
+    } else if (!take(&p, end, 'Z') && !(allow & LL_UTC_BARE)) {
+      return -1;
+    }
+  }
+  if (p != end)
+    return -1;
+  int64_t t =
+      ((ll_days_from_civil(y, mo, d) * 24 + h) * 60 + mi - off) * 60 + sec;
+  *out_ms = t * 1000 + ms;
+  return 0;
+}
+
 /* n as exactly w digits at p (n in 0 .. 10^w - 1). */
 static void put_digits(char *p, int n, int w) {
   for (int i = w - 1; i >= 0; i--, n /= 10)

@@ -133,49 +133,9 @@ int ll_log_pct_decode(const char *src, char *dst, size_t cap) {
   return 0;
 }
 
-static int digits(const char *s, int n, int *out) {
-  int v = 0;
-  for (int i = 0; i < n; i++) {
-    if (s[i] < '0' || s[i] > '9')
-      return -1;
-    v = v * 10 + (s[i] - '0');
-  }
-  *out = v;
-  return 0;
-}
-
 int ll_log_parse_time(const char *s, int64_t *out_ms) {
-  int y, mo, d, h, mi, se, ms = 0;
-  if (!s || strlen(s) < 19)
-    return -1;
-  if (digits(s, 4, &y) || (s[4] != '-' && s[4] != '/') ||
-      digits(s + 5, 2, &mo) || s[7] != s[4] || digits(s + 8, 2, &d) ||
-      (s[10] != 'T' && s[10] != ' ') || digits(s + 11, 2, &h) || s[13] != ':' ||
-      digits(s + 14, 2, &mi) || s[16] != ':' || digits(s + 17, 2, &se))
-    return -1;
-  const char *p = s + 19;
-  if (*p == '.') {
-    int n = 0;
-    p++;
-    while (*p >= '0' && *p <= '9') {
-      if (n < 3)
-        ms = ms * 10 + (*p - '0');
-      n++, p++;
-    }
-    if (n == 0 || n > 9)
-      return -1;
-    for (; n < 3; n++)
-      ms *= 10;
-  }
-  if (*p == 'Z')
-    p++;
-  if (*p)
-    return -1;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
-    return -1;
-  *out_ms = ((ll_days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 +
-            (int64_t)se * 1000 + ms;
-  return 0;
+  return ll_utc_parse(s, s ? strlen(s) : 0,
+                      LL_UTC_BARE | LL_UTC_SPACE | LL_UTC_SLASH, out_ms);
 }
 
 /* Operations whose category is plain from the REST operation; the lease

@@ -1,7 +1,6 @@
 /* The small formats of a fixture: text buffers, lease placeholders, UTF-8
  * and base64 bodies, UTC stamps, the account path, and the printer that
  * writes fixtures as JSON.stringify(v, null, 2) does. */
-#include <ctype.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,25 +100,7 @@ ll_status fx_unbase64(const char *s, unsigned char **out, size_t *n) {
 }
 
 int fx_parse_utc(const char *s, int64_t *ms) {
-  int y, mo, d, h, mi, sec, milli = 0, used = 0;
-  if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec,
-                   &used) != 6)
-    return 0;
-  const char *p = s + used;
-  if (*p == '.') {
-    int digits = 0;
-    for (p++; isdigit((unsigned char)*p); p++, digits++)
-      if (digits < 3)
-        milli = milli * 10 + (*p - '0');
-    for (; digits > 0 && digits < 3; digits++)
-      milli *= 10;
-  }
-  if (strcmp(p, "Z") != 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
-      mi > 59 || sec > 60)
-    return 0;
-  *ms = ((ll_days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 +
-        (int64_t)sec * 1000 + milli;
-  return 1;
+  return ll_utc_parse(s, s ? strlen(s) : 0, 0, ms) == 0;
 }
 
 void ll_fixture_account_path(const char *url, char *buf, size_t cap) {

@@ -12,32 +12,6 @@
 #include "clock.h"
 #include "secret.h"
 
-static int take_digits(const char **p, const char *end, int n, int *out) {
-  int v = 0;
-  for (int i = 0; i < n; i++, (*p)++) {
-    if (*p >= end || **p < '0' || **p > '9')
-      return 0;
-    v = v * 10 + (**p - '0');
-  }
-  *out = v;
-  return 1;
-}
-
-static int take(const char **p, const char *end, char c) {
-  if (*p < end && **p == c) {
-    (*p)++;
-    return 1;
-  }
-  return 0;
-}
-
-static int days_in_month(int y, int m) {
-  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
-    return 29;
-  return days[m - 1];
-}
-
 /* The forms of "Formatting DateTime values" (Azure Storage REST
  * reference, learn.microsoft.com/rest/api/storageservices/
  * formatting-datetime-values): YYYY-MM-DD, YYYY-MM-DDThh:mm and
@@ -45,50 +19,10 @@ static int days_in_month(int y, int m) {
  * optional Z or +/-hh:mm offset (-23:59..+23:59); a date alone is
  * midnight UTC. */
 ll_status ll_auth_sas_time(const char *s, size_t len, int64_t *out_ms) {
-  const char *p = s, *end = s + len;
-  int y, mo, d, h = 0, mi = 0, sec = 0, ms = 0, off = 0;
-  if (!take_digits(&p, end, 4, &y) || !take(&p, end, '-') ||
-      !take_digits(&p, end, 2, &mo) || !take(&p, end, '-') ||
-      !take_digits(&p, end, 2, &d))
-    return LL_E_PARSE;
-  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo))
-    return LL_E_PARSE;
-  if (p < end) {
-    if (!take(&p, end, 'T') || !take_digits(&p, end, 2, &h) ||
-        !take(&p, end, ':') || !take_digits(&p, end, 2, &mi))
-      return LL_E_PARSE;
-    if (take(&p, end, ':')) {
-      if (!take_digits(&p, end, 2, &sec))
-        return LL_E_PARSE;
-      if (take(&p, end, '.')) {
-        int nd = 0;
-        for (; p < end && *p >= '0' && *p <= '9'; p++, nd++)
-          if (nd < 3)
-            ms = ms * 10 + (*p - '0');
-        if (nd == 0 || nd > 7)
-          return LL_E_PARSE;
-        for (int i = nd; i < 3; i++)
-          ms *= 10;
-      }
-    }
-    if (h > 23 || mi > 59 || sec > 59)
-      return LL_E_PARSE;
-    if (p < end && (*p == '+' || *p == '-')) {
-      int sign = *p++ == '-' ? -1 : 1, oh, om;
-      if (!take_digits(&p, end, 2, &oh) || !take(&p, end, ':') ||
-          !take_digits(&p, end, 2, &om) || oh > 23 || om > 59)
-        return LL_E_PARSE;
-      off = sign * (oh * 60 + om);
-    } else {
-      take(&p, end, 'Z');
-    }
-  }
-  if (p != end)
-    return LL_E_PARSE;
-  int64_t t =
-      ((ll_days_from_civil(y, mo, d) * 24 + h) * 60 + mi - off) * 60 + sec;
-  *out_ms = t * 1000 + ms;
-  return LL_OK;
+  return ll_utc_parse(s, len, LL_UTC_BARE | LL_UTC_SHORT | LL_UTC_OFFSET,
+                      out_ms) == 0
+             ? LL_OK
+             : LL_E_PARSE;
 }
 
 static int hex(char c) {

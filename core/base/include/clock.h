@@ -3,6 +3,7 @@
 #ifndef LL_CLOCK_H
 #define LL_CLOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct ll_clock ll_clock;
@@ -21,6 +22,21 @@ void ll_clock_format_utc(int64_t utc_ms, char *buf, unsigned cap);
 /* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
  * days_from_civil), for parsing UTC stamps without timegm. */
 int64_t ll_days_from_civil(int64_t y, int m, int d);
+
+/* The one reader of a UTC stamp that comes from outside (a fixture, a
+ * storage log, a SAS): YYYY-MM-DD, a real day from 1970 on, then
+ * THH:MM:SS (23:59:59 at most: no leap second), an optional fraction of
+ * 1 to 7 digits (milliseconds kept, the rest dropped, as Azure writes
+ * seven), and Z. What one source adds is a flag of allow. 0 with *out_ms
+ * set, or -1 when s[0..len) is not such a stamp (s may be NULL). */
+enum {
+  LL_UTC_BARE = 1,   /* no Z: UTC all the same (storage logs, a SAS) */
+  LL_UTC_SPACE = 2,  /* ' ' for 'T' (storage logs) */
+  LL_UTC_SLASH = 4,  /* YYYY/MM/DD (classic storage logs) */
+  LL_UTC_SHORT = 8,  /* a date alone (midnight) or THH:MM (a SAS) */
+  LL_UTC_OFFSET = 16 /* +HH:MM or -HH:MM for Z (a SAS) */
+};
+int ll_utc_parse(const char *s, size_t len, unsigned allow, int64_t *out_ms);
 /* Real: nanosleep. Virtual: advances the clock at once. */
 void ll_clock_sleep_ms(ll_clock *c, int64_t ms);
 /* Virtual only: move to at least mono_ns (never backwards). */

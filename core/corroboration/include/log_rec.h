@@ -79,7 +79,8 @@ typedef struct {
 void ll_log_set_free(ll_log_set *s);
 
 /* "2019-02-28T19:10:21.2123117Z" (or with '/' and ' ', no zone: UTC) as
- * milliseconds since the epoch; 0 on success, -1 when it is not one. */
+ * milliseconds since the epoch, read by ll_utc_parse (clock.h); 0 on
+ * success, -1 when it is not one. */
 int ll_log_parse_time(const char *s, int64_t *out_ms);
 
 /* The category a logged operation belongs to when the log does not say,
