@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "text.h"
+
 void ll_lua_push_json(lua_State *L, const cJSON *v) {
   luaL_checkstack(L, 4, "json nesting");
   if (!v || cJSON_IsNull(v)) {
@@ -81,31 +83,6 @@ static void leave_key(conv_ctx *c, size_t keep) {
   c->where[keep] = '\0';
 }
 
-/* Strict UTF-8 (no overlongs, no surrogates, at most U+10FFFF). */
-static int utf8_ok(const unsigned char *s, size_t n) {
-  for (size_t i = 0; i < n;) {
-    unsigned char b = s[i];
-    size_t len = b < 0x80         ? 1
-                 : (b >> 5) == 6  ? 2
-                 : (b >> 4) == 14 ? 3
-                 : (b >> 3) == 30 ? 4
-                                  : 0;
-    if (!len || i + len > n)
-      return 0;
-    unsigned long cp = len == 1 ? b : b & (0x7F >> len);
-    for (size_t k = 1; k < len; k++) {
-      if ((s[i + k] & 0xC0) != 0x80)
-        return 0;
-      cp = (cp << 6) | (s[i + k] & 0x3F);
-    }
-    static const unsigned long min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-      return 0;
-    i += len;
-  }
-  return 1;
-}
-
 /* A string at idx (a value or a key), counted against the byte limit. */
 static int string_ok(conv_ctx *c, lua_State *L, int idx, const char **out) {
   size_t len = 0;
@@ -119,7 +96,7 @@ static int string_ok(conv_ctx *c, lua_State *L, int idx, const char **out) {
     fail(c, "a string holds a NUL byte");
     return 0;
   }
-  if (!utf8_ok((const unsigned char *)s, len)) {
+  if (!ll_utf8_valid((const unsigned char *)s, len)) {
     fail(c, "a string is not valid UTF-8");
     return 0;
   }

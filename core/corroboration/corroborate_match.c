@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "jsonx.h"
+#include "text.h"
 
 void ll_corr_target_init(const cJSON *m, ll_corr_target *g) {
   const char *h = ll_json_str(m, "declared_azure_host");
@@ -16,7 +17,7 @@ void ll_corr_target_init(const cJSON *m, ll_corr_target *g) {
   if (!g->host)
     g->host = "";
   const char *b = ll_json_str(m, "blob_path"), *c = ll_json_str(m, "container");
-  if (ll_log_pct_decode(b, g->blob, sizeof g->blob) != 0)
+  if (ll_pct_decode(b, strlen(b), g->blob, sizeof g->blob, NULL) != 0)
     ll_strlcpy(g->blob, b, sizeof g->blob);
   g->container[0] = '\0';
   char needle[300];
@@ -36,7 +37,7 @@ ll_corr_tgt ll_corr_target_of(const ll_corr_target *g, const ll_log_rec *r,
     return LL_TGT_NOURI;
   if (!r->host[0])
     return LL_TGT_NOHOST;
-  if (ll_log_pct_decode(r->path, dec, sizeof dec) != 0)
+  if (ll_pct_decode(r->path, strlen(r->path), dec, sizeof dec, NULL) != 0)
     return LL_TGT_BAD;
   if (strcasecmp(r->host, g->host) != 0)
     return LL_TGT_OTHER;

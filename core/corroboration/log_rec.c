@@ -105,34 +105,6 @@ void ll_log_put_uri(ll_log_rec *r, const char *uri, size_t len) {
     (void)ll_log_put(r->path, sizeof r->path, p, (size_t)(e - p));
 }
 
-static int hexval(char c) {
-  return c >= '0' && c <= '9'   ? c - '0'
-         : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                : -1;
-}
-
-int ll_log_pct_decode(const char *src, char *dst, size_t cap) {
-  size_t n = 0;
-  for (const char *p = src; *p; p++) {
-    int c = (unsigned char)*p;
-    if (c == '%') {
-      int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
-      if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-        return -1;
-      c = hi * 16 + lo;
-      p += 2;
-    }
-    if (n + 1 >= cap)
-      return -1;
-    dst[n++] = (char)c;
-  }
-  if (cap == 0)
-    return -1;
-  dst[n] = '\0';
-  return 0;
-}
-
 int ll_log_parse_time(const char *s, int64_t *out_ms) {
   return ll_utc_parse(s, s ? strlen(s) : 0,
                       LL_UTC_BARE | LL_UTC_SPACE | LL_UTC_SLASH, out_ms);

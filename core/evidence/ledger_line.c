@@ -14,104 +14,15 @@
 
 #include "hash.h"
 #include "ledger_impl.h"
-
-/* Room for n more bytes and the NUL: inline while the reused buffer is big
- * enough, ll_buf_reserve (oom once and for all) when it must grow. */
-static inline char *room(ll_buf *b, size_t n) {
-  if (!b->oom && b->n + n + 1 <= b->cap)
-    return b->p + b->n;
-  return ll_buf_reserve(b, n) ? b->p + b->n : NULL;
-}
+#include "text.h"
 
 static inline void put(ll_buf *b, const char *s, size_t n) {
-  char *d = room(b, n);
+  char *d = ll_buf_room(b, n);
   if (d) {
     memcpy(d, s, n);
     b->n += n;
     b->p[b->n] = '\0';
   }
-}
-
-/* The bytes cJSON's print_string_ptr escapes: '"', '\\' and every byte
- * below 32 (five of them with a short escape, the rest as \u00xx). */
-static const unsigned char esc[256] = {
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, ['\\'] = 1};
-
-/* The length of the run at p[0..len) without a byte to escape: eight bytes
- * at a time while none of them is '"', '\\' or below 32 (the word tests
- * have no false negatives, and flag a word only when it holds such a
- * byte), then byte by byte through the table, which decides. */
-static size_t plain_run(const unsigned char *p, size_t len) {
-  const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-  size_t j = 0;
-  for (; j + 8 <= len; j += 8) {
-    uint64_t v, q, b;
-    memcpy(&v, p + j, 8);
-    q = v ^ (ones * '"');
-    b = v ^ (ones * '\\');
-    if ((((q - ones) & ~q) | ((b - ones) & ~b) | ((v - ones * 32) & ~v)) &
-        highs)
-      break;
-  }
-  while (j < len && !esc[p[j]])
-    j++;
-  return j;
-}
-
-/* cJSON's print_string_ptr: every other byte (UTF-8 or not) as is; a NULL
- * string prints as "". Runs without escapes are copied whole. */
-static void put_string(ll_buf *b, const char *s) {
-  static const char hex[] = "0123456789abcdef";
-  const unsigned char *p = (const unsigned char *)(s ? s : "");
-  size_t len = strlen((const char *)p);
-  char *d = room(b, len * 6 + 2);
-  if (!d)
-    return;
-  char *o = d;
-  *o++ = '"';
-  for (size_t i = 0; i < len;) {
-    size_t j = i + plain_run(p + i, len - i);
-    memcpy(o, p + i, j - i);
-    o += j - i;
-    if (j == len)
-      break;
-    unsigned char c = p[j];
-    i = j + 1;
-    *o++ = '\\';
-    switch (c) {
-    case '\\':
-      *o++ = '\\';
-      break;
-    case '"':
-      *o++ = '"';
-      break;
-    case '\b':
-      *o++ = 'b';
-      break;
-    case '\f':
-      *o++ = 'f';
-      break;
-    case '\n':
-      *o++ = 'n';
-      break;
-    case '\r':
-      *o++ = 'r';
-      break;
-    case '\t':
-      *o++ = 't';
-      break;
-    default:
-      *o++ = 'u';
-      *o++ = '0';
-      *o++ = '0';
-      *o++ = hex[c >> 4];
-      *o++ = hex[c & 15];
-    }
-  }
-  *o++ = '"';
-  b->n += (size_t)(o - d);
-  b->p[b->n] = '\0';
 }
 
 /* A whole number below 1e15 prints as its digits under both of cJSON's
@@ -172,7 +83,7 @@ static int put_value(ll_buf *b, cJSON *item, int depth, int *deepest,
     put_number(b, item, canon);
     return 1;
   case cJSON_String:
-    put_string(b, item->valuestring);
+    ll_json_put_string(b, item->valuestring);
     return 1;
   case cJSON_Array:
   case cJSON_Object: {
@@ -182,7 +93,7 @@ static int put_value(ll_buf *b, cJSON *item, int depth, int *deepest,
     put(b, obj ? "{" : "[", 1);
     for (cJSON *c = item->child; c; c = c->next) {
       if (obj) {
-        put_string(b, c->string);
+        ll_json_put_string(b, c->string);
         put(b, ":", 1);
       }
       if (!put_value(b, c, depth + 1, deepest, canon))
@@ -331,7 +242,7 @@ static ll_status print_line(cJSON *row, long seq, const char *prev,
     if (reuse && j < reuse->n)
       k = j + 1;
     put(line, ",", 1);
-    put_string(line, c->string);
+    ll_json_put_string(line, c->string);
     put(line, ":", 1);
     if (!put_value(line, c, 1, &deepest, 1))
       return ll_fail(err, LL_E_USAGE,
@@ -343,7 +254,7 @@ static ll_status print_line(cJSON *row, long seq, const char *prev,
     }
   }
   put(line, ",\"prev_hash\":", 13);
-  put_string(line, prev);
+  ll_json_put_string(line, prev);
   put(line, "}", 1);
   if (line->oom)
     return ll_fail(err, LL_E_NOMEM, "out of memory printing an evidence row");

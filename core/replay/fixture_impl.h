@@ -57,7 +57,6 @@ void fx_fixture_free(fx_fixture *f);
 /* s is exactly "{{lease:NAME}}": copies NAME, returns 1. */
 int fx_placeholder(const char *s, char name[FX_NAME_MAX]);
 
-int fx_utf8_ok(const unsigned char *s, size_t n);
 char *fx_base64(const unsigned char *s, size_t n);
 ll_status fx_unbase64(const char *s, unsigned char **out,
                       size_t *n) LL_WARN_UNUSED;

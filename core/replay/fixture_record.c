@@ -17,6 +17,7 @@
 #include "fixture_impl.h"
 #include "ledger.h"
 #include "sanitize.h"
+#include "text.h"
 
 #define MAX_IDS 32
 #define MAX_SECRETS 4
@@ -128,7 +129,7 @@ static double round1(double v) {
 }
 
 static void add_body(cJSON *o, const unsigned char *b, size_t n, int sha) {
-  if (fx_utf8_ok(b, n)) {
+  if (ll_utf8_valid(b, n)) {
     char *t = strndup((const char *)b, n);
     cJSON_AddStringToObject(o, "body", t ? t : "");
     free(t);

@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "fixture_impl.h"
+#include "text.h"
 
 /* ---- buffers ----------------------------------------------------------- */
 
@@ -32,45 +33,6 @@ int fx_placeholder(const char *s, char name[FX_NAME_MAX]) {
   }
   memcpy(name, s + p, len);
   name[len] = '\0';
-  return 1;
-}
-
-int fx_utf8_ok(const unsigned char *s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    unsigned char c = s[i];
-    size_t k;
-    unsigned long cp;
-    if (c == 0)
-      return 0;
-    if (c < 0x80) {
-      i++;
-      continue;
-    }
-    if (c >= 0xc2 && c <= 0xdf) {
-      k = 1;
-      cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      k = 2;
-      cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      k = 3;
-      cp = c & 0x07;
-    } else {
-      return 0;
-    }
-    if (n - i <= k)
-      return 0;
-    for (size_t j = 1; j <= k; j++) {
-      if ((s[i + j] & 0xc0) != 0x80)
-        return 0;
-      cp = (cp << 6) | (s[i + j] & 0x3f);
-    }
-    if ((k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-      return 0;
-    i += k + 1;
-  }
   return 1;
 }
 
@@ -122,44 +84,6 @@ void ll_fixture_account_path(const char *url, char *buf, size_t cap) {
 
 /* ---- printing, as JSON.stringify(v, null, 2) --------------------------- */
 
-static void put_string(fx_buf *b, const char *s) {
-  ll_buf_put(b, "\"", 1);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    char esc[8];
-    switch (*p) {
-    case '"':
-      fx_puts(b, "\\\"");
-      break;
-    case '\\':
-      fx_puts(b, "\\\\");
-      break;
-    case '\b':
-      fx_puts(b, "\\b");
-      break;
-    case '\f':
-      fx_puts(b, "\\f");
-      break;
-    case '\n':
-      fx_puts(b, "\\n");
-      break;
-    case '\r':
-      fx_puts(b, "\\r");
-      break;
-    case '\t':
-      fx_puts(b, "\\t");
-      break;
-    default:
-      if (*p < 0x20) {
-        snprintf(esc, sizeof esc, "\\u%04x", *p);
-        fx_puts(b, esc);
-      } else {
-        ll_buf_put(b, (const char *)p, 1);
-      }
-    }
-  }
-  ll_buf_put(b, "\"", 1);
-}
-
 static void indent(fx_buf *b, int depth) {
   ll_buf_put(b, "\n", 1);
   for (int i = 0; i < depth; i++)
@@ -177,7 +101,7 @@ static void print_item(fx_buf *b, const cJSON *v, int depth) {
     for (const cJSON *c = v->child; c; c = c->next) {
       indent(b, depth + 1);
       if (obj) {
-        put_string(b, c->string ? c->string : "");
+        ll_json_put_string(b, c->string ? c->string : "");
         fx_puts(b, ": ");
       }
       print_item(b, c, depth + 1);
@@ -187,7 +111,7 @@ static void print_item(fx_buf *b, const cJSON *v, int depth) {
     indent(b, depth);
     fx_puts(b, obj ? "}" : "]");
   } else if (cJSON_IsString(v)) {
-    put_string(b, v->valuestring);
+    ll_json_put_string(b, v->valuestring);
   } else {
     cJSON *copy = cJSON_Duplicate(v, 0);
     char *t = copy ? cJSON_PrintUnformatted(copy) : NULL;

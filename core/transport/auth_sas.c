@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "secret.h"
+#include "text.h"
 
 /* The forms of "Formatting DateTime values" (Azure Storage REST
  * reference, learn.microsoft.com/rest/api/storageservices/
@@ -23,40 +24,6 @@ ll_status ll_auth_sas_time(const char *s, size_t len, int64_t *out_ms) {
                       out_ms) == 0
              ? LL_OK
              : LL_E_PARSE;
-}
-
-static int hex(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
-/* Percent-decodes v[0..len) into buf; 0 on a bad escape or no room. */
-static int pct_decode(const char *v, size_t len, char *buf, size_t cap,
-                      size_t *out_len) {
-  size_t n = 0;
-  for (size_t i = 0; i < len; i++) {
-    char c = v[i];
-    if (c == '%') {
-      if (i + 2 >= len)
-        return 0;
-      int hi = hex(v[i + 1]), lo = hex(v[i + 2]);
-      if (hi < 0 || lo < 0)
-        return 0;
-      c = (char)(hi * 16 + lo);
-      i += 2;
-    }
-    if (n + 1 >= cap)
-      return 0;
-    buf[n++] = c;
-  }
-  buf[n] = '\0';
-  *out_len = n;
-  return 1;
 }
 
 enum { P_SIG, P_ST, P_SE, P_SKT, P_SKE, P__COUNT };
@@ -75,7 +42,7 @@ static ll_status param_time(const sas_param *ps, int which, const char *label,
                             int64_t *out, ll_error *err) {
   char buf[64], shown[48];
   size_t n = 0;
-  if (pct_decode(ps[which].v, ps[which].len, buf, sizeof buf, &n) &&
+  if (ll_pct_decode(ps[which].v, ps[which].len, buf, sizeof buf, &n) == 0 &&
       ll_auth_sas_time(buf, n, out) == LL_OK)
     return LL_OK;
   size_t k = 0;
@@ -215,7 +182,7 @@ void ll_sas_fields_read(const char *sas, ll_sas_fields *out) {
       size_t n = 0;
       if ((size_t)(eq - p) != nl || memcmp(p, names[k], nl) != 0)
         continue;
-      if (!pct_decode(eq + 1, len - nl - 1, dst[k], LL_SAS_FIELD_MAX, &n))
+      if (ll_pct_decode(eq + 1, len - nl - 1, dst[k], LL_SAS_FIELD_MAX, &n))
         dst[k][0] = '\0';
       for (size_t i = 0; i < n; i++)
         if (dst[k][i] < 0x20 || dst[k][i] >= 0x7f)

@@ -136,6 +136,14 @@ typedef struct {
 /* Room for n more bytes and the NUL: 1, or 0 with oom set once and for all. */
 int ll_buf_reserve(ll_buf *b, size_t n);
 void ll_buf_put(ll_buf *b, const char *s, size_t n);
+/* Where n more bytes go (the NUL's room too): inline while b is big
+ * enough, ll_buf_reserve when it must grow; NULL once oom. The caller
+ * adds what it wrote to b->n and terminates. */
+static inline char *ll_buf_room(ll_buf *b, size_t n) {
+  if (!b->oom && b->n + n + 1 <= b->cap)
+    return b->p + b->n;
+  return ll_buf_reserve(b, n) ? b->p + b->n : NULL;
+}
 /* Appends the formatted text whole, however long; a format error sets oom
  * as a failed allocation does, so nothing is ever silently cut. */
 void ll_buf_printf(ll_buf *b, const char *fmt, ...) LL_PRINTF(2, 3);

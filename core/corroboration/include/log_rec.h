@@ -103,9 +103,6 @@ int ll_log_put(char *dst, size_t cap, const char *src, size_t len);
 /* The host and the path of a URI ("https://host/c/b?q" or "/c/b?q": no
  * host), into r->host and r->path; marks r->has_uri. */
 void ll_log_put_uri(ll_log_rec *r, const char *uri, size_t len);
-/* Strict percent-decoding of src into dst (cap bytes): 0 on success, -1
- * for a malformed escape ("%", "%4", "%zz"), a decoded NUL, or overflow. */
-int ll_log_pct_decode(const char *src, char *dst, size_t cap);
 /* One line of a line-oriented log (classic text, diagnostic JSON lines):
  * its number from 1 and its text without the line end. */
 typedef ll_status (*ll_log_line_fn)(ll_log_set *s, int file, long line,
