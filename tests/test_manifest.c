@@ -184,8 +184,9 @@ static void test_build(void) {
   cJSON_Delete(m);
 }
 
-/* The one host rule of the three same-blob checks (recovery, the gap
- * control's --after, the lock's scan of earlier bundles). */
+/* The one host rule of the same-blob checks (recovery, the gap
+ * control's --after, the lock's scan of earlier bundles) and of
+ * corroboration's log records, in endpoint.h. */
 static void test_same_host(void) {
   ll_target t = {0};
   char host[256];
@@ -195,15 +196,15 @@ static void test_same_host(void) {
   CHECK(strcmp(host, "Acct.blob.core.windows.net") == 0);
   ll_manifest_recorded_host(&t, 1, host, sizeof host);
   CHECK(strcmp(host, LL_REPLAY_HOST) == 0); /* a replay names no host */
-  CHECK(ll_manifest_same_host("Acct.blob.core.windows.net",
+  CHECK(ll_endpoint_same_host("Acct.blob.core.windows.net",
                               "acct.blob.core.windows.net"));
-  CHECK(ll_manifest_same_host("127.0.0.1:10000", "127.0.0.1:10000"));
-  CHECK(!ll_manifest_same_host("127.0.0.1:10000", "127.0.0.1:10001"));
-  CHECK(!ll_manifest_same_host("acct.blob.core.windows.net",
+  CHECK(ll_endpoint_same_host("127.0.0.1:10000", "127.0.0.1:10000"));
+  CHECK(!ll_endpoint_same_host("127.0.0.1:10000", "127.0.0.1:10001"));
+  CHECK(!ll_endpoint_same_host("acct.blob.core.windows.net",
                                "acct2.blob.core.windows.net"));
-  CHECK(!ll_manifest_same_host(NULL, "acct.blob.core.windows.net"));
-  CHECK(!ll_manifest_same_host("acct.blob.core.windows.net", NULL));
-  CHECK(!ll_manifest_same_host(NULL, NULL));
+  CHECK(!ll_endpoint_same_host(NULL, "acct.blob.core.windows.net"));
+  CHECK(!ll_endpoint_same_host("acct.blob.core.windows.net", NULL));
+  CHECK(!ll_endpoint_same_host(NULL, NULL));
 }
 
 int main(void) {

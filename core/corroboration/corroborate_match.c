@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "endpoint.h"
 #include "jsonx.h"
 #include "text.h"
 
@@ -39,7 +40,7 @@ ll_corr_tgt ll_corr_target_of(const ll_corr_target *g, const ll_log_rec *r,
     return LL_TGT_NOHOST;
   if (ll_pct_decode(r->path, strlen(r->path), dec, sizeof dec, NULL) != 0)
     return LL_TGT_BAD;
-  if (strcasecmp(r->host, g->host) != 0)
+  if (!ll_endpoint_same_host(r->host, g->host))
     return LL_TGT_OTHER;
   return strcmp(dec, container ? g->container : g->blob) == 0 ? LL_TGT_OK
                                                               : LL_TGT_OTHER;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "endpoint.h"
 #include "hash.h"
 #include "input.h"
 #include "jsonx.h"
@@ -261,7 +262,7 @@ static void judge(int bundle, const char *host, const char *path, char *why,
   const char *p = ll_json_str(man, "blob_path");
   const char *kind = ll_json_str(man, "endpoint_kind");
   int same = h && p && kind && strcmp(kind, "replay") != 0 &&
-             ll_manifest_same_host(h, host) && strcmp(p, path) == 0;
+             ll_endpoint_same_host(h, host) && strcmp(p, path) == 0;
   cJSON_Delete(man);
   if (!same)
     return;

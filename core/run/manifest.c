@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "alloc.h"
@@ -206,10 +205,6 @@ void ll_manifest_recorded_host(const ll_target *t, int replay, char *buf,
     ll_strlcpy(buf, LL_REPLAY_HOST, cap);
   else
     ll_manifest_account_host(t->account_url, buf, cap);
-}
-
-int ll_manifest_same_host(const char *a, const char *b) {
-  return a && b && strcasecmp(a, b) == 0;
 }
 
 /* The version to send: the operator's, the manifest's (equal when both

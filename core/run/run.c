@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "endpoint.h"
 #include "guard.h"
 #include "hash.h"
 #include "jsonx.h"
@@ -315,7 +316,7 @@ ll_status ll_run_check_after(ll_run *r, const char *after, ll_error *err) {
                    "%s: use a main handoff on the same endpoint",
                    after, rep.endpoint_kind, kind);
   ll_manifest_recorded_host(&r->target, replay, host, sizeof host);
-  if (!ll_manifest_same_host(rep.account_host, host))
+  if (!ll_endpoint_same_host(rep.account_host, host))
     return ll_fail(err, LL_E_USAGE,
                    "--after %s ran on account host %s, not %s: use a main "
                    "handoff on the same account",

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "endpoint.h"
 #include "identity.h"
 #include "manifest.h"
 #include "payload.h"
@@ -271,7 +272,7 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
                                 sizeof host);
       const char *rh = ll_json_str(row, "account_host"),
                  *rp = ll_json_str(row, "blob_path");
-      if (!ll_manifest_same_host(host, rh) || !ll_streq(path, rp))
+      if (!ll_endpoint_same_host(host, rh) || !ll_streq(path, rp))
         return ll_fail(err, LL_E_MANIFEST,
                        "recovery target %s %s differs from the recorded run's "
                        "%s %s: point AZURE_STORAGE_* at the same blob",

@@ -16,6 +16,10 @@ static const char *const azure_suffixes[] = {
     ".blob.core.windows.net", ".blob.core.chinacloudapi.cn",
     ".blob.core.usgovcloudapi.net", NULL};
 
+int ll_endpoint_same_host(const char *a, const char *b) {
+  return a && b && strcasecmp(a, b) == 0;
+}
+
 void ll_endpoint_bare_host(const char *host, char *out, size_t cap) {
   if (!cap)
     return;

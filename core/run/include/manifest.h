@@ -61,8 +61,5 @@ void ll_manifest_account_host(const char *url, char *buf, size_t cap);
  * ll_manifest_account_host of t's URL. */
 void ll_manifest_recorded_host(const ll_target *t, int replay, char *buf,
                                size_t cap);
-/* Whether two account_host values name the same host: a DNS name's case
- * does not matter (RFC 4343), its port does. NULL names nothing. */
-int ll_manifest_same_host(const char *a, const char *b);
 
 #endif

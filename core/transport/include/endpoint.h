@@ -22,6 +22,12 @@ typedef enum {
  * case; an IPv6 literal keeps its brackets. */
 void ll_endpoint_bare_host(const char *host, char *out, size_t cap);
 
+/* Whether two account_host values (host[:port]) name the same host: a
+ * DNS name's case does not matter (RFC 4343), its port does. NULL names
+ * nothing. The lock, recovery, the gap control and corroboration's log
+ * records all ask this. */
+int ll_endpoint_same_host(const char *a, const char *b);
+
 /* The class of a bare host. Azure: <account> followed by
  * .blob.core.windows.net (public cloud, private endpoints under
  * privatelink.), .blob.core.chinacloudapi.cn (Azure China),
