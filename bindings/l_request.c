@@ -20,9 +20,9 @@ static ll_req_spec spec(ll_op op, const char *step, const char *actor) {
   ll_req_spec s = {.op = op,
                    .step = step,
                    .actor = actor,
-                   .revision = -1,
-                   .lease_duration = -1,
-                   .break_period = -1};
+                   .revision = LL_NO_REVISION,
+                   .lease_duration = LL_LEASE_INFINITE,
+                   .break_period = LL_BREAK_PERIOD_OMIT};
   return s;
 }
 

@@ -340,7 +340,8 @@ static ll_status check_params(ll_op op, const ll_op_params *p, ll_error *err) {
                    p->lease_duration, LL_LEASE_DURATION_MIN,
                    LL_LEASE_DURATION_MAX);
   if (op == LL_OP_LEASE_BREAK &&
-      (p->break_period < -1 || p->break_period > LL_BREAK_PERIOD_MAX))
+      ((p->break_period < 0 && p->break_period != LL_BREAK_PERIOD_OMIT) ||
+       p->break_period > LL_BREAK_PERIOD_MAX))
     return ll_fail(err, LL_E_USAGE,
                    "break period %ld is invalid: use 0 to %d seconds, or -1 "
                    "to omit it",
@@ -464,7 +465,8 @@ ll_status ll_blob_build(const ll_target *t, ll_op op, const ll_op_params *p,
   } else if (op == LL_OP_LEASE_ACQUIRE) {
     snprintf(num, sizeof num, "%ld", p->lease_duration);
     ADD("x-ms-lease-duration", num);
-  } else if (op == LL_OP_LEASE_BREAK && p->break_period >= 0) {
+  } else if (op == LL_OP_LEASE_BREAK &&
+             p->break_period != LL_BREAK_PERIOD_OMIT) {
     snprintf(num, sizeof num, "%ld", p->break_period);
     ADD("x-ms-lease-break-period", num);
   }

@@ -13,9 +13,9 @@ static ll_status observe(ll_run *r, ll_op op, const char *step, cJSON **row,
   ll_req_spec s = {.op = op,
                    .step = step,
                    .actor = "observer",
-                   .revision = -1,
-                   .lease_duration = -1,
-                   .break_period = -1};
+                   .revision = LL_NO_REVISION,
+                   .lease_duration = LL_LEASE_INFINITE,
+                   .break_period = LL_BREAK_PERIOD_OMIT};
   return ll_run_request(r, &s, row, err);
 }
 
@@ -69,8 +69,8 @@ static ll_status probe(ll_run *r, const char *writer, long revision,
                      .lease = writer,
                      .bound = 1,
                      .revision = revision,
-                     .lease_duration = -1,
-                     .break_period = -1};
+                     .lease_duration = LL_LEASE_INFINITE,
+                     .break_period = LL_BREAK_PERIOD_OMIT};
     snprintf(step, sizeof step, "rev %ld (probe, lease %s)", revision, writer);
     st = ll_run_request(r, &s, &put, err);
     if (st != LL_OK && st != LL_E_TRANSPORT)

@@ -137,9 +137,9 @@ ll_status ll_lt_cell_attempt(ll_run *r, ll_lease_table *t, const ll_lt_cell *c,
       ll_req_spec g = {.op = LL_OP_GET_BLOB,
                        .step = step,
                        .actor = "observer",
-                       .revision = -1,
-                       .lease_duration = -1,
-                       .break_period = -1};
+                       .revision = LL_NO_REVISION,
+                       .lease_duration = LL_LEASE_INFINITE,
+                       .break_period = LL_BREAK_PERIOD_OMIT};
       st = ll_lt_send(r, t, step, &g, &obs[nobs++], &failed, err);
     }
   } else if (c->state == LL_LS_LEASED || c->state == LL_LS_BREAKING) {

@@ -69,9 +69,9 @@ static ll_status send(ll_run *r, ll_lease_table *t, const char *label,
 ll_req_spec ll_lt_spec(ll_op op, const char *actor) {
   ll_req_spec s = {.op = op,
                    .actor = actor,
-                   .revision = -1,
-                   .lease_duration = -1,
-                   .break_period = -1};
+                   .revision = LL_NO_REVISION,
+                   .lease_duration = LL_LEASE_INFINITE,
+                   .break_period = LL_BREAK_PERIOD_OMIT};
   return s;
 }
 

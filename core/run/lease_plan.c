@@ -12,6 +12,12 @@
 
 #include "lease_table_impl.h"
 
+/* Expired (A) is acquired with this finite duration, so it must be one
+ * Lease Blob accepts. */
+_Static_assert(LL_LT_EXPIRY_S >= LL_LEASE_DURATION_MIN &&
+                   LL_LT_EXPIRY_S <= LL_LEASE_DURATION_MAX,
+               "LL_LT_EXPIRY_S is not a lease duration Lease Blob accepts");
+
 static const char *const state_keys[LL_LS_COUNT] = {
     "available", "leased", "breaking", "broken", "expired"};
 
@@ -108,7 +114,7 @@ static void add_cell(ll_lease_plan *p, const ll_lease_cell *c,
   x->op = c->op;
   x->changes = cell_changes(c);
   x->skip = skip;
-  x->revision = -1;
+  x->revision = LL_NO_REVISION;
   x->writer = NULL;
   if (!skip && ll_lt_cell_writes(x)) {
     x->revision = p->next_rev++;
@@ -128,7 +134,8 @@ static void open_life(ll_lease_plan *p, ll_lease_state s, int expires) {
   l->establish_break = -1;
   l->duration = 0;
   if (s != LL_LS_AVAILABLE)
-    l->duration = s == LL_LS_EXPIRED || expires ? LL_LT_EXPIRY_S : -1;
+    l->duration =
+        s == LL_LS_EXPIRED || expires ? LL_LT_EXPIRY_S : LL_LEASE_INFINITE;
   if (s == LL_LS_BREAKING)
     l->establish_break = p->break_period;
   if (s == LL_LS_BROKEN)
@@ -211,9 +218,9 @@ void ll_lt_cell_request(const ll_lease_plan *p, const ll_lt_cell *c,
                         ll_lt_req *q) {
   memset(q, 0, sizeof *q);
   q->sends = c->op != LL_LO_EXPIRE && !c->skip;
-  q->duration = -1;
-  q->break_period = -1;
-  q->revision = -1;
+  q->duration = LL_LEASE_INFINITE;
+  q->break_period = LL_BREAK_PERIOD_OMIT;
+  q->revision = LL_NO_REVISION;
   switch (c->op) {
   case LL_LO_WRITE_A:
   case LL_LO_WRITE_B:

@@ -17,8 +17,8 @@ typedef struct {
   const char *change_to; /* change: the alias of the proposed ID */
   long duration;         /* acquire: -1 (infinite) */
   long break_period;     /* break: 0 or the plan's period; else -1 */
-  long revision;         /* Put Blob: the declared revision, else -1 */
-  int bound;             /* the actor writes under a lease */
+  long revision; /* Put Blob: the declared revision, else LL_NO_REVISION */
+  int bound;     /* the actor writes under a lease */
 } ll_lt_req;
 
 /* The request of cell c under plan p. */

@@ -135,9 +135,9 @@ static ll_status preflight(ll_run *r, const ll_req_spec *next, ll_error *err) {
   ll_req_spec s = {.op = LL_OP_GET_PROPERTIES,
                    .step = label,
                    .actor = "observer",
-                   .revision = -1,
-                   .lease_duration = -1,
-                   .break_period = -1,
+                   .revision = LL_NO_REVISION,
+                   .lease_duration = LL_LEASE_INFINITE,
+                   .break_period = LL_BREAK_PERIOD_OMIT,
                    .preflight = 1};
   cJSON *row = NULL;
   ll_status st = ll_run_request(r, &s, &row, err);
@@ -154,9 +154,9 @@ static ll_status record_existing(ll_run *r, ll_error *err) {
   ll_strlcpy(r->step, "target exists: properties", sizeof r->step);
   ll_req_spec s = {.op = LL_OP_GET_PROPERTIES,
                    .actor = "observer",
-                   .revision = -1,
-                   .lease_duration = -1,
-                   .break_period = -1};
+                   .revision = LL_NO_REVISION,
+                   .lease_duration = LL_LEASE_INFINITE,
+                   .break_period = LL_BREAK_PERIOD_OMIT};
   cJSON *row = NULL;
   ll_error e = {0};
   ll_status st = ll_run_request(r, &s, &row, &e);

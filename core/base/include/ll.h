@@ -34,6 +34,9 @@ static inline int ll_strsame(const char *a, const char *b) {
  * or empty alias is no lease for all of them: an empty alias names
  * nobody (a run's aliases are 1 to 15 bytes). */
 #define LL_LEASE_OMITTED "omitted"
+/* A request that writes no declared payload revision (every request but
+ * Put Blob). */
+#define LL_NO_REVISION (-1)
 static inline int ll_lease_none(const char *alias) {
   return !alias || !*alias || strcmp(alias, LL_LEASE_OMITTED) == 0;
 }

@@ -13,7 +13,7 @@ typedef struct {
   const char *actor; /* alias of the writer, "operator" or "observer" */
   const char *lease; /* lease alias the request carries, NULL: omitted */
   int bound;         /* the writer is bound to a lease */
-  long revision;     /* Put Blob: declared revision, else -1 */
+  long revision;     /* Put Blob: declared revision, else LL_NO_REVISION */
   int control;       /* an unconditioned write expecting rejection */
   int cell;          /* a lease-table cell attempt: the handoff's order
                         rule (acquire only after the probe) is not its */

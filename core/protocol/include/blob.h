@@ -16,6 +16,9 @@
 #define LL_LEASE_DURATION_MIN 15
 #define LL_LEASE_DURATION_MAX 60
 #define LL_BREAK_PERIOD_MAX 60
+/* A break that sends no x-ms-lease-break-period (0 is sent, and breaks at
+ * once). */
+#define LL_BREAK_PERIOD_OMIT (-1)
 
 typedef enum {
   LL_OP_CREATE_CONTAINER = 0,
@@ -61,10 +64,10 @@ ll_status ll_target_init(ll_target *t, const char *account_url,
 void ll_target_blob_path(const ll_target *t, char *buf, size_t cap);
 
 typedef struct {
-  const char *lease_id;      /* x-ms-lease-id, or NULL */
-  const char *proposed_id;   /* acquire/change */
-  long lease_duration;       /* acquire: -1 or 15..60 */
-  long break_period;         /* break: 0..60, -1 to omit (0 is sent!) */
+  const char *lease_id;    /* x-ms-lease-id, or NULL */
+  const char *proposed_id; /* acquire/change */
+  long lease_duration;     /* acquire: LL_LEASE_INFINITE or 15..60 */
+  long break_period;       /* break: 0..60, LL_BREAK_PERIOD_OMIT (0 is sent!) */
   const unsigned char *body; /* Put Blob */
   size_t body_len;
   size_t max_single_put;         /* 0: LL_MAX_SINGLE_PUT */

@@ -21,9 +21,9 @@
 typedef struct {
   ll_lease_state state;
   ll_lease_op op;
-  int changes;        /* the cell leaves the lifecycle's state: it is last */
-  const char *skip;   /* planned NOT_REACHED (no request), with this reason */
-  long revision;      /* a write cell's declared revision, else -1 */
+  int changes;      /* the cell leaves the lifecycle's state: it is last */
+  const char *skip; /* planned NOT_REACHED (no request), with this reason */
+  long revision;    /* a write cell's declared revision, else LL_NO_REVISION */
   const char *writer; /* its writer */
 } ll_lt_cell;
 

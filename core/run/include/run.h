@@ -59,9 +59,9 @@ typedef struct {
   const char *lease;    /* alias whose lease ID is sent, NULL: omitted */
   int bound;            /* the actor is a lease-bound writer */
   const char *proposed; /* acquire: alias whose ID is proposed */
-  long revision;        /* Put Blob: declared revision, else -1 */
-  long lease_duration;  /* acquire: -1 or 15..60 */
-  long break_period;    /* break: 0..60, or -1 to omit */
+  long revision;        /* Put Blob: declared revision, else LL_NO_REVISION */
+  long lease_duration;  /* acquire: LL_LEASE_INFINITE or 15..60 */
+  long break_period;    /* break: 0..60, or LL_BREAK_PERIOD_OMIT */
   int control;          /* unconditioned write expecting rejection */
   int preflight;        /* set by the run only: the preflight read */
   /* The lease table's (lease_table.c) only: the cell this request attempts
