@@ -163,6 +163,39 @@ static void test_previous_run(void) {
   fw_cleanup(&w);
 }
 
+/* A bundle whose manifest.json is gone is judged by its ledger's first
+ * row, the manifest row; one whose blob neither names blocks every run
+ * beside it, since it may be on this blob. */
+static void test_manifest_gone(void) {
+  ll_error err = {0};
+  fake_wire w;
+  fw_init(&w);
+  mkdirs("gone");
+  doubtful_run(path("gone/first"), "gone.json", 0);
+  CHECK_INT(unlink(path("gone/first/manifest.json")), 0);
+  ll_run *r = fw_open(&w, path("gone/second"), "gone.json", LOCKS, 0, &err);
+  CHECK(r == NULL);
+  CHECK_INT(err.code, LL_E_SCOPE);
+  CHECK(strstr(err.message, "ended without a decision") != NULL);
+  r = fw_open(&w, path("gone/other"), "other.json", LOCKS, 0, &err);
+  CHECK(r != NULL);
+  ll_run_close(r);
+  /* its ledger's first row unreadable too: blocks whatever the blob */
+  FILE *f = fopen(path("gone/first/export/ledger.jsonl"), "w");
+  CHECK(f != NULL);
+  if (f) {
+    fputs("{\"seq\":1,\"record\":\"tor\n", f);
+    fclose(f);
+  }
+  r = fw_open(&w, path("gone/third"), "third.json", LOCKS, 0, &err);
+  CHECK(r == NULL);
+  CHECK(strstr(err.message, "names its blob in neither its manifest.json") !=
+        NULL);
+  CHECK(strstr(err.message, path("gone/first")) != NULL);
+  CHECK_INT(w.requests, 0);
+  fw_cleanup(&w);
+}
+
 /* A multi-version parent (index.json beside a bundle per version) is
  * judged by its bundles: an unfinished one blocks a run beside the parent;
  * without index.json the folder is not looked into. */
@@ -326,6 +359,7 @@ int main(void) {
     return 1;
   test_second_open_refused();
   test_previous_run();
+  test_manifest_gone();
   test_scan_skips();
   test_index_parent();
   test_lock_dir();

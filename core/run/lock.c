@@ -217,29 +217,47 @@ static char *read_small(int dfd, const char *name, size_t max) {
   return buf;
 }
 
-/* The last row of the bundle's export ledger, parsed, or NULL. */
-static cJSON *last_row(int bundle) {
+/* The bundle's export ledger, opened without following a link, or -1. */
+static int open_export(int bundle) {
   int exp =
       openat(bundle, "export", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (exp < 0)
-    return NULL;
+    return -1;
   int fd = openat(exp, "ledger.jsonl", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   close(exp);
+  return fd;
+}
+
+/* A row of the bundle's export ledger, parsed, or NULL: the first, or the
+ * last (within its final 256 KiB). *has_rows says whether the ledger holds
+ * any bytes at all. */
+static cJSON *ledger_row(int bundle, int last, int *has_rows) {
+  int fd = open_export(bundle);
+  *has_rows = 0;
   if (fd < 0)
     return NULL;
   struct stat sb;
   cJSON *row = NULL;
-  enum { TAIL = 256 * 1024 };
-  char *buf = malloc(TAIL + 1);
+  enum { SPAN = 256 * 1024 };
+  char *buf = malloc(SPAN + 1);
   if (buf && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
-    off_t from = sb.st_size > TAIL ? sb.st_size - TAIL : 0;
-    ssize_t n = pread(fd, buf, TAIL, from);
+    *has_rows = sb.st_size > 0;
+    off_t from = last && sb.st_size > SPAN ? sb.st_size - SPAN : 0;
+    ssize_t n = pread(fd, buf, SPAN, from);
     if (n > 0) {
       buf[n] = '\0';
-      while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-        buf[--n] = '\0';
-      char *nl = strrchr(buf, '\n');
-      row = cJSON_Parse(nl ? nl + 1 : buf);
+      char *at = buf;
+      if (last) {
+        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+          buf[--n] = '\0';
+        char *nl = strrchr(buf, '\n');
+        at = nl ? nl + 1 : buf;
+      } else {
+        char *nl = strchr(buf, '\n');
+        if (nl)
+          *nl = '\0';
+      }
+      row = cJSON_Parse(at);
     }
   }
   free(buf);
@@ -258,6 +276,18 @@ static void judge(int bundle, const char *host, const char *path, char *why,
   char *text = read_small(bundle, "manifest.json", 4 * LL_MANIFEST_FILE_MAX);
   cJSON *man = text ? cJSON_Parse(text) : NULL;
   free(text);
+  int has_rows = 0;
+  if (!man) {
+    /* the same fields open the ledger: its first row is the manifest */
+    man = ledger_row(bundle, 0, &has_rows);
+    if (has_rows && !ll_streq(ll_json_str(man, "record"), "manifest")) {
+      cJSON_Delete(man);
+      snprintf(why, cap,
+               "names its blob in neither its manifest.json nor its ledger's "
+               "first row, so it may be this blob's");
+      return;
+    }
+  }
   const char *h = ll_json_str(man, "account_host");
   const char *p = ll_json_str(man, "blob_path");
   const char *kind = ll_json_str(man, "endpoint_kind");
@@ -266,7 +296,7 @@ static void judge(int bundle, const char *host, const char *path, char *why,
   cJSON_Delete(man);
   if (!same)
     return;
-  cJSON *row = last_row(bundle);
+  cJSON *row = ledger_row(bundle, 1, &has_rows);
   const char *rec = ll_json_str(row, "record");
   long doubts = ll_json_long(row, "open_doubts", -1);
   if (!rec || strcmp(rec, "decision") != 0)
