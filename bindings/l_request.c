@@ -16,23 +16,13 @@ static int request(lua_State *L, ll_run *run, ll_req_spec *s) {
   return ll_lua_finish_run(L, run, st, row, &err);
 }
 
-static ll_req_spec spec(ll_op op, const char *step, const char *actor) {
-  ll_req_spec s = {.op = op,
-                   .step = step,
-                   .actor = actor,
-                   .revision = LL_NO_REVISION,
-                   .lease_duration = LL_LEASE_INFINITE,
-                   .break_period = LL_BREAK_PERIOD_OMIT};
-  return s;
-}
-
 /* run:properties([step]) -> row | nil, err */
 static int l_properties(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
   char step[LL_LUA_LABEL_CAP] = "properties";
   ll_lua_arg_str(L, 2, "run:properties", "the step label", step, sizeof step,
                  0);
-  ll_req_spec s = spec(LL_OP_GET_PROPERTIES, step, "observer");
+  ll_req_spec s = ll_req_spec_for(LL_OP_GET_PROPERTIES, step, "observer");
   return request(L, h->run, &s);
 }
 
@@ -41,14 +31,15 @@ static int l_read(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
   char step[LL_LUA_LABEL_CAP] = "read";
   ll_lua_arg_str(L, 2, "run:read", "the step label", step, sizeof step, 0);
-  ll_req_spec s = spec(LL_OP_GET_BLOB, step, "observer");
+  ll_req_spec s = ll_req_spec_for(LL_OP_GET_BLOB, step, "observer");
   return request(L, h->run, &s);
 }
 
 /* run:create_container() -> row | nil, err (lab set-up only) */
 static int l_create_container(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
-  ll_req_spec s = spec(LL_OP_CREATE_CONTAINER, "create container", "operator");
+  ll_req_spec s =
+      ll_req_spec_for(LL_OP_CREATE_CONTAINER, "create container", "operator");
   return request(L, h->run, &s);
 }
 
@@ -60,7 +51,7 @@ static int l_break(lua_State *L) {
       ll_lua_opt_int(L, 2, fn, "period", 30, 0, LL_BREAK_PERIOD_MAX);
   char step[LL_LUA_LABEL_CAP] = "break";
   ll_lua_opt_str(L, 2, fn, "step", step, sizeof step);
-  ll_req_spec s = spec(LL_OP_LEASE_BREAK, step, "operator");
+  ll_req_spec s = ll_req_spec_for(LL_OP_LEASE_BREAK, step, "operator");
   s.break_period = (long)period;
   return request(L, h->run, &s);
 }
@@ -116,7 +107,7 @@ static int l_w_put(lua_State *L) {
   char step[LL_LUA_LABEL_CAP];
   snprintf(step, sizeof step, "rev %lld", (long long)rev);
   ll_lua_opt_str(L, 3, fn, "step", step, sizeof step);
-  ll_req_spec s = spec(LL_OP_PUT_BLOB, step, w->alias);
+  ll_req_spec s = ll_req_spec_for(LL_OP_PUT_BLOB, step, w->alias);
   s.revision = (long)rev;
   s.bound = w->bound;
   s.lease = w->bound ? w->alias : NULL;
@@ -133,7 +124,7 @@ static int lease_op(lua_State *L, ll_op op, const char *fn, const char *dflt) {
   char step[LL_LUA_LABEL_CAP];
   snprintf(step, sizeof step, "%s %s", dflt, w->alias);
   ll_lua_opt_str(L, 2, fn, "step", step, sizeof step);
-  ll_req_spec s = spec(op, step, w->alias);
+  ll_req_spec s = ll_req_spec_for(op, step, w->alias);
   s.bound = w->bound;
   if (op == LL_OP_LEASE_ACQUIRE) {
     s.proposed = w->alias;

@@ -10,12 +10,7 @@
 /* A read by the observer; *row is NULL only when it was not recorded. */
 static ll_status observe(ll_run *r, ll_op op, const char *step, cJSON **row,
                          ll_error *err) {
-  ll_req_spec s = {.op = op,
-                   .step = step,
-                   .actor = "observer",
-                   .revision = LL_NO_REVISION,
-                   .lease_duration = LL_LEASE_INFINITE,
-                   .break_period = LL_BREAK_PERIOD_OMIT};
+  ll_req_spec s = ll_req_spec_for(op, step, "observer");
   return ll_run_request(r, &s, row, err);
 }
 
@@ -63,14 +58,10 @@ static ll_status probe(ll_run *r, const char *writer, long revision,
     goto cleanup;
   if (ll_json_is(before, "observed_lease_state", "breaking") &&
       ll_json_is(before, "observed_lease_status", "locked")) {
-    ll_req_spec s = {.op = LL_OP_PUT_BLOB,
-                     .step = step,
-                     .actor = writer,
-                     .lease = writer,
-                     .bound = 1,
-                     .revision = revision,
-                     .lease_duration = LL_LEASE_INFINITE,
-                     .break_period = LL_BREAK_PERIOD_OMIT};
+    ll_req_spec s = ll_req_spec_for(LL_OP_PUT_BLOB, step, writer);
+    s.lease = writer;
+    s.bound = 1;
+    s.revision = revision;
     snprintf(step, sizeof step, "rev %ld (probe, lease %s)", revision, writer);
     st = ll_run_request(r, &s, &put, err);
     if (st != LL_OK && st != LL_E_TRANSPORT)

@@ -134,12 +134,7 @@ ll_status ll_lt_cell_attempt(ll_run *r, ll_lease_table *t, const ll_lt_cell *c,
     st = ll_lt_props(r, t, step, &obs[nobs++], &failed, err);
     if (st == LL_OK && !failed && ll_lt_cell_writes(c)) {
       ll_lt_step(step, sizeof step, li, t->cont, "observe %s: content", label);
-      ll_req_spec g = {.op = LL_OP_GET_BLOB,
-                       .step = step,
-                       .actor = "observer",
-                       .revision = LL_NO_REVISION,
-                       .lease_duration = LL_LEASE_INFINITE,
-                       .break_period = LL_BREAK_PERIOD_OMIT};
+      ll_req_spec g = ll_req_spec_for(LL_OP_GET_BLOB, step, "observer");
       st = ll_lt_send(r, t, step, &g, &obs[nobs++], &failed, err);
     }
   } else if (c->state == LL_LS_LEASED || c->state == LL_LS_BREAKING) {

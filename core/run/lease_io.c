@@ -66,19 +66,10 @@ static ll_status send(ll_run *r, ll_lease_table *t, const char *label,
       err);
 }
 
-ll_req_spec ll_lt_spec(ll_op op, const char *actor) {
-  ll_req_spec s = {.op = op,
-                   .actor = actor,
-                   .revision = LL_NO_REVISION,
-                   .lease_duration = LL_LEASE_INFINITE,
-                   .break_period = LL_BREAK_PERIOD_OMIT};
-  return s;
-}
-
 /* A properties read by the observer; t->obs_state keeps what it showed. */
 static ll_status props(ll_run *r, ll_lease_table *t, const char *label,
                        cJSON **row, int *failed, ll_error *err) {
-  ll_req_spec s = ll_lt_spec(LL_OP_GET_PROPERTIES, "observer");
+  ll_req_spec s = ll_req_spec_for(LL_OP_GET_PROPERTIES, NULL, "observer");
   s.step = label;
   ll_status st = send(r, t, label, &s, row, failed, err);
   t->obs_state[0] = '\0';

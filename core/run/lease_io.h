@@ -9,8 +9,6 @@
 int ll_lt_fatal(ll_status st);
 /* The row's http_status, 0 for none. */
 long ll_lt_status(const cJSON *row);
-/* A request spec with nothing optional set. */
-ll_req_spec ll_lt_spec(ll_op op, const char *actor);
 /* Stops the table: a stop row (the guard then refuses every request); the
  * cells without a row become NOT_REACHED with why. */
 ll_status ll_lt_stop(ll_run *r, ll_lease_table *t, const char *kind,

@@ -153,7 +153,7 @@ static ll_status cleanup(ll_run *r, ll_lease_table *t, ll_error *err) {
         "as it is",
         err);
   if (ll_lt_cleanup_breaks(t->obs_state)) {
-    ll_req_spec s = ll_lt_spec(LL_OP_LEASE_BREAK, "operator");
+    ll_req_spec s = ll_req_spec_for(LL_OP_LEASE_BREAK, NULL, "operator");
     s.break_period = 0;
     ll_lt_step(step, sizeof step, li, t->cont, "cleanup: break, period 0");
     st = ll_lt_send(r, t, step, &s, &row, &failed, err);
@@ -172,7 +172,7 @@ static ll_status cleanup(ll_run *r, ll_lease_table *t, ll_error *err) {
                         "with period 0: the blob is left as it is",
                         err);
   }
-  ll_req_spec d = ll_lt_spec(LL_OP_DELETE_BLOB, "operator");
+  ll_req_spec d = ll_req_spec_for(LL_OP_DELETE_BLOB, NULL, "operator");
   ll_lt_step(step, sizeof step, li, t->cont, "cleanup: delete");
   st = ll_lt_send(r, t, step, &d, &row, &failed, err);
   int deleted = ll_lt_status(row) == 202;
@@ -226,7 +226,7 @@ static ll_status establish(ll_run *r, ll_lease_table *t, ll_error *err) {
   char step[LL_LT_STEP_MAX];
   cJSON *row = NULL;
   const char *key = ll_lease_state_key(l->state);
-  ll_req_spec s = ll_lt_spec(LL_OP_PUT_BLOB, "A");
+  ll_req_spec s = ll_req_spec_for(LL_OP_PUT_BLOB, NULL, "A");
   s.revision = t->create_rev;
   ll_lt_step(step, sizeof step, li, t->cont, "create rev %ld", t->create_rev);
   ll_status st = ll_lt_send(r, t, step, &s, &row, &failed, err);
@@ -238,7 +238,7 @@ static ll_status establish(ll_run *r, ll_lease_table *t, ll_error *err) {
     not_reached(t, "%s: the create-only Put Blob was not accepted%s", step, "");
     return LL_OK;
   }
-  s = ll_lt_spec(LL_OP_GET_BLOB, "observer");
+  s = ll_req_spec_for(LL_OP_GET_BLOB, NULL, "observer");
   ll_lt_step(step, sizeof step, li, t->cont, "read back rev %ld",
              t->create_rev);
   st = ll_lt_send(r, t, step, &s, &row, &failed, err);
@@ -253,7 +253,7 @@ static ll_status establish(ll_run *r, ll_lease_table *t, ll_error *err) {
     return LL_OK;
   }
   if (l->duration) {
-    s = ll_lt_spec(LL_OP_LEASE_ACQUIRE, "A");
+    s = ll_req_spec_for(LL_OP_LEASE_ACQUIRE, NULL, "A");
     s.proposed = "A";
     s.bound = 1;
     s.lease_duration = l->duration;
@@ -274,7 +274,7 @@ static ll_status establish(ll_run *r, ll_lease_table *t, ll_error *err) {
     }
   }
   if (l->establish_break >= 0) {
-    s = ll_lt_spec(LL_OP_LEASE_BREAK, "operator");
+    s = ll_req_spec_for(LL_OP_LEASE_BREAK, NULL, "operator");
     s.break_period = l->establish_break;
     ll_lt_step(step, sizeof step, li, t->cont, "break, period %ld",
                l->establish_break);

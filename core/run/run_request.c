@@ -132,13 +132,8 @@ static ll_status preflight(ll_run *r, const ll_req_spec *next, ll_error *err) {
   snprintf(label, sizeof label, "preflight: properties before %.60s",
            saved[0] ? saved : ll_op_name(next->op));
   ll_strlcpy(r->step, label, sizeof r->step);
-  ll_req_spec s = {.op = LL_OP_GET_PROPERTIES,
-                   .step = label,
-                   .actor = "observer",
-                   .revision = LL_NO_REVISION,
-                   .lease_duration = LL_LEASE_INFINITE,
-                   .break_period = LL_BREAK_PERIOD_OMIT,
-                   .preflight = 1};
+  ll_req_spec s = ll_req_spec_for(LL_OP_GET_PROPERTIES, label, "observer");
+  s.preflight = 1;
   cJSON *row = NULL;
   ll_status st = ll_run_request(r, &s, &row, err);
   ll_strlcpy(r->step, saved, sizeof r->step);
@@ -152,11 +147,7 @@ static ll_status record_existing(ll_run *r, ll_error *err) {
   char saved[sizeof r->step];
   ll_strlcpy(saved, r->step, sizeof saved);
   ll_strlcpy(r->step, "target exists: properties", sizeof r->step);
-  ll_req_spec s = {.op = LL_OP_GET_PROPERTIES,
-                   .actor = "observer",
-                   .revision = LL_NO_REVISION,
-                   .lease_duration = LL_LEASE_INFINITE,
-                   .break_period = LL_BREAK_PERIOD_OMIT};
+  ll_req_spec s = ll_req_spec_for(LL_OP_GET_PROPERTIES, NULL, "observer");
   cJSON *row = NULL;
   ll_error e = {0};
   ll_status st = ll_run_request(r, &s, &row, &e);
@@ -482,6 +473,16 @@ cleanup:
   free(q.authed);
   ll_http_response_cleanup(&q.resp);
   return st;
+}
+
+ll_req_spec ll_req_spec_for(ll_op op, const char *step, const char *actor) {
+  ll_req_spec s = {.op = op,
+                   .step = step,
+                   .actor = actor,
+                   .revision = LL_NO_REVISION,
+                   .lease_duration = LL_LEASE_INFINITE,
+                   .break_period = LL_BREAK_PERIOD_OMIT};
+  return s;
 }
 
 ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,

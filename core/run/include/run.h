@@ -83,6 +83,11 @@ typedef struct {
  * exists is followed by one properties read that records it; a Delete
  * carries If-Match with the ETag of the lifecycle's last accepted write that
  * was read back, and is refused when there is none. */
+/* A request spec with nothing optional: no declared revision
+ * (LL_NO_REVISION), an infinite lease should it acquire, no break period
+ * header (LL_BREAK_PERIOD_OMIT), no lease sent. The one place these
+ * defaults are written; a caller sets what its step needs. */
+ll_req_spec ll_req_spec_for(ll_op op, const char *step, const char *actor);
 ll_status ll_run_request(ll_run *r, const ll_req_spec *s, cJSON **out_row,
                          ll_error *err) LL_WARN_UNUSED;
 
