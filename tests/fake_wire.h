@@ -31,6 +31,9 @@ typedef struct {
   const char *service_id;
   /* an acquire proposing an ID gets this one instead, echoed the same way */
   const char *swap_id;
+  /* what the x-ms-request-id of a service_id or swap_id answer says
+   * instead of the ID itself (another form of it, say) */
+  const char *echo_id;
 } fake_wire;
 
 static inline void fw_head(ll_http_response *resp, long status) {
@@ -108,8 +111,8 @@ static inline ll_status fw_exchange(ll_transport *t, const ll_http_request *q,
       resp->outcome = LL_OUTCOME_RESPONSE;
       resp->status = 201;
       resp->emitted_requests = 1;
-      if (ll_headers_add(&resp->headers, "x-ms-request-id", w->holder) !=
-              LL_OK ||
+      if (ll_headers_add(&resp->headers, "x-ms-request-id",
+                         w->echo_id ? w->echo_id : w->holder) != LL_OK ||
           ll_headers_add(&resp->headers, "x-ms-version", "2023-11-03") != LL_OK)
         resp->outcome = LL_OUTCOME_UNKNOWN;
     } else {

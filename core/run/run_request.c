@@ -13,6 +13,7 @@
 #include "payload.h"
 #include "run_impl.h"
 #include "run_row.h"
+#include "sanitize.h"
 
 /* One request on its way through the pipeline. */
 typedef struct {
@@ -288,7 +289,7 @@ static ll_status intent(req *q, ll_error *err) {
       .lease_alias = q->lease_alias,
       .lease_real_id =
           q->lw ? q->lw->lease_id : (q->pw ? q->pw->lease_id : NULL),
-      .revision = s->op == LL_OP_PUT_BLOB ? s->revision : -1,
+      .revision = s->op == LL_OP_PUT_BLOB ? s->revision : LL_NO_REVISION,
       .payload_sha256 = q->p.sha256,
       .shape = shp,
       .client_request_id = q->client_id,
@@ -330,26 +331,63 @@ static ll_status send(req *q, ll_error *err) {
   return LL_OK;
 }
 
+/* A lease ID shorter than this is never learnt as a secret: the scan would
+ * find it in every row (a seq, a status), and no row could be written. */
+#define SECRET_ID_MIN 8
+
+/* Keeps a lease ID that no writer of the run holds out of both ledgers, as
+ * a credential is: a GUID in every form a server may echo it (as it came,
+ * in lower and in upper case, with and without hyphens; the scan matches
+ * secrets byte for byte), any other value as it came. One shorter than
+ * SECRET_ID_MIN is not learnt. */
+static ll_status learn_id(ll_run *r, const char *id, ll_error *err) {
+  if (strlen(id) < SECRET_ID_MIN)
+    return LL_OK;
+  ll_status st = ll_ledger_add_named_secret(r->ledger, id, "lease-id", err);
+  char norm[LL_SANITIZE_ID_MAX];
+  if (st != LL_OK || !ll_sanitize_norm_id(id, norm))
+    return st;
+  for (int form = 0; form < 4 && st == LL_OK; form++) {
+    char out[LL_GUID_LEN];
+    size_t k = 0;
+    for (size_t i = 0; i < 32; i++) {
+      if (form < 2 && (i == 8 || i == 12 || i == 16 || i == 20))
+        out[k++] = '-';
+      char c = norm[i];
+      out[k++] = (form & 1) && c >= 'a' && c <= 'f' ? (char)(c - 'a' + 'A') : c;
+    }
+    out[k] = '\0';
+    st = ll_ledger_add_named_secret(r->ledger, out, "lease-id", err);
+  }
+  return st;
+}
+
+/* Whether this answer is a lease-table acquire that proposed no ID, answered
+ * 201: bind_returned takes its ID, and learn_unbound leaves it. */
+static int service_chose(const req *q) {
+  return q->s->cell && q->s->op == LL_OP_LEASE_ACQUIRE && !q->pw &&
+         q->resp.outcome == LL_OUTCOME_RESPONSE && q->resp.status == 201;
+}
+
 /* A lease-table acquire proposed no ID: the one the service returned is
  * bound as "X" (the sanitizer and a recording then know it); it is never
  * sent by the run, a cleanup breaks it. An ID the ledger cannot bind, too
  * long to be a GUID or not one (ll_ledger_bind_alias says which), is kept
- * out of both ledgers as a credential is (row is redacted again, now that
- * the scan knows it), and the request fails, so the table stops with a
- * lease it cannot name. */
+ * out of both ledgers as a credential is (learn_id; row is redacted
+ * again, now that the scan knows it), and the request fails, so the table
+ * stops with a lease it cannot name. */
 static ll_status bind_returned(ll_run *r, const ll_http_response *resp,
                                cJSON *row, ll_error *err) {
-  ll_blob_result br;
-  if (ll_blob_parse(resp, &br) != LL_OK || br.status != 201 || !br.lease_id[0])
+  const char *id = ll_headers_get(&resp->headers, "x-ms-lease-id");
+  if (!id || !*id)
     return LL_OK;
-  size_t n = strlen(br.lease_id);
+  size_t n = strlen(id);
   if (n < LL_GUID_LEN) {
-    ll_status b = ll_run_bind_row(r, "X", br.lease_id, "active", err);
+    ll_status b = ll_run_bind_row(r, "X", id, "active", err);
     if (b != LL_E_BAD_LEASE_ID)
       return b;
   }
-  ll_status st =
-      ll_ledger_add_named_secret(r->ledger, br.lease_id, "lease-id", err);
+  ll_status st = learn_id(r, id, err);
   if (st == LL_OK && row && ll_ledger_redact(r->ledger, row, NULL) != LL_OK)
     st = ll_fail(err, LL_E_NOMEM, "out of memory");
   if (st != LL_OK)
@@ -363,18 +401,15 @@ static ll_status bind_returned(ll_run *r, const ll_http_response *resp,
 
 /* Any other answer that names a lease the run holds no binding for (an
  * acquire or change answered with another ID than the one proposed, an
- * ID the service sent where none was asked for) is learnt by the scan as
- * a secret before the row is built: the row says whether the IDs matched,
- * and neither ledger carries the ID, wherever the server echoed it. The
- * lease table's acquire that proposed none binds it instead
- * (bind_returned). */
+ * ID the service sent where none was asked for, whatever the status) is
+ * learnt before the row is built (learn_id): the row says whether the IDs
+ * matched, and neither ledger carries the ID where the server echoed it. */
 static ll_status learn_unbound(req *q, ll_error *err) {
   const char *id = ll_headers_get(&q->resp.headers, "x-ms-lease-id");
   if (!id || !*id || (q->changed[0] && ll_lease_id_equal(id, q->changed)) ||
-      ll_run_alias_of(q->r, id) ||
-      (q->s->cell && q->s->op == LL_OP_LEASE_ACQUIRE && !q->pw))
+      ll_run_alias_of(q->r, id) || service_chose(q))
     return LL_OK;
-  return ll_ledger_add_named_secret(q->r->ledger, id, "lease-id", err);
+  return learn_id(q->r, id, err);
 }
 
 /* 5. outcome: the classified row, then what it calls for (the read that
@@ -406,8 +441,7 @@ static ll_status outcome(req *q, cJSON **out_row, ll_error *err) {
    * records the answer, then fails the request. */
   ll_status bound = LL_OK;
   ll_error berr = {0};
-  if (q->s->cell && q->s->op == LL_OP_LEASE_ACQUIRE && !q->pw &&
-      oc == LL_OUTCOME_RESPONSE)
+  if (service_chose(q))
     bound = bind_returned(r, &q->resp, row, &berr);
   if (bound == LL_E_NOMEM || bound == LL_E_DURABILITY || bound == LL_E_IO) {
     cJSON_Delete(row);
