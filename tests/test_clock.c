@@ -73,7 +73,7 @@ static void test_virtual(void) {
  * the fixtures' readers took 31 February and a leap second before they
  * shared it; the SAS reader's own cases are in test_auth_sas. */
 static void test_parse(void) {
-  enum { LOGS = LL_UTC_BARE | LL_UTC_SPACE | LL_UTC_SLASH };
+  enum { LOGS = LL_UTC_BARE | LL_UTC_SPACE | LL_UTC_SLASH | LL_UTC_NANO };
   static const struct {
     const char *in;
     unsigned allow;
@@ -96,7 +96,9 @@ static void test_parse(void) {
       {"2026-12-01T10:00:60Z", 0, 0, 0}, /* no leap second */
       {"2026-12-01T10:00:60", LOGS, 0, 0},
       {"2026-12-01T10:00:00.Z", 0, 0, 0},
-      {"2026-12-01T10:00:00.12345678Z", LOGS, 0, 0},
+      {"2026-12-01T10:00:00.12345678Z", 0, 0, 0},
+      {"2026-12-01T10:00:00.123456789Z", LOGS, 1, 1796119200123LL},
+      {"2026-12-01T10:00:00.1234567890Z", LOGS, 0, 0},
       {" 2026-12-01T10:00:00Z", 0, 0, 0}, /* sscanf took this */
       {"2026-12-01T+1:00:00Z", 0, 0, 0},
       {"1969-12-31T23:59:59Z", LOGS, 0, 0},

@@ -115,7 +115,7 @@ int ll_utc_parse(const char *s, size_t len, unsigned allow, int64_t *out_ms) {
         for (; p < end && *p >= '0' && *p <= '9'; p++, nd++)
           if (nd < 3)
             ms = ms * 10 + (*p - '0');
-        if (nd == 0 || nd > 7)
+        if (nd == 0 || nd > ((allow & LL_UTC_NANO) ? 9 : 7))
           return -1;
         for (int i = nd; i < 3; i++)
           ms *= 10;

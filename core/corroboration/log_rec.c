@@ -107,7 +107,8 @@ void ll_log_put_uri(ll_log_rec *r, const char *uri, size_t len) {
 
 int ll_log_parse_time(const char *s, int64_t *out_ms) {
   return ll_utc_parse(s, s ? strlen(s) : 0,
-                      LL_UTC_BARE | LL_UTC_SPACE | LL_UTC_SLASH, out_ms);
+                      LL_UTC_BARE | LL_UTC_SPACE | LL_UTC_SLASH | LL_UTC_NANO,
+                      out_ms);
 }
 
 /* Operations whose category is plain from the REST operation; the lease

@@ -27,14 +27,16 @@ int64_t ll_days_from_civil(int64_t y, int m, int d);
  * storage log, a SAS): YYYY-MM-DD, a real day from 1970 on, then
  * THH:MM:SS (23:59:59 at most: no leap second), an optional fraction of
  * 1 to 7 digits (milliseconds kept, the rest dropped, as Azure writes
- * seven), and Z. What one source adds is a flag of allow. 0 with *out_ms
+ * seven), and Z. A year before 1970 is refused, as are 31 February and a
+ * leap second. What one source adds is a flag of allow. 0 with *out_ms
  * set, or -1 when s[0..len) is not such a stamp (s may be NULL). */
 enum {
-  LL_UTC_BARE = 1,   /* no Z: UTC all the same (storage logs, a SAS) */
-  LL_UTC_SPACE = 2,  /* ' ' for 'T' (storage logs) */
-  LL_UTC_SLASH = 4,  /* YYYY/MM/DD (classic storage logs) */
-  LL_UTC_SHORT = 8,  /* a date alone (midnight) or THH:MM (a SAS) */
-  LL_UTC_OFFSET = 16 /* +HH:MM or -HH:MM for Z (a SAS) */
+  LL_UTC_BARE = 1,    /* no Z: UTC all the same (storage logs, a SAS) */
+  LL_UTC_SPACE = 2,   /* ' ' for 'T' (storage logs) */
+  LL_UTC_SLASH = 4,   /* YYYY/MM/DD (classic storage logs) */
+  LL_UTC_SHORT = 8,   /* a date alone (midnight) or THH:MM (a SAS) */
+  LL_UTC_OFFSET = 16, /* +HH:MM or -HH:MM for Z (a SAS) */
+  LL_UTC_NANO = 32    /* a fraction of up to 9 digits (storage logs) */
 };
 int ll_utc_parse(const char *s, size_t len, unsigned allow, int64_t *out_ms);
 /* Real: nanosleep. Virtual: advances the clock at once. */
