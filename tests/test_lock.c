@@ -180,6 +180,22 @@ static void test_manifest_gone(void) {
   r = fw_open(&w, path("gone/other"), "other.json", LOCKS, 0, &err);
   CHECK(r != NULL);
   ll_run_close(r);
+  /* a manifest.json that names no blob is not read either; nor is a FIFO,
+   * which the scan must not wait on */
+  FILE *m = fopen(path("gone/first/manifest.json"), "w");
+  CHECK(m != NULL);
+  if (m) {
+    fputs("{}\n", m);
+    fclose(m);
+  }
+  r = fw_open(&w, path("gone/second"), "gone.json", LOCKS, 0, &err);
+  CHECK(r == NULL);
+  CHECK(strstr(err.message, "ended without a decision") != NULL);
+  CHECK_INT(unlink(path("gone/first/manifest.json")), 0);
+  CHECK_INT(mkfifo(path("gone/first/manifest.json"), 0600), 0);
+  r = fw_open(&w, path("gone/second"), "gone.json", LOCKS, 0, &err);
+  CHECK(r == NULL);
+  CHECK(strstr(err.message, "ended without a decision") != NULL);
   /* its ledger's first row unreadable too: blocks whatever the blob */
   FILE *f = fopen(path("gone/first/export/ledger.jsonl"), "w");
   CHECK(f != NULL);
@@ -193,6 +209,17 @@ static void test_manifest_gone(void) {
         NULL);
   CHECK(strstr(err.message, path("gone/first")) != NULL);
   CHECK_INT(w.requests, 0);
+  /* a first line cut short: the process died writing the manifest row,
+   * before any request; it blocks nothing */
+  f = fopen(path("gone/first/export/ledger.jsonl"), "w");
+  CHECK(f != NULL);
+  if (f) {
+    fputs("{\"seq\":1,\"record\":\"mani", f);
+    fclose(f);
+  }
+  r = fw_open(&w, path("gone/fourth"), "gone.json", LOCKS, 0, &err);
+  CHECK(r != NULL);
+  ll_run_close(r);
   fw_cleanup(&w);
 }
 

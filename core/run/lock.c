@@ -198,7 +198,7 @@ void ll_lock_release(ll_lock *l) {
 
 /* The whole of a small regular file under dfd, never through a link. */
 static char *read_small(int dfd, const char *name, size_t max) {
-  int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return NULL;
   struct stat sb;
@@ -223,14 +223,15 @@ static int open_export(int bundle) {
       openat(bundle, "export", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (exp < 0)
     return -1;
-  int fd = openat(exp, "ledger.jsonl", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = openat(exp, "ledger.jsonl",
+                  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   close(exp);
   return fd;
 }
 
 /* A row of the bundle's export ledger, parsed, or NULL: the first, or the
- * last (within its final 256 KiB). *has_rows says whether the ledger holds
- * any bytes at all. */
+ * last (within its final 256 KiB). For the first, *has_rows says whether
+ * the ledger holds a whole line at all. */
 static cJSON *ledger_row(int bundle, int last, int *has_rows) {
   int fd = open_export(bundle);
   *has_rows = 0;
@@ -241,7 +242,6 @@ static cJSON *ledger_row(int bundle, int last, int *has_rows) {
   enum { SPAN = 256 * 1024 };
   char *buf = malloc(SPAN + 1);
   if (buf && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
-    *has_rows = sb.st_size > 0;
     off_t from = last && sb.st_size > SPAN ? sb.st_size - SPAN : 0;
     ssize_t n = pread(fd, buf, SPAN, from);
     if (n > 0) {
@@ -253,9 +253,12 @@ static cJSON *ledger_row(int bundle, int last, int *has_rows) {
         char *nl = strrchr(buf, '\n');
         at = nl ? nl + 1 : buf;
       } else {
-        char *nl = strchr(buf, '\n');
+        char *nl = memchr(buf, '\n', (size_t)n);
         if (nl)
           *nl = '\0';
+        /* a first line cut short (the process died writing the manifest
+         * row) means that nothing was ever sent */
+        *has_rows = nl != NULL;
       }
       row = cJSON_Parse(at);
     }
@@ -263,6 +266,12 @@ static cJSON *ledger_row(int bundle, int last, int *has_rows) {
   free(buf);
   close(fd);
   return row;
+}
+
+/* Whether m names the blob its bundle was for. */
+static int names_blob(const cJSON *m) {
+  return ll_json_str(m, "account_host") && ll_json_str(m, "blob_path") &&
+         ll_json_str(m, "endpoint_kind");
 }
 
 /* Why the bundle blocks a new run ("" when it does not). */
@@ -277,14 +286,16 @@ static void judge(int bundle, const char *host, const char *path, char *why,
   cJSON *man = text ? cJSON_Parse(text) : NULL;
   free(text);
   int has_rows = 0;
-  if (!man) {
+  if (!names_blob(man)) {
     /* the same fields open the ledger: its first row is the manifest */
+    cJSON_Delete(man);
     man = ledger_row(bundle, 0, &has_rows);
-    if (has_rows && !ll_streq(ll_json_str(man, "record"), "manifest")) {
+    if (!names_blob(man) || !ll_streq(ll_json_str(man, "record"), "manifest")) {
       cJSON_Delete(man);
-      snprintf(why, cap,
-               "names its blob in neither its manifest.json nor its ledger's "
-               "first row, so it may be this blob's");
+      if (has_rows)
+        snprintf(why, cap,
+                 "names its blob in neither its manifest.json nor its "
+                 "ledger's first row, so it may be this blob's");
       return;
     }
   }
