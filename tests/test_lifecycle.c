@@ -516,6 +516,75 @@ static void test_swapped_id_never_recorded(void) {
   swapped_case("1", NULL, "ev-swap-short");
 }
 
+/* Drops the last line of a file (a process killed before it wrote it). */
+static void drop_last_line(const char *file) {
+  FILE *f = fopen(file, "r");
+  CHECK(f != NULL);
+  if (!f)
+    return;
+  static char buf[1 << 20];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  while (n > 0 && buf[n - 1] == '\n')
+    n--;
+  while (n > 0 && buf[n - 1] != '\n')
+    n--;
+  f = fopen(file, "w");
+  CHECK(f != NULL);
+  if (f) {
+    CHECK(fwrite(buf, 1, n, f) == n);
+    fclose(f);
+  }
+}
+
+/* A break in flight when the process died: its intent records no period,
+ * so the outcome recovery writes for it says none (null), never 0. */
+static void test_recovered_break(void) {
+  fake_wire w;
+  fw_init(&w);
+  ll_error err = {0};
+  ll_run *r =
+      fw_open(&w, path("ev-rbreak"), "rbreak.json", path("locks"), 0, &err);
+  CHECK(r != NULL);
+  if (!r)
+    return;
+  declare(r, 0, "A");
+  CHECK_INT(ll_run_bind(r, "A", &err), LL_OK);
+  CHECK_INT(
+      fw_send(r, LL_OP_CREATE_CONTAINER, "operator", NULL, 0, -1, NULL, &err),
+      LL_OK);
+  CHECK_INT(ll_run_lifecycle(r, 0, "first", NULL, &err), LL_OK);
+  CHECK_INT(fw_send(r, LL_OP_PUT_BLOB, "A", NULL, 0, 0, NULL, &err), LL_OK);
+  CHECK_INT(fw_send(r, LL_OP_GET_BLOB, "observer", NULL, 0, -1, NULL, &err),
+            LL_OK);
+  CHECK_INT(fw_send(r, LL_OP_LEASE_ACQUIRE, "A", "A", 1, -1, NULL, &err),
+            LL_OK);
+  CHECK_INT(fw_send(r, LL_OP_LEASE_BREAK, "operator", NULL, 0, -1, NULL, &err),
+            LL_OK);
+  ll_run_close(r);
+  drop_last_line(path("ev-rbreak/protected/ledger.jsonl"));
+  drop_last_line(path("ev-rbreak/export/ledger.jsonl"));
+  r = fw_open(&w, path("ev-rbreak"), "rbreak.json", path("locks"), 1, &err);
+  CHECK(r != NULL);
+  if (!r) {
+    fprintf(stderr, "recover: %s\n", err.message);
+    fw_cleanup(&w);
+    return;
+  }
+  const cJSON *row, *found = NULL;
+  cJSON_ArrayForEach(row, ll_ledger_export_rows(ll_run_ledger(r))) {
+    if (ll_json_is(row, "record", "outcome") &&
+        ll_json_is(row, "operation", "Lease Break"))
+      found = row;
+  }
+  CHECK(found != NULL);
+  CHECK_STR(ll_json_str(found, "outcome"), "UNKNOWN");
+  CHECK(cJSON_IsNull(cJSON_GetObjectItem(found, "break_period")));
+  ll_run_close(r);
+  fw_cleanup(&w);
+}
+
 int main(void) {
   test_lifecycle_cases();
   test_carry_over();
@@ -526,6 +595,7 @@ int main(void) {
     test_finish_seals();
     test_service_id_never_exported();
     test_swapped_id_never_recorded();
+    test_recovered_break();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     if (system(cmd) != 0)

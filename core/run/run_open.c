@@ -335,12 +335,13 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
              "intent without outcome found on reopen: the process ended with "
              "the request in flight");
     int op = ll_op_from_name(ll_json_str(in, "operation"));
-    ll_req_spec s = {.op = op < 0 ? LL_OP_GET_PROPERTIES : (ll_op)op};
+    /* the intent does not say what period a break sent: unknown, never
+     * a guess */
     ll_outcome_ctx c = {.ledger = r->ledger,
                         .endpoint_kind = ll_model_endpoint_kind(r->model),
                         .now_ms = ll_clock_utc_ms(r->clock),
-                        .op = s.op,
-                        .break_period = s.break_period};
+                        .op = op < 0 ? LL_OP_GET_PROPERTIES : (ll_op)op,
+                        .break_period = LL_BREAK_PERIOD_UNKNOWN};
     cJSON *o = ll_row_outcome(&c, in, &resp, NULL);
     ll_http_response_cleanup(&resp);
     st = ll_run_append_take(r, o, err);

@@ -305,7 +305,9 @@ cJSON *ll_row_outcome(const ll_outcome_ctx *c, const cJSON *in,
     ll_row_str_or_null(&b, "content_length", br.content_length);
     ll_row_str_or_null(&b, "last_modified", br.last_modified);
   }
-  if (c->op == LL_OP_LEASE_BREAK)
+  if (c->op == LL_OP_LEASE_BREAK && c->break_period == LL_BREAK_PERIOD_UNKNOWN)
+    ll_row_null(&b, "break_period");
+  else if (c->op == LL_OP_LEASE_BREAK)
     ll_row_num(&b, "break_period", c->break_period);
   if (c->op == LL_OP_LEASE_ACQUIRE && c->acquire_match)
     ll_row_bool(&b, "returned_lease_matches_proposed",

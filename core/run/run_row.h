@@ -16,6 +16,9 @@
  * every add is a no-op; ll_row_end is the one check: it returns the row,
  * or NULL (the row deleted) when any add failed. Keys must be string
  * literals: they are kept, not copied. */
+/* A recovered break's period: its intent does not record it. */
+#define LL_BREAK_PERIOD_UNKNOWN (-2)
+
 typedef struct {
   cJSON *o;
   int oom;
@@ -55,7 +58,8 @@ typedef struct {
   int acquire_match; /* an acquire records returned_lease_matches_proposed */
   ll_op op;          /* what the intent asked for */
   int preflight;     /* the preflight read: its findings are recorded */
-  long break_period; /* a break's period, recorded with it */
+  long break_period; /* a break's period, recorded with it;
+                        LL_BREAK_PERIOD_UNKNOWN: recorded as null */
 } ll_outcome_ctx;
 /* The outcome row of intent in for the response real (the service's echo
  * of a secret replaced and noted). NULL when out of memory. */
