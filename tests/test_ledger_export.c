@@ -68,6 +68,12 @@ static void test_secret_refusal(const char *root) {
   CHECK_INT(seq, 2);
   CHECK_INT(ll_ledger_bind_alias(l, "B", GUID, &err), LL_E_USAGE);
   CHECK_INT(ll_ledger_bind_alias(l, "A", GUID_UP, &err), LL_OK);
+  /* who a binding names, whatever the case and hyphens */
+  CHECK_STR(ll_ledger_alias_of(l, GUID_UP), "A");
+  CHECK_STR(ll_ledger_alias_of(l, "3F2504E0-4F89-41D3-9A0C-0305E82C3301"), "A");
+  CHECK(ll_ledger_alias_of(l, GUID2) == NULL);
+  CHECK(ll_ledger_alias_of(l, "not-a-guid") == NULL);
+  CHECK(ll_ledger_alias_of(l, NULL) == NULL);
 
   /* write_json: atomic, pretty, same secret rules, plain names only. */
   cJSON *v = cJSON_Parse("{\"run_id\":\"r1\",\"n\":[1,2]}");

@@ -644,8 +644,38 @@ static void test_identity_keys_dropped(void) {
   }
 }
 
+/* Past the 30th secret, a match is still replaced, and said (the run
+ * learns four forms of each lease ID it did not bind, so a long table
+ * can pass 31): before, the 31st on were left in place, and the scan
+ * then refused the whole row. */
+static void test_many_secrets(void) {
+  enum { N = 40 };
+  char sec[N][24], ph[N][32];
+  const char *secs[N], *phs[N];
+  for (int i = 0; i < N; i++) {
+    snprintf(sec[i], sizeof sec[i], "secret-%02d-value", i);
+    snprintf(ph[i], sizeof ph[i], "{{secret:%s}}",
+             i < 2 ? "token" : "lease-id");
+    secs[i] = sec[i];
+    phs[i] = ph[i];
+  }
+  const char *in = "id=secret-37-value; other=secret-01-value";
+  ll_buf out = {0};
+  unsigned hit = ll_sanitize_replace(in, strlen(in), secs, phs, N, &out);
+  CHECK(hit & LL_REDACT_MORE);
+  CHECK(hit & (1u << 1));
+  CHECK_STR(out.p, "id={{secret:lease-id}}; other={{secret:token}}");
+  ll_buf note = {0};
+  ll_sanitize_note(&note, "x-ms-request-id", hit, phs, N);
+  CHECK_STR(note.p, "the service echoed a secret in x-ms-request-id; replaced "
+                    "by {{secret:token}}, {{secret:lease-id}}");
+  free(out.p);
+  free(note.p);
+}
+
 int main(void) {
   test_identity_keys_dropped();
+  test_many_secrets();
   test_norm_id();
   test_row_projection();
   test_unbound_ids_kept();

@@ -151,6 +151,16 @@ static int grow(char ***v, size_t n, size_t *cap) {
   return 1;
 }
 
+const char *ll_ledger_alias_of(const ll_ledger *l, const char *lease_id) {
+  char norm[LL_SANITIZE_ID_MAX], other[LL_SANITIZE_ID_MAX];
+  if (!l || !lease_id || !ll_sanitize_norm_id(lease_id, norm))
+    return NULL;
+  for (size_t i = 0; i < l->n_binds; i++)
+    if (ll_sanitize_norm_id(l->ids[i], other) && strcmp(norm, other) == 0)
+      return l->aliases[i];
+  return NULL;
+}
+
 ll_status ll_ledger_bind_alias(ll_ledger *l, const char *alias,
                                const char *lease_id, ll_error *err) {
   char norm[LL_SANITIZE_ID_MAX], other[LL_SANITIZE_ID_MAX];

@@ -145,7 +145,7 @@ unsigned ll_sanitize_replace(const char *s, size_t len,
     if (k < n) {
       ll_buf_put(out, placeholders[k], strlen(placeholders[k]));
       i = at + strlen(secrets[k]);
-      found |= k < 31 ? 1u << k : 0;
+      found |= k < 30 ? 1u << k : LL_REDACT_MORE;
     } else {
       ll_buf_put(out, s + at, 4);
       ll_buf_put(out, "REDACTED", 8);
@@ -251,8 +251,15 @@ void ll_sanitize_note(ll_buf *note, const char *where, unsigned found,
   ll_buf_put(note, where, strlen(where));
   ll_buf_put(note, "; replaced by ", 14);
   int first = 1;
-  for (size_t i = 0; i < n && i < 31; i++) {
-    if (!(found & (1u << i)))
+  for (size_t i = 0; i < n; i++) {
+    if (i < 30 ? !(found & (1u << i)) : !(found & LL_REDACT_MORE))
+      continue;
+    /* from the 31st on, each placeholder once: which of them matched is
+     * not kept */
+    int named = 0;
+    for (size_t j = 30; i >= 30 && j < i && !named; j++)
+      named = strcmp(placeholders[j], placeholders[i]) == 0;
+    if (named)
       continue;
     if (!first)
       ll_buf_put(note, ", ", 2);

@@ -331,22 +331,19 @@ static ll_status send(req *q, ll_error *err) {
   return LL_OK;
 }
 
-/* A lease ID shorter than this is never learnt as a secret: the scan would
- * find it in every row (a seq, a status), and no row could be written. */
-#define SECRET_ID_MIN 8
-
-/* Keeps a lease ID that no writer of the run holds out of both ledgers, as
- * a credential is: a GUID in every form a server may echo it (as it came,
- * in lower and in upper case, with and without hyphens; the scan matches
- * secrets byte for byte), any other value as it came. One shorter than
- * SECRET_ID_MIN is not learnt. */
-static ll_status learn_id(ll_run *r, const char *id, ll_error *err) {
-  if (strlen(id) < SECRET_ID_MIN)
+/* Keeps a GUID that no binding of the run names out of both ledgers, as a
+ * credential is, in every form a server may echo it (as it came, in lower
+ * and in upper case, with and without hyphens; the scan matches secrets
+ * byte for byte). A value that is not a GUID is not learnt here: as a
+ * secret it would be replaced inside every string that holds it, and
+ * found by the scan in a row's keys or numbers ("http_status", "1"), so
+ * that no row could be written; a service of Lease Blob's contract hands
+ * out GUIDs only. */
+static ll_status learn_guid(ll_run *r, const char *id, ll_error *err) {
+  char norm[LL_SANITIZE_ID_MAX];
+  if (!ll_sanitize_norm_id(id, norm))
     return LL_OK;
   ll_status st = ll_ledger_add_named_secret(r->ledger, id, "lease-id", err);
-  char norm[LL_SANITIZE_ID_MAX];
-  if (st != LL_OK || !ll_sanitize_norm_id(id, norm))
-    return st;
   for (int form = 0; form < 4 && st == LL_OK; form++) {
     char out[LL_GUID_LEN];
     size_t k = 0;
@@ -362,6 +359,10 @@ static ll_status learn_id(ll_run *r, const char *id, ll_error *err) {
   return st;
 }
 
+/* A lease-table ID that is not a GUID shorter than this is not kept out
+ * (see bind_returned). */
+#define SECRET_ID_MIN 8
+
 /* Whether this answer is a lease-table acquire that proposed no ID, answered
  * 201: bind_returned takes its ID, and learn_unbound leaves it. */
 static int service_chose(const req *q) {
@@ -371,11 +372,14 @@ static int service_chose(const req *q) {
 
 /* A lease-table acquire proposed no ID: the one the service returned is
  * bound as "X" (the sanitizer and a recording then know it); it is never
- * sent by the run, a cleanup breaks it. An ID the ledger cannot bind, too
- * long to be a GUID or not one (ll_ledger_bind_alias says which), is kept
- * out of both ledgers as a credential is (learn_id; row is redacted
- * again, now that the scan knows it), and the request fails, so the table
- * stops with a lease it cannot name. */
+ * sent by the run, a cleanup breaks it. An ID the ledger cannot bind (too
+ * long to be a GUID, or not one) fails the request, so the table stops
+ * with a lease it cannot name; the ID is first kept out of both ledgers as
+ * a credential is, as it came, and row redacted again, unless it is
+ * shorter than SECRET_ID_MIN (the scan would find it in every row). What
+ * the table writes after it may still hold the value in a key or a number
+ * (a service that names its lease "http_status"): those rows are refused,
+ * and the run ends without them, never with the value written. */
 static ll_status bind_returned(ll_run *r, const ll_http_response *resp,
                                cJSON *row, ll_error *err) {
   const char *id = ll_headers_get(&resp->headers, "x-ms-lease-id");
@@ -387,29 +391,37 @@ static ll_status bind_returned(ll_run *r, const ll_http_response *resp,
     if (b != LL_E_BAD_LEASE_ID)
       return b;
   }
-  ll_status st = learn_id(r, id, err);
-  if (st == LL_OK && row && ll_ledger_redact(r->ledger, row, NULL) != LL_OK)
+  int kept = n >= SECRET_ID_MIN;
+  ll_status st =
+      kept ? ll_ledger_add_named_secret(r->ledger, id, "lease-id", err) : LL_OK;
+  if (st == LL_OK && kept && row &&
+      ll_ledger_redact(r->ledger, row, NULL) != LL_OK)
     st = ll_fail(err, LL_E_NOMEM, "out of memory");
   if (st != LL_OK)
     return st;
   return ll_fail(err, LL_E_BAD_LEASE_ID,
                  "the service answered an acquire with a lease ID of %zu "
-                 "characters, not a GUID: it is kept out of the evidence, "
-                 "and the table stops (break the lease as the operator)",
-                 n);
+                 "characters, not a GUID: %s, and the table stops (break "
+                 "the lease as the operator)",
+                 n,
+                 kept ? "it is kept out of the evidence"
+                      : "too short to keep out of the evidence");
 }
 
-/* Any other answer that names a lease the run holds no binding for (an
- * acquire or change answered with another ID than the one proposed, an
- * ID the service sent where none was asked for, whatever the status) is
- * learnt before the row is built (learn_id): the row says whether the IDs
- * matched, and neither ledger carries the ID where the server echoed it. */
+/* Any other answer that names a lease no binding of the run names (an
+ * acquire or change answered with another ID than the one proposed, an ID
+ * the service sent where none was asked for, whatever the status) has it
+ * learnt before the row is built (learn_guid): the row says whether the
+ * IDs matched, and neither ledger carries the ID where the server echoed
+ * it. An ID a binding names (a writer's, an earlier one, the table's X)
+ * is the sanitizer's: its alias stands in for it. */
 static ll_status learn_unbound(req *q, ll_error *err) {
   const char *id = ll_headers_get(&q->resp.headers, "x-ms-lease-id");
   if (!id || !*id || (q->changed[0] && ll_lease_id_equal(id, q->changed)) ||
-      ll_run_alias_of(q->r, id) || service_chose(q))
+      ll_run_alias_of(q->r, id) || ll_ledger_alias_of(q->r->ledger, id) ||
+      service_chose(q))
     return LL_OK;
-  return learn_id(q->r, id, err);
+  return learn_guid(q->r, id, err);
 }
 
 /* 5. outcome: the classified row, then what it calls for (the read that

@@ -50,6 +50,10 @@ void ll_ledger_close(ll_ledger *l);
 ll_status ll_ledger_bind_alias(ll_ledger *l, const char *alias,
                                const char *lease_id,
                                ll_error *err) LL_WARN_UNUSED;
+/* The alias bound to lease_id (compared as lease IDs are: case and
+ * hyphens aside), or NULL: every binding of the run so far, a writer's
+ * earlier IDs and the lease table's X included. */
+const char *ll_ledger_alias_of(const ll_ledger *l, const char *lease_id);
 /* Registers an extra secret (token, SAS sig) that neither ledger may
  * hold; a row containing one is refused (LL_E_INTERNAL) rather than
  * written. name gives its placeholder for ll_ledger_redact,

@@ -52,8 +52,10 @@ int ll_sanitize_row_in_place(cJSON *row, const char *const *ids,
  * ll_sanitize_replace appends s[0..len) to out (bytes, not only text) with
  * secrets[i] replaced by placeholders[i] and such sig= values by
  * "sig=REDACTED", and returns which were found: bit i for secrets[i]
- * (i < 31), LL_REDACT_SIG for a sig= value; 0 when nothing was. out->oom
- * says the copy is incomplete. */
+ * (i < 30), LL_REDACT_MORE for any secret from the 31st on (each is
+ * replaced all the same), LL_REDACT_SIG for a sig= value; 0 when nothing
+ * was. out->oom says the copy is incomplete. */
+#define LL_REDACT_MORE (1u << 30)
 #define LL_REDACT_SIG (1u << 31)
 /* 1 when ll_sanitize_replace would replace something in s[0..len). */
 int ll_sanitize_needs_replace(const char *s, size_t len,
