@@ -257,8 +257,9 @@ static cJSON *ledger_row(int bundle, int last, int *has_rows) {
         if (nl)
           *nl = '\0';
         /* a first line cut short (the process died writing the manifest
-         * row) means that nothing was ever sent */
-        *has_rows = nl != NULL;
+         * row) means that nothing was ever sent; one longer than what is
+         * read is no manifest row a run writes, and is not taken for one */
+        *has_rows = nl != NULL || n == SPAN;
       }
       row = cJSON_Parse(at);
     }
