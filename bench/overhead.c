@@ -295,6 +295,48 @@ static void busy_us(long us) {
 #define GAP_BLOCK 50
 #define GAP_SETTLE 10
 
+/* One request of an arm: its busy work, then the exchange, whose wall time
+ * goes to *out_ns; 0 when the request failed. */
+typedef int (*arm_fn)(heads *x, void *ctx, int arm, int64_t *out_ns);
+
+static int timed_perform(heads *x, int64_t *out_ns) {
+  int64_t t0 = ns(CLOCK_MONOTONIC);
+  int ok = heads_perform(x);
+  *out_ns = ns(CLOCK_MONOTONIC) - t0;
+  return ok;
+}
+
+/* The one measuring loop of gap, cold and wake: blocks of GAP_BLOCK
+ * requests of one arm, the k arms taking turns block by block (which goes
+ * first rotates, after a warm-up round of blocks), the first GAP_SETTLE
+ * requests of a block not counted. A client's own time is steady from one
+ * request to the next, and how an idle CPU waits adapts to the idle times
+ * it saw, so each arm is measured after GAP_SETTLE requests of its own.
+ * Fills wall[arm][0..n); 0 when a request failed. */
+static int run_blocks(heads *x, int n, int k, arm_fn one, void *ctx,
+                      int64_t **wall) {
+  int per = GAP_BLOCK - GAP_SETTLE, blocks = (n + per - 1) / per;
+  int got[GAPS_MAX] = {0};
+  for (int b = -1; b < blocks; b++)
+    for (int j = 0; j < k; j++) {
+      int arm = (j + (b < 0 ? 0 : b)) % k;
+      for (int i = 0; i < GAP_BLOCK; i++) {
+        int64_t t = 0;
+        heads_setup(x);
+        if (!one(x, ctx, arm, &t))
+          return 0;
+        if (b >= 0 && i >= GAP_SETTLE && got[arm] < n)
+          wall[arm][got[arm]++] = t;
+      }
+    }
+  return 1;
+}
+
+static int gap_arm(heads *x, void *ctx, int arm, int64_t *out_ns) {
+  busy_us(((const long *)ctx)[arm]);
+  return timed_perform(x, out_ns);
+}
+
 static int gap_main(const char *url, int n, int k, char **args) {
   heads x;
   long gap[GAPS_MAX];
@@ -311,28 +353,8 @@ static int gap_main(const char *url, int n, int k, char **args) {
   }
   if (!heads_open(&x, url))
     return 1;
-  /* Blocks of GAP_BLOCK requests at one gap, the gaps taking turns block
-   * by block (a warm-up round of blocks first): a client's own time is
-   * steady from one request to the next, and how an idle CPU waits adapts
-   * to the idle times it saw, so each gap is measured after GAP_SETTLE
-   * requests at that gap. */
-  int per = GAP_BLOCK - GAP_SETTLE, blocks = (n + per - 1) / per;
-  int got[GAPS_MAX] = {0};
-  for (int b = -1; b < blocks; b++)
-    for (int j = 0; j < k; j++) {
-      int g = (j + (b < 0 ? 0 : b)) % k; /* rotates block by block */
-      for (int i = 0; i < GAP_BLOCK; i++) {
-        heads_setup(&x);
-        busy_us(gap[g]);
-        int64_t t0 = ns(CLOCK_MONOTONIC);
-        int ok = heads_perform(&x);
-        int64_t t1 = ns(CLOCK_MONOTONIC);
-        if (!ok)
-          return 1;
-        if (b >= 0 && i >= GAP_SETTLE && got[g] < n)
-          wall[g][got[g]++] = t1 - t0;
-      }
-    }
+  if (!run_blocks(&x, n, k, gap_arm, gap, wall))
+    return 1;
   printf("{\"part\":\"gap\",\"n\":%d,\"gaps_us\":[", n);
   for (int j = 0; j < k; j++)
     printf("%s%ld", j ? "," : "", gap[j]);
@@ -362,6 +384,22 @@ static void busy_touch_us(long us, unsigned char *buf, size_t len) {
   }
 }
 
+/* cold's arms: 0 spins on the clock, 1 writes the buffer as it spins */
+struct cold_ctx {
+  long gap;
+  unsigned char *buf;
+  size_t len;
+};
+
+static int cold_arm(heads *x, void *ctx, int arm, int64_t *out_ns) {
+  const struct cold_ctx *c = ctx;
+  if (arm)
+    busy_touch_us(c->gap, c->buf, c->len);
+  else
+    busy_us(c->gap);
+  return timed_perform(x, out_ns);
+}
+
 static int cold_main(const char *url, int n, const char *gap_us,
                      const char *kb) {
   heads x;
@@ -383,26 +421,9 @@ static int cold_main(const char *url, int n, const char *gap_us,
   }
   if (!heads_open(&x, url))
     return 1;
-  int per = GAP_BLOCK - GAP_SETTLE, blocks = (n + per - 1) / per;
-  int got[2] = {0, 0};
-  for (int b = -1; b < blocks; b++) /* a warm-up block of each first */
-    for (int j = 0; j < 2; j++) {
-      int w = (j + (b < 0 ? 0 : b)) % 2; /* 0: spin, 1: touch; rotates */
-      for (int i = 0; i < GAP_BLOCK; i++) {
-        heads_setup(&x);
-        if (w)
-          busy_touch_us(gap, buf, len);
-        else
-          busy_us(gap);
-        int64_t t0 = ns(CLOCK_MONOTONIC);
-        int ok = heads_perform(&x);
-        int64_t t1 = ns(CLOCK_MONOTONIC);
-        if (!ok)
-          return 1;
-        if (b >= 0 && i >= GAP_SETTLE && got[w] < n)
-          wall[w][got[w]++] = t1 - t0;
-      }
-    }
+  struct cold_ctx c = {gap, buf, len};
+  if (!run_blocks(&x, n, 2, cold_arm, &c, wall))
+    return 1;
   printf("{\"part\":\"cold\",\"n\":%d,\"gap_us\":%ld,\"kb\":%ld,"
          "\"us_spin\":%.2f,\"us_touch\":%.2f}\n",
          n, gap, k, median(wall[0], (size_t)n) / 1e3,
@@ -442,6 +463,23 @@ static int heads_spin(heads *x, CURLM *m) {
   return 1;
 }
 
+/* wake's arms: 0 waits in poll (heads_perform), 1 spins */
+struct wake_ctx {
+  long gap;
+  CURLM *m;
+};
+
+static int wake_arm(heads *x, void *ctx, int arm, int64_t *out_ns) {
+  const struct wake_ctx *w = ctx;
+  busy_us(w->gap);
+  if (!arm)
+    return timed_perform(x, out_ns);
+  int64_t t0 = ns(CLOCK_MONOTONIC);
+  int ok = heads_spin(x, w->m);
+  *out_ns = ns(CLOCK_MONOTONIC) - t0;
+  return ok;
+}
+
 static int wake_main(const char *url, int n, const char *gap_us) {
   heads x;
   char *end;
@@ -458,23 +496,9 @@ static int wake_main(const char *url, int n, const char *gap_us) {
     fprintf(stderr, "overhead: wake: out of memory\n");
     return 1;
   }
-  int per = GAP_BLOCK - GAP_SETTLE, blocks = (n + per - 1) / per;
-  int got[2] = {0, 0};
-  for (int b = -1; b < blocks; b++) /* a warm-up block of each first */
-    for (int j = 0; j < 2; j++) {
-      int spin = (j + (b < 0 ? 0 : b)) % 2; /* which goes first rotates */
-      for (int i = 0; i < GAP_BLOCK; i++) {
-        heads_setup(&x);
-        busy_us(gap);
-        int64_t t0 = ns(CLOCK_MONOTONIC);
-        int ok = spin ? heads_spin(&x, m) : heads_perform(&x);
-        int64_t t1 = ns(CLOCK_MONOTONIC);
-        if (!ok)
-          return 1;
-        if (b >= 0 && i >= GAP_SETTLE && got[spin] < n)
-          wall[spin][got[spin]++] = t1 - t0;
-      }
-    }
+  struct wake_ctx w = {gap, m};
+  if (!run_blocks(&x, n, 2, wake_arm, &w, wall))
+    return 1;
   printf("{\"part\":\"wake\",\"n\":%d,\"gap_us\":%ld,\"us_poll\":%.2f,"
          "\"us_spin\":%.2f}\n",
          n, gap, median(wall[0], (size_t)n) / 1e3,
