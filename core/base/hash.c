@@ -126,7 +126,11 @@ ll_status ll_guid_v4(char out[LL_GUID_LEN]) {
   b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
   b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
   to_hex(b, sizeof b, hex);
-  /* 8-4-4-4-12 */
+  ll_guid_format(hex, out);
+  return LL_OK;
+}
+
+void ll_guid_format(const char hex[32], char out[LL_GUID_LEN]) {
   size_t o = 0;
   for (size_t i = 0; i < 32; i++) {
     if (i == 8 || i == 12 || i == 16 || i == 20)
@@ -134,5 +138,4 @@ ll_status ll_guid_v4(char out[LL_GUID_LEN]) {
     out[o++] = hex[i];
   }
   out[o] = '\0';
-  return LL_OK;
 }

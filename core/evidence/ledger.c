@@ -151,19 +151,26 @@ static int grow(char ***v, size_t n, size_t *cap) {
   return 1;
 }
 
-const char *ll_ledger_alias_of(const ll_ledger *l, const char *lease_id) {
-  char norm[LL_SANITIZE_ID_MAX], other[LL_SANITIZE_ID_MAX];
-  if (!l || !lease_id || !ll_sanitize_norm_id(lease_id, norm))
-    return NULL;
+/* The binding of the lease ID whose comparable form is norm, or -1. */
+static long binding_of(const ll_ledger *l, const char *norm) {
+  char other[LL_SANITIZE_ID_MAX];
   for (size_t i = 0; i < l->n_binds; i++)
     if (ll_sanitize_norm_id(l->ids[i], other) && strcmp(norm, other) == 0)
-      return l->aliases[i];
-  return NULL;
+      return (long)i;
+  return -1;
+}
+
+const char *ll_ledger_alias_of(const ll_ledger *l, const char *lease_id) {
+  char norm[LL_SANITIZE_ID_MAX];
+  if (!l || !lease_id || !ll_sanitize_norm_id(lease_id, norm))
+    return NULL;
+  long i = binding_of(l, norm);
+  return i < 0 ? NULL : l->aliases[i];
 }
 
 ll_status ll_ledger_bind_alias(ll_ledger *l, const char *alias,
                                const char *lease_id, ll_error *err) {
-  char norm[LL_SANITIZE_ID_MAX], other[LL_SANITIZE_ID_MAX];
+  char norm[LL_SANITIZE_ID_MAX];
   if (!l || !alias || !*alias || strlen(alias) >= LL_ALIAS_MAX || !lease_id)
     return ll_fail(err, LL_E_USAGE,
                    "bind_alias needs an alias (1 to %d bytes) and a lease ID",
@@ -171,16 +178,13 @@ ll_status ll_ledger_bind_alias(ll_ledger *l, const char *alias,
   if (!ll_sanitize_norm_id(lease_id, norm))
     return ll_fail(err, LL_E_BAD_LEASE_ID,
                    "lease ID for alias %s is not a GUID", alias);
-  for (size_t i = 0; i < l->n_binds; i++) {
-    ll_sanitize_norm_id(l->ids[i], other);
-    if (strcmp(norm, other) != 0)
-      continue;
-    if (strcmp(alias, l->aliases[i]) == 0)
-      return LL_OK;
+  long i = binding_of(l, norm);
+  if (i >= 0 && strcmp(alias, l->aliases[i]) == 0)
+    return LL_OK;
+  if (i >= 0)
     return ll_fail(err, LL_E_USAGE,
                    "lease ID already bound to alias %s, not %s", l->aliases[i],
                    alias);
-  }
   /* Two vectors with one count; each keeps its own capacity. */
   if (!grow(&l->ids, l->n_binds, &l->cap_ids) ||
       !grow(&l->aliases, l->n_binds, &l->cap_aliases))

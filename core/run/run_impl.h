@@ -57,9 +57,6 @@ ll_status ll_run_append(ll_run *r, const cJSON *row,
                         ll_error *err) LL_WARN_UNUSED;
 /* The writer bound to alias, or NULL. */
 ll_writer *ll_run_writer(ll_run *r, const char *alias);
-/* The alias of the writer holding lease_id (compared as lease IDs are), or
- * NULL: the recording transport's alias_of and the outcome's scan. */
-const char *ll_run_alias_of(void *run, const char *lease_id);
 /* Binds alias -> id for the sanitizer and appends its lease_bind row. */
 ll_status ll_run_bind_row(ll_run *r, const char *alias, const char *id,
                           const char *state, ll_error *err) LL_WARN_UNUSED;

@@ -353,7 +353,7 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
 }
 
 /* What a recording transport may ask its run (http.h). */
-const char *ll_run_alias_of(void *ctx, const char *lease_id) {
+static const char *run_alias_of(void *ctx, const char *lease_id) {
   ll_run *r = ctx;
   for (int i = 0; i < r->nwriters; i++)
     if (ll_lease_id_equal(r->writers[i].lease_id, lease_id))
@@ -421,7 +421,7 @@ ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
   r->transport = cfg->transport;
   if (r->transport) {
     r->transport->run_ctx = r;
-    r->transport->alias_of = ll_run_alias_of;
+    r->transport->alias_of = run_alias_of;
     r->transport->endpoint_kind = run_endpoint_kind;
     r->transport->secret_of = run_secret_of;
   }

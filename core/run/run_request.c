@@ -3,6 +3,7 @@
  * written once, at cleanup. With the reads invariant 15 adds whatever the
  * script: the preflight before the run's first mutation, and the
  * properties read that records a blob found in the way of a create. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,18 +345,17 @@ static ll_status learn_guid(ll_run *r, const char *id, ll_error *err) {
   if (!ll_sanitize_norm_id(id, norm))
     return LL_OK;
   ll_status st = ll_ledger_add_named_secret(r->ledger, id, "lease-id", err);
-  for (int form = 0; form < 4 && st == LL_OK; form++) {
-    char out[LL_GUID_LEN];
-    size_t k = 0;
-    for (size_t i = 0; i < 32; i++) {
-      if (form < 2 && (i == 8 || i == 12 || i == 16 || i == 20))
-        out[k++] = '-';
-      char c = norm[i];
-      out[k++] = (form & 1) && c >= 'a' && c <= 'f' ? (char)(c - 'a' + 'A') : c;
-    }
-    out[k] = '\0';
-    st = ll_ledger_add_named_secret(r->ledger, out, "lease-id", err);
+  /* hyphenated and plain, each in lower then upper case */
+  char forms[4][LL_GUID_LEN];
+  ll_guid_format(norm, forms[0]);
+  ll_strlcpy(forms[2], norm, sizeof forms[2]);
+  for (int f = 1; f <= 3; f += 2) {
+    ll_strlcpy(forms[f], forms[f - 1], sizeof forms[f]);
+    for (char *c = forms[f]; *c; c++)
+      *c = (char)toupper((unsigned char)*c);
   }
+  for (int f = 0; f < 4 && st == LL_OK; f++)
+    st = ll_ledger_add_named_secret(r->ledger, forms[f], "lease-id", err);
   return st;
 }
 
@@ -417,9 +417,9 @@ static ll_status bind_returned(ll_run *r, const ll_http_response *resp,
  * is the sanitizer's: its alias stands in for it. */
 static ll_status learn_unbound(req *q, ll_error *err) {
   const char *id = ll_headers_get(&q->resp.headers, "x-ms-lease-id");
-  if (!id || !*id || (q->changed[0] && ll_lease_id_equal(id, q->changed)) ||
-      ll_run_alias_of(q->r, id) || ll_ledger_alias_of(q->r->ledger, id) ||
-      service_chose(q))
+  /* the ledger's bindings hold every writer's ID, a change's proposed one
+   * (bound before it is sent) and the table's X */
+  if (!id || !*id || ll_ledger_alias_of(q->r->ledger, id) || service_chose(q))
     return LL_OK;
   return learn_guid(q->r, id, err);
 }

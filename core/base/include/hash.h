@@ -25,5 +25,7 @@ void ll_sha256_free(ll_sha256 *h);
 /* Random version-4 GUID from OpenSSL's CSPRNG, lowercase with hyphens. */
 #define LL_GUID_LEN 37
 ll_status ll_guid_v4(char out[LL_GUID_LEN]) LL_WARN_UNUSED;
+/* 32 hex digits as a GUID's 8-4-4-4-12, their case kept. */
+void ll_guid_format(const char hex[32], char out[LL_GUID_LEN]);
 
 #endif
