@@ -441,6 +441,27 @@ static void test_service_id_never_exported(void) {
   service_id_case("lease-7f3e9a6b", 0, "ev-xshort");
 }
 
+/* A run on w whose first lifecycle has A bound, the container made, and
+ * revision 0 written and read back: the start of the cases below. NULL
+ * when it could not be opened. */
+static ll_run *written_run(fake_wire *w, const char *evdir, const char *file) {
+  ll_error err = {0};
+  ll_run *r = fw_open(w, path(evdir), file, path("locks"), 0, &err);
+  CHECK(r != NULL);
+  if (!r)
+    return NULL;
+  declare(r, 0, "A");
+  CHECK_INT(ll_run_bind(r, "A", &err), LL_OK);
+  CHECK_INT(
+      fw_send(r, LL_OP_CREATE_CONTAINER, "operator", NULL, 0, -1, NULL, &err),
+      LL_OK);
+  CHECK_INT(ll_run_lifecycle(r, 0, "first", NULL, &err), LL_OK);
+  CHECK_INT(fw_send(r, LL_OP_PUT_BLOB, "A", NULL, 0, 0, NULL, &err), LL_OK);
+  CHECK_INT(fw_send(r, LL_OP_GET_BLOB, "observer", NULL, 0, -1, NULL, &err),
+            LL_OK);
+  return r;
+}
+
 /* An acquire answered 201 with another lease ID than the one proposed (a
  * service that does not do what Lease Blob says): that ID is no binding
  * of the run, but it names a lease, so neither ledger carries it, even
@@ -456,22 +477,11 @@ static void swapped_case(const char *id, const char *echo, int guid,
   w.swap_id = id;
   w.echo_id = echo;
   ll_error err = {0};
-  char evdir[64], file[64];
-  snprintf(evdir, sizeof evdir, "%s", dir);
+  char file[64];
   snprintf(file, sizeof file, "%s.json", dir);
-  ll_run *r = fw_open(&w, path(evdir), file, path("locks"), 0, &err);
-  CHECK(r != NULL);
+  ll_run *r = written_run(&w, dir, file);
   if (!r)
     return;
-  declare(r, 0, "A");
-  CHECK_INT(ll_run_bind(r, "A", &err), LL_OK);
-  CHECK_INT(
-      fw_send(r, LL_OP_CREATE_CONTAINER, "operator", NULL, 0, -1, NULL, &err),
-      LL_OK);
-  CHECK_INT(ll_run_lifecycle(r, 0, "first", NULL, &err), LL_OK);
-  CHECK_INT(fw_send(r, LL_OP_PUT_BLOB, "A", NULL, 0, 0, NULL, &err), LL_OK);
-  CHECK_INT(fw_send(r, LL_OP_GET_BLOB, "observer", NULL, 0, -1, NULL, &err),
-            LL_OK);
   cJSON *row = NULL;
   fw_send(r, LL_OP_LEASE_ACQUIRE, "A", "A", 1, -1, &row, &err);
   CHECK(row != NULL);
@@ -549,20 +559,9 @@ static void test_recovered_break(void) {
   fake_wire w;
   fw_init(&w);
   ll_error err = {0};
-  ll_run *r =
-      fw_open(&w, path("ev-rbreak"), "rbreak.json", path("locks"), 0, &err);
-  CHECK(r != NULL);
+  ll_run *r = written_run(&w, "ev-rbreak", "rbreak.json");
   if (!r)
     return;
-  declare(r, 0, "A");
-  CHECK_INT(ll_run_bind(r, "A", &err), LL_OK);
-  CHECK_INT(
-      fw_send(r, LL_OP_CREATE_CONTAINER, "operator", NULL, 0, -1, NULL, &err),
-      LL_OK);
-  CHECK_INT(ll_run_lifecycle(r, 0, "first", NULL, &err), LL_OK);
-  CHECK_INT(fw_send(r, LL_OP_PUT_BLOB, "A", NULL, 0, 0, NULL, &err), LL_OK);
-  CHECK_INT(fw_send(r, LL_OP_GET_BLOB, "observer", NULL, 0, -1, NULL, &err),
-            LL_OK);
   CHECK_INT(fw_send(r, LL_OP_LEASE_ACQUIRE, "A", "A", 1, -1, NULL, &err),
             LL_OK);
   CHECK_INT(fw_send(r, LL_OP_LEASE_BREAK, "operator", NULL, 0, -1, NULL, &err),
