@@ -218,3 +218,54 @@ run:finish()
     assert.matches("reachable\tfalse", out, 1, true)
   end)
 end)
+
+-- lib.evidence's open_unknown_outcomes lists the outcome row of every
+-- doubt the fold in C holds open, whatever its class: a lost answer
+-- (UNKNOWN_OUTCOME) and a mutation never sent whole (EVIDENCE_ERROR, which
+-- the fold counts as a doubt too), on the shipped fixture with its first
+-- Put made lost.
+describe("evidence.open_unknown_outcomes", function()
+  teardown(helper.cleanup)
+
+  local SCRIPT = [[
+local ll = require "leaselua"
+local evidence = require "lib.evidence"
+local run <close> = ll.open { name = "lost-put", actors = { "A", "operator", "observer" } }
+run:declare(0, "A")
+local U = run:unbound("A")
+run:create_container()
+run:lifecycle { reason = "lost put" }
+local row, err = U:put(0)
+print("put", tostring(row), err.row.outcome, err.row.result_classification, err.row.event_id)
+print("doubts", table.concat(run:state().doubt_events, ","))
+for _, r in ipairs(evidence.open_unknown_outcomes(run)) do
+  print("open", r.event_id, r.record, r.result_classification)
+end
+print("open count", #evidence.open_unknown_outcomes(run))
+run:finish()
+]]
+
+  local function run_lost_put(outcome)
+    local f = cjson.decode((assert(helper.read(root .. "/fixtures/emulator/main-handoff-accept.json"))))
+    local x = f.exchanges
+    x[3].response = nil
+    x[3].transport_error = "connection lost"
+    x[3].outcome = outcome
+    f.exchanges = { x[1], x[2], x[3] }
+    local d = helper.tmpdir()
+    local fx = helper.write(d .. "/lost-put.json", cjson.encode(f))
+    local script = helper.write(d .. "/lost.lua", SCRIPT)
+    return helper.run({ script, "--manifest", manifest_path, "--replay", fx, "--evidence", d .. "/ev" }, NOENV)
+  end
+
+  for _, case in ipairs({ { "UNKNOWN", "UNKNOWN_OUTCOME" }, { "NOT_SENT", "EVIDENCE_ERROR" } }) do
+    it(case[1] .. ": the Put's outcome row (" .. case[2] .. ") is the one open doubt listed", function()
+      local _, out, err = run_lost_put(case[1])
+      local event = out:match("put\tnil\t" .. case[1] .. "\t" .. case[2] .. "\t(%S+)\n")
+      assert.is_truthy(event, out .. err)
+      assert.matches("doubts\t" .. event .. "\n", out, 1, true)
+      assert.matches("open\t" .. event .. "\toutcome\t" .. case[2] .. "\n", out, 1, true)
+      assert.matches("open count\t1\n", out, 1, true)
+    end)
+  end
+end)

@@ -14,9 +14,11 @@ function M.load(src)
   return rows
 end
 
--- open_unknown_outcomes(run) -> the run's UNKNOWN_OUTCOME outcome rows whose
--- doubt no reconcile has settled yet. Which doubts stand is the fold's
--- answer (run:state().doubt_events), never re-derived here.
+-- open_unknown_outcomes(run) -> the outcome row of every doubt no reconcile
+-- has settled yet: a lost answer (UNKNOWN_OUTCOME) and a mutation whose
+-- evidence was not obtained (EVIDENCE_ERROR) alike. Which doubts stand is
+-- the fold's answer (run:state().doubt_events), never re-derived here, so
+-- no class is filtered out.
 function M.open_unknown_outcomes(run)
   if type(run) ~= "userdata" then
     error("evidence.open_unknown_outcomes(run): pass the run, not rows: the fold in C says which doubts stand", 2)
@@ -27,7 +29,7 @@ function M.open_unknown_outcomes(run)
   end
   local out = {}
   for _, r in ipairs(run:rows()) do
-    if r.record == "outcome" and open[r.event_id] and r.result_classification == "UNKNOWN_OUTCOME" then
+    if r.record == "outcome" and open[r.event_id] then
       out[#out + 1] = r
     end
   end
