@@ -273,7 +273,9 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
   } else if (ll_json_long(row, "emitted_requests", 0) != 1) {
     snprintf(text, sizeof text, "%ld request heads emitted for one attempt",
              ll_json_long(row, "emitted_requests", 0));
-    cls = mutation ? "UNKNOWN_OUTCOME" : "EVIDENCE_ERROR";
+    /* the evidence of the attempt is unusable (docs/EVIDENCE.md); the fold
+     * also counts a mutation's as a doubt, since the service may have
+     * applied it more than once */
     discrepancy(m, row, d, "emission", text);
     cls = "EVIDENCE_ERROR";
   } else if (status >= 500) {
