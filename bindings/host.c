@@ -291,6 +291,7 @@ static int run_once(const ll_operator *op, const run_input *in, int *decision,
   /* The exit code is the recorded decision, whatever the script returned:
    * a run left open or without a decision is ended here, HOLD. */
   ll_lua_host_close_run(&host, failed ? "it raised an error" : "it returned");
+  host.ended = 1; /* lua_close below runs no script code that may open */
   int sign_rc = sign_bundle(op, &host);
   if (host.replay_failed)
     rc = 64;

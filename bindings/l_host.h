@@ -20,6 +20,8 @@ typedef struct {
   int stop_exit;          /* invariant 15's target_stop: 64 or 2, else 0 */
   int replay_failed;      /* a strict replay diverged (exit 64) */
   int help;               /* the script printed its usage (leaselua.help) */
+  int ended;              /* the script's run was ended by the host: the
+                             exit code is fixed, nothing more is opened */
   char label[16];         /* replay: the fixture's endpoint kind */
   char evidence_dir[512]; /* the opened run's bundle: signed at the end */
   char flow_name[64];     /* the opened run's plan name (an index's flow) */

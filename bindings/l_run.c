@@ -213,6 +213,8 @@ static cJSON *open_manifest(lua_State *L, const ll_operator *op, int sandbox,
   return NULL;
 }
 
+static void run_end(ll_host *host, l_run *h, const char *why);
+
 /* run = leaselua.open{name=, actors=, break_period(s)=, window_attempts=}
  * in the host's sandbox: everything else is the operator's (command line,
  * environment, manifest; core/operator.h). The embedding API (stock lua5.4)
@@ -239,7 +241,7 @@ static int l_open(lua_State *L) {
   ll_error err = {0};
   if (host && host->config_error.code)
     return ll_lua_raise(L, host->config_error.code, host->config_error.message);
-  if (host && host->opened)
+  if (host && (host->opened || host->ended))
     return ll_lua_raise(L, LL_E_USAGE,
                         "a script opens one run: leaselua.open was already "
                         "called");
@@ -322,20 +324,27 @@ static int l_open(lua_State *L) {
   cJSON_Delete(manifest);
   if (!h->run)
     return ll_lua_raise(L, err.code, err.message);
-  /* the bundle exists now: whatever happens next, the host signs it */
-  if (host)
+  /* the bundle exists now (a recovery has appended to it): whatever
+   * happens next, the host owns the run, ends it with a decision and
+   * signs it, and no second open is taken */
+  if (host) {
     ll_strlcpy(host->evidence_dir, evidence, sizeof host->evidence_dir);
+    host->opened = 1;
+    host->handle = h;
+    h->host = host;
+  }
   if (ll_run_plan(h->run, &plan, op->after[0] ? op->after : NULL, &err) !=
       LL_OK) {
-    ll_run_close(h->run);
-    h->run = NULL;
+    if (host) {
+      run_end(host, h, "its plan was refused");
+    } else {
+      ll_run_close(h->run);
+      h->run = NULL;
+    }
     return ll_lua_raise(L, err.code, err.message);
   }
   if (host) {
-    host->opened = 1;
     ll_strlcpy(host->flow_name, plan.name, sizeof host->flow_name);
-    host->handle = h;
-    h->host = host;
     /* the ledger says the bundle is to be signed, and by which key, so a
      * signature removed later is missed (leaselua verify) */
     if (host->sign_key_fp[0]) {
@@ -375,6 +384,31 @@ static void run_end(ll_host *host, l_run *h, const char *why) {
     host->handle = NULL;
 }
 
+/* The registry set of every C function a Run or Writer method runs as
+ * (their metamethods but __gc included): close_run's test below. */
+static const char methods_key = 'm';
+
+/* 1 when a Run or Writer method is on the call stack under the caller:
+ * script code reached from inside one (a finalizer: the stock-Lua module
+ * allows them, the sandbox does not) must not free the run that method
+ * is still reading. */
+static int inside_method(lua_State *L) {
+  lua_Debug ar;
+  int found = 0;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &methods_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  for (int level = 1; !found && lua_getstack(L, level, &ar); level++) {
+    if (!lua_getinfo(L, "f", &ar))
+      continue;
+    found = lua_iscfunction(L, -1) && lua_rawget(L, -2) != LUA_TNIL;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return found;
+}
+
 /* Closes the run at 1: safe to call twice. It ends the transport first
  * (unless another error is unwinding): a replay with exchanges never
  * requested raises LL_E_REPLAY, a recording writes its fixture. A
@@ -384,6 +418,12 @@ static int close_run(lua_State *L, const char *fn, int unwinding) {
   l_run *h = ll_lua_check_handle(L, 1, LL_RUN_MT, fn);
   ll_error err = {0};
   ll_status st = LL_OK;
+  if (h->run && inside_method(L))
+    return ll_lua_raisef(L, LL_E_USAGE,
+                         "%s: refused inside another run method (a "
+                         "finalizer ran script code there): the run stays "
+                         "open",
+                         fn);
   if (h->run && h->host && ll_run_decision(h->run) < 0) {
     run_end(h->host, h, unwinding ? "it raised an error" : "it returned");
     return 0;
@@ -460,7 +500,29 @@ void ll_lua_register_run(lua_State *L) {
     lua_pushliteral(L, LL_RUN_MT);
     lua_setfield(L, -2, "__metatable"); /* scripts cannot swap methods */
   }
-  lua_pop(L, 2);
+  lua_pop(L, 1);
+  /* every method, the writer's and the metamethods but __gc */
+  lua_newtable(L);
+  for (int t = 0; t < 3; t++) {
+    if (t == 0)
+      lua_pushvalue(L, -2); /* the Run's methods */
+    else if (t == 1)
+      luaL_getmetatable(L, LL_RUN_MT);
+    else if (luaL_getmetatable(L, LL_WRITER_MT) != LUA_TTABLE ||
+             lua_getfield(L, -1, "methods") != LUA_TTABLE)
+      return (void)luaL_error(L, "leaselua: the Writer's methods are missing");
+    for (lua_pushnil(L); lua_next(L, -2);) {
+      if (lua_iscfunction(L, -1) && lua_tocfunction(L, -1) != l_gc) {
+        lua_pushboolean(L, 1);
+        lua_rawset(L, -5); /* set[method] = true; the key stays */
+      } else {
+        lua_pop(L, 1);
+      }
+    }
+    lua_pop(L, t == 2 ? 2 : 1);
+  }
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &methods_key);
+  lua_pop(L, 1);
   lua_pushcfunction(L, l_open);
   lua_setfield(L, -2, "open");
 }

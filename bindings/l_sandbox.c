@@ -87,6 +87,28 @@ static int l_load_text(lua_State *L) {
   return 1;
 }
 
+/* setmetatable(t, mt) as Lua's, but a metatable holding __gc is refused:
+ * a finalizer runs when the collector decides, inside whatever C call
+ * allocates (a run method reading the ledger, the host's end after the
+ * exit code is fixed), never where the script orders a step (invariant
+ * 14). A __gc added to mt later marks nothing (Lua 5.4 reads it here). */
+static int l_setmetatable(lua_State *L) {
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    lua_pushliteral(L, "__gc");
+    int has_gc = lua_rawget(L, 2) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (has_gc)
+      return ll_lua_raisef(L, LL_E_USAGE,
+                           "setmetatable: a __gc finalizer is refused in the "
+                           "sandbox: it would run when Lua collects, not when "
+                           "the script orders a step");
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
 void ll_sandbox_open(lua_State *L) {
   static const luaL_Reg libs[] = {
       {LUA_GNAME, luaopen_base},       {LUA_STRLIBNAME, luaopen_string},
@@ -103,6 +125,9 @@ void ll_sandbox_open(lua_State *L) {
   }
   lua_pushcfunction(L, l_load_text);
   lua_setglobal(L, "load");
+  lua_getglobal(L, "setmetatable");
+  lua_pushcclosure(L, l_setmetatable, 1);
+  lua_setglobal(L, "setmetatable");
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, "leaselua.loaded");
   lua_pushcfunction(L, l_require);

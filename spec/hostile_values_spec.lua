@@ -481,6 +481,46 @@ describe("hostile values", function()
     assert.is_true(ok, tostring(run))
   end)
 
+  -- The stock-Lua module allows finalizers: one that closes the run while
+  -- run:rows() or run:state() is building its answer (the collector runs
+  -- it inside their allocations) is refused, so C never reads a freed run.
+  it("refuses a close from a finalizer that runs inside a run method", function()
+    local run = open()
+    for i = 1, 40 do run:note("n" .. i, string.rep("x", 200)) end
+    local seen, armed = {}, false
+    local function bomb()
+      setmetatable({}, { __gc = function()
+        if not armed then return end
+        local where = debug.traceback("", 2)
+        local inside = where:find("'rows'", 1, true) or where:find("'state'", 1, true)
+        local ok, e = pcall(run.close, run)
+        seen[#seen + 1] = { inside = inside ~= nil, closed = ok, code = not ok and e.code or nil }
+      end })
+    end
+    collectgarbage("incremental", 1, 1000)
+    for _ = 1, 200 do
+      bomb(); bomb(); bomb()
+      armed = true
+      local ok1 = pcall(function() return run:rows() end) -- named in a traceback
+      local ok2 = pcall(function() return run:state() end)
+      armed = false
+      assert.is_true(ok1 and ok2, "a run method failed: the run was closed under it")
+      if #seen > 50 then break end
+    end
+    collectgarbage("incremental", 200, 100)
+    local inside = 0
+    for _, s in ipairs(seen) do
+      if s.inside then
+        inside = inside + 1
+        assert.is_false(s.closed, "a finalizer closed the run inside run:rows()/run:state()")
+        assert.are.equal("LL_E_USAGE", s.code)
+      end
+    end
+    assert.is_true(inside > 0, "no finalizer ran inside run:rows() or run:state() (" .. #seen .. " ran)")
+    pcall(run.close, run) -- the replay's exchanges were never requested: it raises, and closes
+    assert.matches("closed", tostring(run), 1, true)
+  end)
+
   it("makes thousands of calls in well under a minute", function()
     assert.is_true(calls > 3000, "only " .. calls .. " calls were made")
   end)

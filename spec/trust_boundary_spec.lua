@@ -348,3 +348,65 @@ describe("no core file while a token is held #live", function()
     end)
   end
 end)
+
+-- Script code runs only where the script orders a step: a finalizer would
+-- run when the collector decides, inside a run method reading the ledger
+-- or after the host fixed the exit code; the sandbox refuses one. And a
+-- recovery whose plan is refused after the bundle was reopened still ends
+-- with the host's HOLD, and opens nothing more.
+describe("script code runs only where the script orders it", function()
+  local rp = require "support.replay"
+  teardown(function()
+    helper.cleanup()
+    rp.cleanup()
+  end)
+
+  it("refuses a __gc finalizer: nothing opened, exit 64, one line", function()
+    local d = helper.tmpdir()
+    local s = script('local ll = require "leaselua"\n'
+      .. 'KEEP = setmetatable({}, { __gc = function() ll.open {} end })\n'
+      .. 'print("not reached")\n')
+    local rc, out, err = helper.run_env({ s, "--manifest", manifest(), "--evidence", d .. "/ev" }, offline_target())
+    assert.are.equal(64, rc, err)
+    assert.matches("LL_E_USAGE: setmetatable: a __gc finalizer is refused", err, 1, true)
+    assert.is_nil(out:find("not reached", 1, true))
+    assert.is_nil(helper.read(d .. "/ev/export/ledger.jsonl"), "a run was opened")
+  end)
+
+  it("a __gc added to a metatable after setmetatable never runs", function()
+    local d = helper.tmpdir()
+    local s = script('local mt = {}\nlocal t = setmetatable({}, mt)\n'
+      .. 'mt.__gc = function() print("finalizer ran") end\nt = nil\ncollectgarbage()\n'
+      .. 'require("leaselua").help("usage")\n')
+    local rc, out = helper.run_env({ s, "--manifest", manifest(), "--evidence", d .. "/ev" }, offline_target())
+    assert.are.equal(0, rc)
+    assert.is_nil(out:find("finalizer ran", 1, true))
+  end)
+
+  it("a recovery whose plan is refused after the reopen ends HOLD and opens no second run", function()
+    local d = rp.tmpdir()
+    local ev = d .. "/ev"
+    local rc = rp.replay("main_handoff", "documented/acquire-lost", ev)
+    assert.are.equal(2, rc)
+    local before = #helper.rows(ev)
+    local s = helper.write(d .. "/z.lua", 'local ll = require "leaselua"\n'
+      .. 'local ok, e = pcall(ll.open, { name = "x", recover = true, actors = { "Z" } })\n'
+      .. 'print("first", ok, e.code)\n'
+      .. 'ok, e = pcall(ll.open, { name = "x", recover = true, actors = { "A", "B", "operator", "observer" } })\n'
+      .. 'print("second", ok, e.code, e.message)\n')
+    local rc2, out, err = rp.replay("recovery", "documented/acquire-lost.recovery-proven", ev, nil, nil, s)
+    assert.matches("first\tfalse\tLL_E_MANIFEST", out, 1, true)
+    assert.matches("second\tfalse\tLL_E_USAGE\ta script opens one run", out, 1, true)
+    assert.are.equal(64, rc2, err) -- the strict replay: none of its exchanges was requested
+    local rows = helper.rows(ev)
+    assert.are.equal("decision", rows[#rows].record)
+    assert.are.equal("HOLD", rows[#rows].decision)
+    assert.are.equal("stop", rows[#rows - 1].record)
+    local recoveries = 0
+    for i = before + 1, #rows do
+      if rows[i].record == "recovery" then recoveries = recoveries + 1 end
+    end
+    assert.are.equal(1, recoveries)
+    assert.are.equal(0, (helper.run({ "verify", ev })))
+  end)
+end)
