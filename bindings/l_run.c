@@ -325,25 +325,24 @@ static int l_open(lua_State *L) {
   if (!h->run)
     return ll_lua_raise(L, err.code, err.message);
   /* the bundle exists now (a recovery has appended to it): whatever
-   * happens next, the host owns the run, ends it with a decision and
-   * signs it, and no second open is taken */
+   * happens next, the host signs it, and no second open is taken */
   if (host) {
     ll_strlcpy(host->evidence_dir, evidence, sizeof host->evidence_dir);
     host->opened = 1;
-    host->handle = h;
-    h->host = host;
   }
+  /* A refused plan sent nothing: the run is closed without a decision (a
+   * reopened bundle then ends on its recovery row, undecided, for the
+   * operator to recover again), and the exit is the refusal's, or 70
+   * when the script swallows it (a run opened, no decision recorded). */
   if (ll_run_plan(h->run, &plan, op->after[0] ? op->after : NULL, &err) !=
       LL_OK) {
-    if (host) {
-      run_end(host, h, "its plan was refused");
-    } else {
-      ll_run_close(h->run);
-      h->run = NULL;
-    }
+    ll_run_close(h->run);
+    h->run = NULL;
     return ll_lua_raise(L, err.code, err.message);
   }
   if (host) {
+    host->handle = h;
+    h->host = host;
     ll_strlcpy(host->flow_name, plan.name, sizeof host->flow_name);
     /* the ledger says the bundle is to be signed, and by which key, so a
      * signature removed later is missed (leaselua verify) */

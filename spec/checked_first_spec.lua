@@ -86,6 +86,20 @@ describe("checked before the first request", function()
     assert.are.equal(0, srv.connections() or 0, "a connection was made")
   end)
 
+  -- --after is the operator's: checked at open even when the script does
+  -- not declare itself destructive (it went unchecked until the script's
+  -- first destructive lifecycle, after requests had gone out).
+  it("refuses an --after bundle that does not verify at open, whatever the script declares", function()
+    local s = helper.write(helper.tmpdir() .. "/plain.lua",
+      'local ll = require "leaselua"\nlocal run = ll.open { name = "plain" }\nrun:create_container()\n')
+    local rc, out, err = helper.run({ s, "--manifest", manifest, "--destructive",
+      "--after", helper.tmpdir() .. "/nonexistent", "--evidence", helper.tmpdir() .. "/ev" }, env())
+    assert.are.equal(64, rc, out .. err)
+    assert.matches("LL_E_USAGE: %-%-after .* does not verify %(", err)
+    assert.are.equal(1, helper.count(err, "does not verify"), "the message repeats itself: " .. err)
+    assert.are.equal(0, srv.connections() or 0, "a connection was made")
+  end)
+
   it("names a unique default evidence directory, so a refused run does not use up the next", function()
     local root = helper.tmpdir()
     local e = env { LEASELUA_EVIDENCE_ROOT = root }

@@ -288,11 +288,14 @@ ll_status ll_run_check_after(ll_run *r, const char *after, ll_error *err) {
   ll_status st = ll_verify_dir(after, &rep, err);
   if (st == LL_E_NOMEM)
     return st;
-  if (st != LL_OK)
+  if (st != LL_OK) {
+    char why[sizeof err->message]; /* ll_fail writes err->message */
+    ll_strlcpy(why, rep.problem[0] ? rep.problem : err->message, sizeof why);
     return ll_fail(err, LL_E_USAGE,
                    "--after %s does not verify (%s): run the main handoff "
                    "first",
-                   after, rep.problem[0] ? rep.problem : err->message);
+                   after, why);
+  }
   st = after_signature(after, &rep, err);
   if (st != LL_OK)
     return st;

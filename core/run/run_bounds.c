@@ -68,7 +68,9 @@ static ll_status plan(ll_run *r, const ll_flow_plan *p, const char *after_dir,
   if (!permitted)
     return ll_fail(err, LL_E_MANIFEST, "no manifest row to check the plan");
   ll_status st = ll_flow_plan_check(p, permitted, err);
-  if (st == LL_OK && p->destructive)
+  /* --after is the operator's input: checked before the first request
+   * whenever it is given, not first at a destructive lifecycle */
+  if (st == LL_OK && (p->destructive || (after_dir && *after_dir)))
     st = ll_run_check_after(r, after_dir, err);
   if (st != LL_OK)
     return st;
