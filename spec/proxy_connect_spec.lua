@@ -108,3 +108,29 @@ describe("an http proxy's CONNECT #live", function()
     assert.are.equal(0, (helper.run({ "verify", ev })))
   end)
 end)
+
+-- A plain-http (emulator) target is tunnelled too: a forwarding proxy sees
+-- the request line and may re-send a mutation itself, which the head count
+-- would not show. Offline: a counting loopback server as the target.
+describe("a plain-http target behind an http proxy", function()
+  teardown(helper.cleanup)
+
+  it("goes through a CONNECT tunnel, never as a forwarded request", function()
+    local px, srv = proxy("tunnel"), helper.count_server(30)
+    local d = helper.tmpdir()
+    local s = helper.write(d .. "/read.lua",
+      'local ll = require "leaselua"\nlocal run = ll.open { name = "px-plain" }\nrun:properties()\n')
+    local rc, out, err = helper.run({ s, "--manifest", helper.manifest_file(d), "--evidence", d .. "/ev",
+      "--timeout-ms", "3000" }, {
+      AZURE_STORAGE_ACCOUNT_URL = srv.url, AZURE_STORAGE_TOKEN = helper.dev_token(),
+      AZURE_STORAGE_BLOB = helper.unique_blob("pxplain"), AZURE_STORAGE_SAS = false, LEASELUA_CA_FILE = false,
+      http_proxy = px.url, HTTPS_PROXY = false, https_proxy = false, ALL_PROXY = false, all_proxy = false,
+      NO_PROXY = false, no_proxy = false,
+    })
+    local lines = px.lines()
+    px.stop()
+    srv.stop()
+    assert.is_true(#lines >= 1, "the proxy saw nothing (exit " .. tostring(rc) .. "): " .. out .. err)
+    for _, l in ipairs(lines) do assert.matches("^CONNECT 127%.0%.0%.1:%d+ 200$", l) end
+  end)
+end)

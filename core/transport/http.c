@@ -530,6 +530,10 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
    * the proxy variables itself, so what is recorded is what is used */
   SETOPT(CURLOPT_PROXY, h->proxy);
   SETOPT(CURLOPT_NOPROXY, h->noproxy[0] ? h->noproxy : (char *)NULL);
+  /* a plain-http (emulator) target is tunnelled too: a forwarding proxy
+   * could re-send a PUT or DELETE on its own, and emitted_requests would
+   * still say 1 (invariant 1); through a CONNECT tunnel it sees bytes */
+  SETOPT(CURLOPT_HTTPPROXYTUNNEL, 1L);
   SETOPT(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L); /* the proxy's, not ours */
   SETOPT(CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
   SETOPT(CURLOPT_TIMEOUT_MS, h->total_ms);
