@@ -73,6 +73,14 @@ static int new_writer(lua_State *L, int bound) {
   char alias[LL_LUA_ALIAS_CAP];
   ll_lua_arg_str(L, 2, fn, "the writer alias (1 to 15 of [A-Za-z0-9_-])", alias,
                  sizeof alias, 1);
+  /* roles, not writers: the operator's credential breaks and creates the
+   * container, the observer's reads (--credential-observer is "every
+   * read"); a writer by either name would write with it */
+  if (strcmp(alias, "operator") == 0 || strcmp(alias, "observer") == 0)
+    return ll_lua_raisef(L, LL_E_USAGE,
+                         "%s: '%s' is a role, not a writer: name the writer "
+                         "(A, B, ...) the manifest permits",
+                         fn, alias);
   if (bound) {
     ll_error err = {0};
     ll_status st = ll_run_bind(h->run, alias, &err);

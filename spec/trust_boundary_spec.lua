@@ -383,6 +383,28 @@ describe("script code runs only where the script orders it", function()
     assert.is_nil(out:find("finalizer ran", 1, true))
   end)
 
+  it("refuses a writer named for a role: the operator's and the observer's credentials never write", function()
+    local d = rp.tmpdir()
+    local s = helper.write(d .. "/roles.lua", 'local ll = require "leaselua"\n'
+      .. 'local run = ll.open { actors = { "A", "B", "operator", "observer" } }\n'
+      .. 'for _, who in ipairs { "operator", "observer" } do\n'
+      .. '  for _, how in ipairs { "writer", "unbound" } do\n'
+      .. '    local ok, e = pcall(run[how], run, who)\n'
+      .. '    print(how, who, ok, ok and "" or e.code, ok and "" or e.message)\n'
+      .. '  end\n'
+      .. 'end\n')
+    local _, out = rp.replay("x", "emulator/main-handoff-accept", d .. "/ev", nil, nil, s)
+    for _, who in ipairs { "operator", "observer" } do
+      for _, how in ipairs { "writer", "unbound" } do
+        assert.matches(how .. "\t" .. who .. "\tfalse\tLL_E_USAGE\trun:" .. how .. ": '" .. who
+          .. "' is a role, not a writer", out, 1, true)
+      end
+    end
+    for _, r in ipairs(helper.rows(d .. "/ev")) do
+      assert.is_true(r.record ~= "lease_bind", "a role was bound as a writer")
+    end
+  end)
+
   it("a recovery whose plan is refused after the reopen opens no second run and never exits 0", function()
     local d = rp.tmpdir()
     local ev = d .. "/ev"
