@@ -36,15 +36,17 @@ enum {
 };
 
 enum {
-  F_UNKNOWN = 1,    /* transport: outcome UNKNOWN, no response */
-  F_EMIT2 = 2,      /* two request heads for one attempt */
-  F_GARBAGE = 4,    /* a read returns bytes nobody declared */
-  F_VER_NEW = 8,    /* the response names x-ms-version 2026-06-06 */
-  F_NOT_SENT = 16,  /* transport: refused before sending */
-  F_OTHER_ID = 32,  /* an acquire answers with another lease ID */
-  F_CREATE = 64,    /* a Put sent with If-None-Match: * (invariant 15) */
-  F_IF_MATCH = 128, /* a Delete sent with If-Match on RB_ETAG */
-  F_CELL = 256      /* a lease-table attempt of cell RB_CELL */
+  F_UNKNOWN = 1,      /* transport: outcome UNKNOWN, no response */
+  F_EMIT2 = 2,        /* two request heads for one attempt */
+  F_GARBAGE = 4,      /* a read returns bytes nobody declared */
+  F_VER_NEW = 8,      /* the response names x-ms-version 2026-06-06 */
+  F_NOT_SENT = 16,    /* transport: refused before sending */
+  F_OTHER_ID = 32,    /* an acquire answers with another lease ID */
+  F_CREATE = 64,      /* a Put sent with If-None-Match: * (invariant 15) */
+  F_IF_MATCH = 128,   /* a Delete sent with If-Match on RB_ETAG */
+  F_CELL = 256,       /* a lease-table attempt of cell RB_CELL */
+  F_LEASE_FREE = 512, /* a content read's lease headers: available/unlocked */
+  F_LEASE_HELD = 1024 /* a content read's lease headers: leased/locked */
 };
 
 /* The lease-table cell an F_CELL step attempts. */
@@ -371,8 +373,19 @@ static inline cJSON *rb_request(ll_rb *b, const ll_step *s) {
   cJSON_AddNullToObject(out, "lease_state_before");
   cJSON_AddNullToObject(out, "lease_status_before");
   int props = got && s->op == S_PROPS;
-  rb_str_or_null(out, "lease_state_after", props ? s->a : NULL);
-  rb_str_or_null(out, "lease_status_after", props ? s->b : NULL);
+  /* a content read's own lease headers, when the step gives them */
+  int avail = got && s->op == S_READ && (s->flags & F_LEASE_FREE);
+  int held = got && s->op == S_READ && (s->flags & F_LEASE_HELD);
+  rb_str_or_null(out, "lease_state_after",
+                 props   ? s->a
+                 : avail ? "available"
+                 : held  ? "leased"
+                         : NULL);
+  rb_str_or_null(out, "lease_status_after",
+                 props   ? s->b
+                 : avail ? "unlocked"
+                 : held  ? "locked"
+                         : NULL);
   rb_str_or_null(out, "etag", got ? RB_ETAG : NULL);
   cJSON_AddNullToObject(out, "result_classification");
   cJSON_AddNullToObject(out, "notes");

@@ -31,9 +31,18 @@
 #define M_PREFLIGHT(st, code)                                                  \
   { S_PREFLIGHT, NULL, 0, st, code, 0, 1 }
 
+#define M_READ_F(r, f)                                                         \
+  { S_READ, NULL, r, 200, NULL, f, 1 }
+
 #define SETUP LIFE(0), PUT(NULL, 0, 201, NULL), READ(0)
 #define LEASED SETUP, ACQ("A", 201, NULL)
 #define BROKEN0 LEASED, BREAK(0)
+/* A's lease broken, seen broken, and B's acquired */
+#define B_HOLDS BROKEN0, PROPS("broken", "unlocked"), ACQ("B", 201, NULL)
+
+/* Azurite 3.37 as it answers, but with no x-ms-version on a 2xx either */
+static const ll_profile LL_AZURITE_NOVER = {"emulator", NULL,
+                                            "Azurite-Blob/3.37.0", NULL, NULL};
 
 typedef struct {
   const char *name;
@@ -327,6 +336,56 @@ static const bcase cases[] = {
      1,
      "returned (none)",
      "azurite-3.37-error-without-version"},
+    {"a 2xx without a version is not the 4xx deviation: unexplained",
+     &LL_AZURITE_NOVER,
+     {LIFE(0), M_PUT(NULL, 0, 201, NULL, 0)},
+     "ACCEPTED_WRITE",
+     "201",
+     1,
+     "returned (none)",
+     NULL},
+    /* ---- the code of a rejection names the lease state --------------- */
+    {"A's write under B's lease: the documented mismatch",
+     &LL_AZURE,
+     {B_HOLDS, M_PUT("A", 6, 412, "LeaseIdMismatchWithBlobOperation", 0)},
+     "EXPECTED_REJECTION",
+     "412 blob-operation lease family",
+     0,
+     NULL,
+     NULL},
+    {"A's write under B's lease answered 'no lease on the blob'",
+     &LL_AZURE,
+     {B_HOLDS, M_PUT("A", 6, 412, "LeaseNotPresentWithBlobOperation", 0)},
+     "EXPECTED_REJECTION",
+     "412 blob-operation lease family",
+     1,
+     "the code contradicts the modelled lease state",
+     NULL},
+    {"A's write under B's lease answered 'no lease ID was sent'",
+     &LL_AZURE,
+     {B_HOLDS, M_PUT("A", 6, 412, "LeaseIdMissing", 0)},
+     "EXPECTED_REJECTION",
+     "412 blob-operation lease family",
+     1,
+     "the code contradicts the modelled lease state",
+     NULL},
+    /* ---- a content read's own lease headers -------------------------- */
+    {"a read under B's lease that finds it leased/locked",
+     &LL_AZURE,
+     {B_HOLDS, PUT("B", 5, 201, NULL), M_READ_F(5, F_LEASE_HELD)},
+     "STATE_OBSERVED",
+     "200",
+     0,
+     NULL,
+     NULL},
+    {"a read under B's lease that finds the blob available/unlocked",
+     &LL_AZURE,
+     {B_HOLDS, PUT("B", 5, 201, NULL), M_READ_F(5, F_LEASE_FREE)},
+     "STATE_OBSERVED",
+     "200",
+     1,
+     "the read contradicts the modelled lease state",
+     NULL},
 };
 
 static void check_case(const bcase *c) {

@@ -25,6 +25,40 @@ static const char *const lease_family[] = {"LeaseAlreadyPresent",
 
 static const char *const absent_family[] = {"BlobNotFound", NULL};
 
+/* What each code of the blob-operation family says, from Microsoft's error
+ * catalogue (Azure Blob Storage error codes,
+ * https://learn.microsoft.com/rest/api/storageservices/blob-service-error-codes),
+ * all Precondition Failed (412):
+ * - LeaseIdMissing: "There is currently a lease on the blob and no lease ID
+ *   was specified in the request."
+ * - LeaseIdMismatchWithBlobOperation: "The lease ID specified did not match
+ *   the lease ID for the blob."
+ * - LeaseNotPresentWithBlobOperation: "There is currently no lease on the
+ *   blob."
+ * - LeaseLost: "A lease ID was specified, but the lease for the blob has
+ *   expired."
+ * Each names the lease state it was refused in, so a code that names
+ * another state than the modelled one contradicts the model: a
+ * discrepancy, even inside the family. A broken or expired lease is
+ * neither a lease on the blob nor one that matches: the catalogue does not
+ * say which of the last two it answers, and both say the ID holds nothing
+ * (Azurite 3.37.0 answers LeaseNotPresentWithBlobOperation, with
+ * LeaseLost's message: docs/EVIDENCE.md). */
+static const char *const code_missing[] = {"LeaseIdMissing", NULL};
+static const char *const code_mismatch[] = {"LeaseIdMismatchWithBlobOperation",
+                                            NULL};
+static const char *const code_not_present[] = {
+    "LeaseNotPresentWithBlobOperation", NULL};
+static const char *const code_gone[] = {"LeaseNotPresentWithBlobOperation",
+                                        "LeaseLost", NULL};
+
+static int in_list(const char *const *list, const char *code) {
+  for (; list && *list && code; list++)
+    if (strcmp(*list, code) == 0)
+      return 1;
+  return 0;
+}
+
 #define FAM_BLOB "blob-operation lease family"
 #define FAM_LEASE "lease-operation family"
 #define FAM_ABSENT "BlobNotFound"
@@ -48,6 +82,8 @@ int ll_baseline_in_family(const char *family, const char *code) {
 static void set(ll_expect *e, long status, const char *family) {
   e->status = status;
   e->family = family;
+  e->codes = NULL;
+  e->codes_why = NULL;
   if (family)
     snprintf(e->text, sizeof e->text, "%ld %s", status, family);
   else
@@ -74,6 +110,30 @@ static int ownership_probe(const ll_epoch_state *ep, ll_op op,
          strcmp(lease, ep->new_holder) == 0 && ep->phase == LL_PH_LEASED;
 }
 
+/* A blob write (Put, Delete) refused for its lease: 412, and the code the
+ * modelled state gives. A write without an ID on a locked blob is missing
+ * its ID; another ID than the holder's on a locked blob mismatches; an ID
+ * on a blob never leased in this lifecycle finds no lease, and on a broken
+ * or released one finds none or a lost one. An unknown state, and the
+ * holder's own ID while breaking, keep the family. */
+static void blob_rejection(ll_expect *e, ll_phase ph, int none, int holder) {
+  int locked = ph == LL_PH_LEASED || ph == LL_PH_BREAKING;
+  set(e, 412, FAM_BLOB);
+  if (none && locked) {
+    e->codes = code_missing;
+    e->codes_why = "a lease on the blob, no lease ID sent";
+  } else if (!none && !holder && locked) {
+    e->codes = code_mismatch;
+    e->codes_why = "the blob is leased under another ID than the one sent";
+  } else if (!none && ph == LL_PH_NONE) {
+    e->codes = code_not_present;
+    e->codes_why = "a lease ID sent, no lease on the blob";
+  } else if (!none && (ph == LL_PH_BROKEN || ph == LL_PH_RELEASED)) {
+    e->codes = code_gone;
+    e->codes_why = "a lease ID sent, the lease broken or ended";
+  }
+}
+
 void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease,
                         ll_expect *out) {
   const ll_epoch_state *ep = &m->ep;
@@ -95,20 +155,20 @@ void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease,
       set(out, 200, NULL);
     break;
   case LL_OP_PUT_BLOB:
-    if (none)
-      set(out, locked ? 412 : 201, locked ? FAM_BLOB : NULL);
+    if (none && !locked)
+      set(out, 201, NULL);
     else if (holder && locked)
       set(out, 201, NULL);
     else
-      set(out, 412, FAM_BLOB);
+      blob_rejection(out, ph, none, holder);
     break;
   case LL_OP_DELETE_BLOB:
-    if (none)
-      set(out, locked ? 412 : 202, locked ? FAM_BLOB : NULL);
+    if (none && !locked)
+      set(out, 202, NULL);
     else if (holder && ph == LL_PH_LEASED)
       set(out, 202, NULL);
     else
-      set(out, 412, FAM_BLOB);
+      blob_rejection(out, ph, none, holder);
     break;
   case LL_OP_LEASE_ACQUIRE:
     if (ph == LL_PH_BREAKING || (ph == LL_PH_LEASED && !holder))
@@ -142,6 +202,19 @@ void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease,
     set(out, 0, NULL);
   }
 }
+int ll_baseline_rejection_proven(const ll_model *m, const cJSON *row) {
+  int opi = ll_op_from_name(ll_json_str(row, "operation"));
+  const char *code = ll_json_str(row, "azure_error_code");
+  ll_expect e;
+  if (opi < 0)
+    return 0;
+  ll_baseline_expect(m, (ll_op)opi, ll_json_str(row, "lease_alias_supplied"),
+                     &e);
+  return e.family && e.codes &&
+         ll_json_long(row, "http_status", 0) == e.status &&
+         in_list(e.codes, code);
+}
+
 /* ---- invariant 15: the preflight and the conditional requests ---------
  *
  * Documented answers, with their sources:
@@ -239,6 +312,30 @@ static void discrepancy(const ll_model *m, const cJSON *row, cJSON *d,
   else
     cJSON_AddNullToObject(item, "explained_by");
   ll_json_push(list, item); /* deleted if the list was never made */
+}
+
+/* A content read's lease headers (its lease_state_after and _status_after)
+ * against the modelled lease. While a lease is held (acquired or renewed,
+ * neither broken nor released since) a read is documented to find it
+ * leased/locked (Lease Blob: "Leased (A), read succeeds"); anything else
+ * contradicts the state the ACCEPT chain stands on. Other phases are not
+ * checked: a break's period running out, or an unleased write once broken,
+ * changes the state with no request the fold could place it at. A read
+ * that carried no lease header (a bundle older than the field) says
+ * nothing. */
+static void lease_seen(const ll_model *m, const cJSON *row, cJSON *d) {
+  const char *st = ll_json_str(row, "lease_state_after");
+  const char *ss = ll_json_str(row, "lease_status_after");
+  char text[256];
+  if ((!st && !ss) || effective(&m->ep) != LL_PH_LEASED ||
+      (ll_streq(st, "leased") && ll_streq(ss, "locked")))
+    return;
+  snprintf(text, sizeof text,
+           "modelled leased/locked (lease %s held), observed %s/%s: the "
+           "read contradicts the modelled lease state",
+           m->ep.holder[0] ? m->ep.holder : "(unproven holder)",
+           st ? st : "(none)", ss ? ss : "(none)");
+  discrepancy(m, row, d, "lease-state", text);
 }
 
 void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
@@ -352,8 +449,20 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
         discrepancy(m, row, d, "status", text);
         if (!mutation)
           cls = "EVIDENCE_ERROR"; /* a failed read observed nothing */
+      } else if (cond != COND_DOCUMENTED && e.codes &&
+                 !in_list(e.codes, code)) {
+        /* in the family, but it names another lease state than the
+         * modelled one: the model or the answer is wrong */
+        snprintf(text, sizeof text,
+                 "documented %ld %s%s%s (%s), observed %ld %s: the code "
+                 "contradicts the modelled lease state",
+                 e.status, e.codes[0], e.codes[1] ? " or " : "",
+                 e.codes[1] ? e.codes[1] : "", e.codes_why, status, code);
+        discrepancy(m, row, d, "lease-code", text);
       }
     }
+    if (op == LL_OP_GET_BLOB && status == 200 && !cell)
+      lease_seen(m, row, d);
     if (req && (!ret || strcmp(req, ret) != 0)) {
       snprintf(text, sizeof text, "requested x-ms-version %s, returned %s", req,
                ret ? ret : "(none)");

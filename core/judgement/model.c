@@ -268,12 +268,14 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
     if (ep->new_acquired && is_alias(lease, ep->new_holder))
       ep->new_write_rev = rev;
   } else if (op == LL_OP_PUT_BLOB && rejected) {
+    int proven = ll_baseline_rejection_proven(m, row); /* the code */
     if (ep->nrejected < LL_MAX_REJECTED)
       ep->rejected[ep->nrejected++] = rev;
-    if (is_alias(lease, ep->old_holder) && ep->saw_broken_after_breaking &&
-        !ep->new_acquired && ep->phase == LL_PH_BROKEN)
+    if (proven && is_alias(lease, ep->old_holder) &&
+        ep->saw_broken_after_breaking && !ep->new_acquired &&
+        ep->phase == LL_PH_BROKEN)
       ep->stale_rejected_after_broken = 1;
-    if (ep->new_acquired && ep->phase == LL_PH_LEASED &&
+    if (proven && ep->new_acquired && ep->phase == LL_PH_LEASED &&
         !ll_lease_none(lease) && !is_alias(lease, ep->new_holder))
       ep->old_rejected_under_new = 1;
   } else if (op == LL_OP_LEASE_ACQUIRE && ok) {

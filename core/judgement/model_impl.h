@@ -182,12 +182,20 @@ cJSON *ll_model_table_counts(const ll_model *m);
 typedef struct {
   long status;        /* documented status */
   const char *family; /* NULL: success expected; else error family name */
-  char text[160];     /* "201", "412 blob-operation lease family", ... */
+  /* the codes of the family that say why, in the modelled lease state
+   * (NULL-terminated), and what they say; NULL: any code of the family */
+  const char *const *codes;
+  const char *codes_why;
+  char text[160]; /* "201", "412 blob-operation lease family", ... */
 } ll_expect;
 
 void ll_baseline_expect(const ll_model *m, ll_op op, const char *lease_alias,
                         ll_expect *out);
 int ll_baseline_in_family(const char *family, const char *code);
+/* 1 when row's answer is the documented rejection of its request in the
+ * modelled state: its status, and a code the state gives (e.codes). A
+ * link of the ACCEPT chain that is a rejection needs this (model.c). */
+int ll_baseline_rejection_proven(const ll_model *m, const cJSON *row);
 /* Fills derived fields of an outcome row into derived (an object). */
 void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *derived);
 

@@ -264,8 +264,11 @@ cJSON *ll_row_outcome(const ll_outcome_ctx *c, const cJSON *in,
   ll_row_null(&b, "lease_state_before");
   ll_row_null(&b, "lease_status_before");
   int props = c->op == LL_OP_GET_PROPERTIES && got;
-  ll_row_str_or_null(&b, "lease_state_after", props ? br.lease_state : NULL);
-  ll_row_str_or_null(&b, "lease_status_after", props ? br.lease_status : NULL);
+  /* a content read's response carries the lease headers too: its own
+   * observation, which the fold checks against the modelled lease */
+  int reads = (props || c->op == LL_OP_GET_BLOB) && got;
+  ll_row_str_or_null(&b, "lease_state_after", reads ? br.lease_state : NULL);
+  ll_row_str_or_null(&b, "lease_status_after", reads ? br.lease_status : NULL);
   ll_row_str_or_null(&b, "etag", got ? br.etag : NULL);
   ll_row_copy(&b, in, "request_shape");
   ll_row_null(&b, "result_classification");
