@@ -73,6 +73,8 @@ static void serve_buffered(server *s, conn *c) {
       send_all(c->fd, OK_REPLY, strlen(OK_REPLY));
     if (st.act == RAW)
       send_all(c->fd, st.raw, st.raw_len);
+    if (st.act == TUNNEL) /* what follows on c is the tunnelled request */
+      send_all(c->fd, "HTTP/1.1 200 Connection Established\r\n\r\n", 39);
     if (st.act == CLOSE || st.act == RAW) {
       conn_close(c);
       return;

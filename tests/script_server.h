@@ -14,7 +14,8 @@ typedef enum {
   ANSWER, /* 200 with a 2-byte body, keep-alive */
   CLOSE,  /* read the whole request, close without answering */
   RAW,    /* write raw bytes, then close */
-  HOLD    /* read the request, never answer, keep the socket open */
+  HOLD,   /* read the request, never answer, keep the socket open */
+  TUNNEL  /* a proxy's CONNECT: 200 Connection Established, keep open */
 } action;
 
 typedef struct {

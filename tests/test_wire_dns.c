@@ -1,8 +1,8 @@
 /* A read whose connection was expected to be reused but is not (the peer,
- * here an http proxy, answered "Connection: close"): libcurl resolves the
- * proxy's name again once its DNS cache entry (60 s) has expired, before it
- * opens the socket. The export line of the read's intent must not wait
- * through that resolution: on_wire must fire before it starts. */
+ * here behind an http proxy's tunnel, answered "Connection: close"):
+ * libcurl resolves the proxy's name again once its DNS cache entry (60 s) has
+ * expired, before it opens the socket. The export line of the read's intent
+ * must not wait through that resolution: on_wire must fire before it starts. */
 #define _GNU_SOURCE
 #include "http.h"
 #include "script_server.h"
@@ -58,11 +58,15 @@ static int hook(void *ctx) {
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   ll_clock *clk = ll_clock_new_real();
-  static step script[64];
-  for (int i = 0; i < 64; i++)
-    script[i] = (step){RAW, CLOSE_REPLY, sizeof CLOSE_REPLY - 1};
+  /* each connection: the CONNECT (every target is tunnelled), then the
+   * tunnelled GET, answered and closed */
+  static step script[256];
+  for (int i = 0; i < 256; i += 2) {
+    script[i] = (step){TUNNEL, NULL, 0};
+    script[i + 1] = (step){RAW, CLOSE_REPLY, sizeof CLOSE_REPLY - 1};
+  }
   server s;
-  server_start(&s, script, 64);
+  server_start(&s, script, 256);
   char proxy[64], url[128];
   snprintf(proxy, sizeof proxy, "http://slowproxy.test:%d", s.port);
   snprintf(url, sizeof url, "http://127.0.0.1:%d/c/b", s.port + 1);
