@@ -1,5 +1,6 @@
 /* Blob responses: error codes and messages from headers and XML bodies,
- * headers copied verbatim, and lease ID validation and comparison. */
+ * headers copied verbatim and whole or not at all, and lease ID
+ * validation and comparison. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,94 @@ static void test_parse_verbatim(void) {
   CHECK_INT(ll_blob_parse(NULL, &res), LL_E_USAGE);
 }
 
+/* A header is kept whole or not at all: a value longer than its field,
+ * or a name (in any case) sent with two different values, leaves the
+ * field empty and names the header in header_problems. */
+#define LONG_ID LB "---------------------------" LA /* 99 bytes */
+static const struct {
+  const char *h; /* "Name: value" lines */
+  size_t field;
+  const char *want, *problems;
+} whole[] = {
+    {"x-ms-lease-id: " LB "\nX-MS-LEASE-ID: " LB, F(lease_id), LB, ""},
+    {"x-ms-lease-id: " LB "\nx-ms-lease-id: " LA, F(lease_id), "",
+     "x-ms-lease-id: different values in 2 headers"},
+    {"x-ms-lease-id: " LB "\nX-Ms-Lease-Id: " LA, F(lease_id), "",
+     "x-ms-lease-id: different values in 2 headers"},
+    {"x-ms-lease-id: " LONG_ID, F(lease_id), "",
+     "x-ms-lease-id: longer than 63 bytes"},
+    {"x-ms-lease-state: leased\nx-ms-lease-state: available", F(lease_state),
+     "", "x-ms-lease-state: different values in 2 headers"},
+    {"x-ms-lease-status: locked\nx-ms-lease-status: unlocked", F(lease_status),
+     "", "x-ms-lease-status: different values in 2 headers"},
+    {"x-ms-lease-duration: infinite\nx-ms-lease-duration: fixed",
+     F(lease_duration), "",
+     "x-ms-lease-duration: different values in 2 headers"},
+    {"x-ms-version: 2023-11-03\nx-ms-version: 2026-06-06", F(returned_version),
+     "", "x-ms-version: different values in 2 headers"},
+    {"ETag: \"0x1\"\netag: \"0x2\"\nETAG: \"0x1\"", F(etag), "",
+     "ETag: different values in 3 headers"},
+    {"Content-Length: 57\ncontent-length: 58", F(content_length), "",
+     "Content-Length: different values in 2 headers"},
+    {"x-ms-error-code: LeaseLost\nx-ms-error-code: LeaseIdMissing",
+     F(error_code), "", "x-ms-error-code: different values in 2 headers"},
+    {"x-ms-lease-state: leasedddddddddddddddddddddddddddd", F(lease_state), "",
+     "x-ms-lease-state: longer than 31 bytes"},
+    /* two problems, in the parser's order; the other fields kept */
+    {"ETag: \"0x1\"\nx-ms-lease-id: " LONG_ID "\nEtag: \"0x2\"\n"
+     "x-ms-lease-state: leased",
+     F(lease_state), "leased",
+     "x-ms-lease-id: longer than 63 bytes; ETag: different values in 2 "
+     "headers"},
+};
+
+static void test_parse_whole(void) {
+  for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
+    ll_http_response r;
+    ll_http_response_init(&r);
+    r.outcome = LL_OUTCOME_RESPONSE;
+    r.status = 412;
+    add_headers(&r.headers, whole[i].h);
+    /* an XML code never stands in for a header that was not kept */
+    const char *body = XML_ERR("LeaseIdMismatchWithBlobOperation", "m");
+    r.body = (unsigned char *)strdup(body);
+    r.body_len = strlen(body);
+    ll_blob_result res;
+    CHECK_INT(ll_blob_parse(&r, &res), LL_OK);
+    if (strcmp((const char *)&res + whole[i].field, whole[i].want) != 0 ||
+        strcmp(res.header_problems, whole[i].problems) != 0)
+      fprintf(stderr, "whole: case %zu\n", i);
+    CHECK_STR((const char *)&res + whole[i].field, whole[i].want);
+    CHECK_STR(res.header_problems, whole[i].problems);
+    if (whole[i].field != F(error_code))
+      CHECK_STR(res.error_code, "LeaseIdMismatchWithBlobOperation");
+    ll_http_response_cleanup(&r);
+  }
+
+  /* a list too long for its field ends in "..." */
+  ll_http_response r;
+  ll_http_response_init(&r);
+  char name[32];
+  for (int i = 0; i < 2; i++)
+    for (int k = 0; k < 11; k++) {
+      static const char *const names[] = {
+          "x-ms-request-id",     "x-ms-version",
+          "x-ms-lease-state",    "x-ms-lease-status",
+          "x-ms-lease-duration", "x-ms-lease-id",
+          "x-ms-lease-time",     "ETag",
+          "Last-Modified",       "Content-Length",
+          "x-ms-error-code"};
+      snprintf(name, sizeof name, "%d", i);
+      CHECK_INT(ll_headers_add(&r.headers, names[k], name), LL_OK);
+    }
+  ll_blob_result res;
+  CHECK_INT(ll_blob_parse(&r, &res), LL_OK);
+  size_t n = strlen(res.header_problems);
+  CHECK(n == sizeof res.header_problems - 1);
+  CHECK(n > 3 && strcmp(res.header_problems + n - 3, "...") == 0);
+  ll_http_response_cleanup(&r);
+}
+
 /* ---- lease IDs ------------------------------------------------------- */
 
 static void test_lease_ids(void) {
@@ -175,6 +264,7 @@ static void test_lease_ids(void) {
 int main(void) {
   test_parse_table();
   test_parse_verbatim();
+  test_parse_whole();
   test_lease_ids();
   return ll_test_report("test_blob_parse");
 }

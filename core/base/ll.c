@@ -169,6 +169,23 @@ const char *ll_headers_get(const ll_headers *h, const char *name) {
   return NULL;
 }
 
+const char *ll_headers_get_agreed(const ll_headers *h, const char *name,
+                                  int *differ) {
+  const char *first = NULL;
+  *differ = 0;
+  for (size_t i = 0; i < h->n; i++) {
+    if (strcasecmp(h->v[i].name, name) != 0)
+      continue;
+    if (!first) {
+      first = h->v[i].value;
+    } else if (strcmp(first, h->v[i].value) != 0) {
+      *differ = 1;
+      return NULL;
+    }
+  }
+  return first;
+}
+
 ll_status ll_headers_copy(ll_headers *dst, const ll_headers *src) {
   for (size_t i = 0; i < src->n; i++) {
     ll_status st = ll_headers_add(dst, src->v[i].name, src->v[i].value);

@@ -379,6 +379,10 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
     /* A server error does not say whether a mutation was applied, and a
      * read that failed observed nothing: both wait for reconcile. */
     cls = "UNKNOWN_OUTCOME";
+  } else if (ll_json_str(row, "header_problems")) {
+    /* a header said two things, or more than the row keeps */
+    discrepancy(m, row, d, "header", ll_json_str(row, "header_problems"));
+    cls = "EVIDENCE_ERROR";
   } else {
     int ok = status >= 200 && status < 300;
     const char *req = ll_json_str(row, "requested_api_version");

@@ -499,10 +499,42 @@ ll_status ll_blob_build(const ll_target *t, ll_op op, const ll_op_params *p,
 
 /* ---- response -------------------------------------------------------- */
 
-static void copy_header(const ll_headers *h, const char *name, char *dst,
-                        size_t cap) {
-  const char *v = ll_headers_get(h, name);
-  ll_strlcpy(dst, v ? v : "", cap);
+/* Appends one problem to out->header_problems; a list too long for the
+ * field ends in "..." (the row is an evidence error either way). */
+static void header_problem(ll_blob_result *out, const char *name,
+                           const char *what) {
+  char *p = out->header_problems;
+  size_t cap = sizeof out->header_problems, n = strlen(p);
+  int w = snprintf(p + n, cap - n, "%s%s: %s", n ? "; " : "", name, what);
+  if (w < 0 || (size_t)w >= cap - n)
+    memcpy(p + cap - 4, "...", 4);
+}
+
+/* name's value into dst, whole or not at all: two differing values of
+ * name, or one longer than dst holds, leave dst empty, say why, and
+ * return 0. */
+static int copy_header(ll_blob_result *out, const ll_headers *h,
+                       const char *name, char *dst, size_t cap) {
+  int differ = 0;
+  const char *v = ll_headers_get_agreed(h, name, &differ);
+  dst[0] = '\0';
+  if (differ) {
+    size_t count = 0;
+    for (size_t i = 0; i < h->n; i++)
+      count += strcasecmp(h->v[i].name, name) == 0;
+    char what[64];
+    snprintf(what, sizeof what, "different values in %zu headers", count);
+    header_problem(out, name, what);
+    return 0;
+  }
+  if (v && !ll_strlcpy(dst, v, cap)) {
+    dst[0] = '\0';
+    char what[64];
+    snprintf(what, sizeof what, "longer than %zu bytes", cap - 1);
+    header_problem(out, name, what);
+    return 0;
+  }
+  return 1;
 }
 
 ll_status ll_blob_parse(const ll_http_response *resp, ll_blob_result *out) {
@@ -513,29 +545,29 @@ ll_status ll_blob_parse(const ll_http_response *resp, ll_blob_result *out) {
     return LL_E_USAGE;
   const ll_headers *h = &resp->headers;
   out->status = resp->status;
-  copy_header(h, "x-ms-request-id", out->request_id, sizeof out->request_id);
-  copy_header(h, "x-ms-version", out->returned_version,
-              sizeof out->returned_version);
-  copy_header(h, "x-ms-lease-state", out->lease_state, sizeof out->lease_state);
-  copy_header(h, "x-ms-lease-status", out->lease_status,
-              sizeof out->lease_status);
-  copy_header(h, "x-ms-lease-duration", out->lease_duration,
-              sizeof out->lease_duration);
-  copy_header(h, "x-ms-lease-id", out->lease_id, sizeof out->lease_id);
-  copy_header(h, "x-ms-lease-time", out->lease_time, sizeof out->lease_time);
-  copy_header(h, "ETag", out->etag, sizeof out->etag);
-  copy_header(h, "Last-Modified", out->last_modified,
-              sizeof out->last_modified);
-  copy_header(h, "Content-Length", out->content_length,
-              sizeof out->content_length);
-  copy_header(h, "x-ms-error-code", out->error_code, sizeof out->error_code);
+#define COPY(name, field)                                                      \
+  copy_header(out, h, name, out->field, sizeof out->field)
+  COPY("x-ms-request-id", request_id);
+  COPY("x-ms-version", returned_version);
+  COPY("x-ms-lease-state", lease_state);
+  COPY("x-ms-lease-status", lease_status);
+  COPY("x-ms-lease-duration", lease_duration);
+  COPY("x-ms-lease-id", lease_id);
+  COPY("x-ms-lease-time", lease_time);
+  COPY("ETag", etag);
+  COPY("Last-Modified", last_modified);
+  COPY("Content-Length", content_length);
+  int code_kept = COPY("x-ms-error-code", error_code);
+#undef COPY
 
   /* A success body is blob content, never an error document. */
   if (resp->status >= 400 && resp->body && resp->body_len > 0) {
     ll_xml_error x;
     if (ll_xmlerr_parse((const char *)resp->body, resp->body_len, &x) ==
         LL_OK) {
-      if (!out->error_code[0])
+      /* the XML's code stands in for an absent header, never for one
+       * that was not kept */
+      if (!out->error_code[0] && code_kept)
         ll_strlcpy(out->error_code, x.code, sizeof out->error_code);
       ll_strlcpy(out->error_message, x.message, sizeof out->error_message);
     } else {

@@ -285,6 +285,10 @@ cJSON *ll_row_outcome(const ll_outcome_ctx *c, const cJSON *in,
   ll_row_str_or_null(&b, "error_message", got ? br.error_message : NULL);
   if (got && br.error_body_malformed)
     ll_row_bool(&b, "error_body_malformed", 1); /* kept verbatim */
+  /* headers the parser did not keep (two values, or too long): the
+   * baseline makes the row an EVIDENCE_ERROR */
+  if (got && br.header_problems[0])
+    ll_row_str(&b, "header_problems", br.header_problems);
   ll_row_str_or_null(&b, "server",
                      got ? ll_headers_get(&resp->headers, "Server") : NULL);
   ll_row_str_or_null(&b, "observed_lease_state", props ? br.lease_state : NULL);

@@ -68,7 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         !terminated(b.lease_time, sizeof b.lease_time) ||
         !terminated(b.etag, sizeof b.etag) ||
         !terminated(b.last_modified, sizeof b.last_modified) ||
-        !terminated(b.content_length, sizeof b.content_length))
+        !terminated(b.content_length, sizeof b.content_length) ||
+        !terminated(b.header_problems, sizeof b.header_problems))
       __builtin_trap();
   }
 done:

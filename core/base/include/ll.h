@@ -125,7 +125,14 @@ ll_status ll_headers_add(ll_headers *h, const char *name,
 /* Adds or replaces. */
 ll_status ll_headers_set(ll_headers *h, const char *name,
                          const char *value) LL_WARN_UNUSED;
+/* The first header named name (case-insensitive), or NULL. */
 const char *ll_headers_get(const ll_headers *h, const char *name);
+/* name's value when every header of that name (case-insensitive, as HTTP
+ * compares names) carries the same bytes; NULL when there is none, and
+ * NULL with *differ set when two differ: a response that says two things
+ * says neither. */
+const char *ll_headers_get_agreed(const ll_headers *h, const char *name,
+                                  int *differ);
 ll_status ll_headers_copy(ll_headers *dst,
                           const ll_headers *src) LL_WARN_UNUSED;
 

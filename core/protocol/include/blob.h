@@ -96,7 +96,10 @@ ll_status ll_blob_build(const ll_target *t, ll_op op, const ll_op_params *p,
                         ll_error *err) LL_WARN_UNUSED;
 
 /* What a response says, in the ledger's words. Strings are empty when the
- * header was absent. Values are copied verbatim, never normalised. */
+ * header was absent. Values are copied verbatim, never normalised, and
+ * never cut: a header longer than its field, or one that came more than
+ * once (names compared case-insensitively) with different values, leaves
+ * its field empty and is named in header_problems. */
 typedef struct {
   long status;
   char error_code[128];    /* x-ms-error-code, else the XML <Code> */
@@ -112,6 +115,10 @@ typedef struct {
   char etag[128];
   char last_modified[64];
   char content_length[32];
+  /* "" or why headers were not kept, e.g. "x-ms-lease-id: different
+   * values in 2 headers; ETag: longer than 127 bytes" (names, never a
+   * value: it may be a lease ID) */
+  char header_problems[512];
 } ll_blob_result;
 
 /* The XML body is read only when status >= 400; a non-empty body that does
