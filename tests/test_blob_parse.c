@@ -259,6 +259,28 @@ static void test_lease_ids(void) {
             {"--", "-", 0}};
   for (size_t i = 0; i < sizeof eq / sizeof eq[0]; i++)
     CHECK_INT(ll_lease_id_equal(eq[i].a, eq[i].b), eq[i].equal);
+
+  /* A returned ID matches the proposed one only as one exact GUID. */
+  static const struct {
+    const char *returned, *proposed;
+    int same;
+  } ret[] = {{LA, LA, 1},
+             {"0F8FAD5B-D9CB-469F-A165-70867728950E", LA, 1},
+             {LA, "0F8FAD5B-D9CB-469F-A165-70867728950E", 1},
+             {"0f8fad5bd9cb469fa16570867728950e", LA, 0},
+             {LA "---------------------------", LA, 0},
+             {LA "---------------------------" LB, LA, 0},
+             {"-" LA, LA, 0},
+             {LA "-", LA, 0},
+             {"0f8fad5b-d9cb-469f-a165-70867728950", LA, 0},
+             {"", LA, 0},
+             {LA, "", 0},
+             {LB, LA, 0},
+             {NULL, LA, 0},
+             {LA, NULL, 0}};
+  for (size_t i = 0; i < sizeof ret / sizeof ret[0]; i++)
+    CHECK_INT(ll_lease_id_returned(ret[i].returned, ret[i].proposed),
+              ret[i].same);
 }
 
 int main(void) {

@@ -44,3 +44,8 @@ int ll_lease_id_equal(const char *a, const char *b) {
     seen++;
   }
 }
+
+int ll_lease_id_returned(const char *returned, const char *proposed) {
+  return ll_lease_id_valid(returned) && ll_lease_id_valid(proposed) &&
+         ll_lease_id_equal(returned, proposed);
+}

@@ -319,7 +319,7 @@ cJSON *ll_row_outcome(const ll_outcome_ctx *c, const cJSON *in,
   if (c->op == LL_OP_LEASE_ACQUIRE && c->acquire_match)
     ll_row_bool(&b, "returned_lease_matches_proposed",
                 got && proposed_id &&
-                    ll_lease_id_equal(br.lease_id, proposed_id));
+                    ll_lease_id_returned(br.lease_id, proposed_id));
   /* What the service sent back may echo the credential: replaced (above,
    * in the response; here, in any other value) and noted, so the outcome
    * of a request that left is never refused. Out of memory drops the row:
