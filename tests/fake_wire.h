@@ -34,6 +34,11 @@ typedef struct {
   /* what the x-ms-request-id of a service_id or swap_id answer says
    * instead of the ID itself (another form of it, say) */
   const char *echo_id;
+  /* a change answers 200 naming this ID instead of the proposed one ("":
+   * no x-ms-lease-id at all) */
+  const char *change_id;
+  /* a second x-ms-lease-id header on a change's answer, with this value */
+  const char *change_dup;
 } fake_wire;
 
 static inline void fw_head(ll_http_response *resp, long status) {
@@ -128,6 +133,18 @@ static inline ll_status fw_exchange(ll_transport *t, const ll_http_request *q,
   } else if (action && strcmp(action, "release") == 0) {
     strcpy(w->state, "available");
     fw_head(resp, 200);
+  } else if (action && strcmp(action, "change") == 0) {
+    /* Lease Blob: a change answers with the new ID, as the service does */
+    const char *id = ll_headers_get(&q->headers, "x-ms-proposed-lease-id");
+    if (w->change_id)
+      id = w->change_id;
+    snprintf(w->holder, sizeof w->holder, "%s", id ? id : "");
+    fw_head(resp, 200);
+    if ((w->holder[0] &&
+         ll_headers_add(&resp->headers, "x-ms-lease-id", w->holder) != LL_OK) ||
+        (w->change_dup && ll_headers_add(&resp->headers, "x-ms-lease-id",
+                                         w->change_dup) != LL_OK))
+      resp->outcome = LL_OUTCOME_UNKNOWN;
   } else if (action) {
     fw_head(resp, 200);
   } else if (strcmp(w->state, "leased") == 0 && !lease) {

@@ -531,6 +531,71 @@ static void test_swapped_id_never_recorded(void) {
   swapped_case("http_status", NULL, 0, "ev-swap-key");
 }
 
+/* A change answered 200 that does not name the proposed ID (another ID,
+ * none, or the proposed one beside another): the row says the IDs differ
+ * and is an EVIDENCE_ERROR, the new ID is not bound active (the writer
+ * keeps sending the ID it had), and no ID the answer carried reaches
+ * either ledger. */
+static void changed_case(const char *other, const char *dup, const char *dir) {
+  fake_wire w;
+  fw_init(&w);
+  ll_error err = {0};
+  char file[64];
+  snprintf(file, sizeof file, "%s.json", dir);
+  ll_run *r = written_run(&w, dir, file);
+  if (!r)
+    return;
+  CHECK_INT(fw_send(r, LL_OP_LEASE_ACQUIRE, "A", "A", 1, -1, NULL, &err),
+            LL_OK);
+  char before[64];
+  snprintf(before, sizeof before, "%s", w.holder);
+  w.change_id = other;
+  w.change_dup = dup;
+  cJSON *row = NULL;
+  fw_send(r, LL_OP_LEASE_CHANGE, "A", "A", 1, -1, &row, &err);
+  CHECK(row != NULL);
+  CHECK(cJSON_IsFalse(
+      cJSON_GetObjectItem(row, "returned_lease_matches_proposed")));
+  CHECK_STR(ll_json_str(row, "result_classification"), "EVIDENCE_ERROR");
+  cJSON_Delete(row);
+  /* no mutation after that doubt */
+  int mutations = w.mutations;
+  CHECK(fw_send(r, LL_OP_LEASE_RENEW, "A", "A", 1, -1, NULL, &err) != LL_OK);
+  CHECK_INT(w.mutations, mutations);
+  ll_run_close(r);
+  static const char *const files[] = {"export/ledger.jsonl",
+                                      "protected/ledger.jsonl"};
+  for (int k = 0; k < 2; k++) {
+    char fp[128];
+    snprintf(fp, sizeof fp, "%s/%s", dir, files[k]);
+    FILE *f = fopen(path(fp), "r");
+    CHECK(f != NULL);
+    char line[65536];
+    int seen = 0, rows = 0;
+    int active = 0; /* a change's new ID bound active: none */
+    while (f && fgets(line, sizeof line, f)) {
+      seen |= (other && *other && strstr(line, other)) ||
+              (dup && strstr(line, dup));
+      active += strstr(line, "\"record\":\"lease_bind\"") &&
+                strstr(line, "\"state\":\"active\"");
+      rows++;
+    }
+    if (f)
+      fclose(f);
+    CHECK(rows > 5);
+    CHECK_INT(seen, 0);
+    if (k == 1)
+      CHECK_INT(active, 0);
+  }
+  fw_cleanup(&w);
+}
+
+static void test_changed_id_checked(void) {
+  changed_case("6b1d0f2a-4c8e-4d3b-9f70-2eac1b8d4f63", NULL, "ev-chg-other");
+  changed_case("", NULL, "ev-chg-none");
+  changed_case(NULL, "6b1d0f2a-4c8e-4d3b-9f70-2eac1b8d4f64", "ev-chg-dup");
+}
+
 /* Drops the last line of a file (a process killed before it wrote it). */
 static void drop_last_line(const char *file) {
   FILE *f = fopen(file, "r");
@@ -599,6 +664,7 @@ int main(void) {
     test_finish_seals();
     test_service_id_never_exported();
     test_swapped_id_never_recorded();
+    test_changed_id_checked();
     test_recovered_break();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);

@@ -284,6 +284,17 @@ static void condition_text(const cJSON *row, ll_op op, ll_expect *e) {
   }
 }
 
+/* An acquire or a change proposes the lease ID its answer must name. */
+static int proposes(ll_op op) {
+  return op == LL_OP_LEASE_ACQUIRE || op == LL_OP_LEASE_CHANGE;
+}
+
+static const char *other_id(ll_op op) {
+  return op == LL_OP_LEASE_CHANGE
+             ? "change returned a lease ID other than the proposed one"
+             : "acquire returned a lease ID other than the proposed one";
+}
+
 static const char *success_class(ll_op op) {
   if (op == LL_OP_LEASE_BREAK)
     return "BREAK_ACCEPTED_NOT_COMPLETE";
@@ -393,11 +404,10 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
        * discrepancy of the handoff's baseline; only an acquire that
        * returned another ID than it proposed is still an evidence error. */
       cls = ok ? success_class(op) : "EXPECTED_REJECTION";
-      if (ok && op == LL_OP_LEASE_ACQUIRE && !ll_lease_none(lease) &&
+      if (ok && proposes(op) && !ll_lease_none(lease) &&
           !cJSON_IsTrue(ll_json_get(row, "returned_lease_matches_proposed"))) {
         cls = "EVIDENCE_ERROR";
-        discrepancy(m, row, d, "lease",
-                    "acquire returned a lease ID other than the proposed one");
+        discrepancy(m, row, d, "lease", other_id(op));
       }
     } else if (e.family == NULL) {
       if (ok) {
@@ -408,11 +418,9 @@ void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *d) {
           discrepancy(m, row, d, "status", text);
         }
         const cJSON *same = ll_json_get(row, "returned_lease_matches_proposed");
-        if (op == LL_OP_LEASE_ACQUIRE && !cJSON_IsTrue(same)) {
+        if (proposes(op) && !cJSON_IsTrue(same)) {
           cls = "EVIDENCE_ERROR";
-          discrepancy(
-              m, row, d, "lease",
-              "acquire returned a lease ID other than the proposed one");
+          discrepancy(m, row, d, "lease", other_id(op));
         }
       } else if (op == LL_OP_CREATE_CONTAINER && status == 409 && code &&
                  strcmp(code, "ContainerAlreadyExists") == 0) {

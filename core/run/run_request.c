@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "endpoint.h"
 #include "guard.h"
@@ -25,6 +26,7 @@ typedef struct {
   ll_payload p;            /* a Put's declared payload */
   char client_id[LL_GUID_LEN];
   char changed[LL_GUID_LEN]; /* a change's new lease ID, bound "proposed" */
+  const char *proposed;      /* the ID an acquire or change proposed, as sent */
   char if_match[128];
   ll_op_params op;
   ll_http_request q;
@@ -212,6 +214,7 @@ static ll_status build(req *q, ll_error *err) {
       return st;
     proposed = q->changed;
   }
+  q->proposed = proposed;
   q->op = params(q, proposed);
   q->op.client_request_id = q->client_id;
   /* Invariant 15, decided here and not by the script. */
@@ -382,7 +385,14 @@ static int service_chose(const req *q) {
  * and the run ends without them, never with the value written. */
 static ll_status bind_returned(ll_run *r, const ll_http_response *resp,
                                cJSON *row, ll_error *err) {
-  const char *id = ll_headers_get(&resp->headers, "x-ms-lease-id");
+  int differ = 0;
+  const char *id =
+      ll_headers_get_agreed(&resp->headers, "x-ms-lease-id", &differ);
+  if (differ)
+    return ll_fail(err, LL_E_BAD_LEASE_ID,
+                   "the service answered an acquire with two different lease "
+                   "IDs: they are kept out of the evidence, and the table "
+                   "stops (break the lease as the operator)");
   if (!id || !*id)
     return LL_OK;
   size_t n = strlen(id);
@@ -416,12 +426,26 @@ static ll_status bind_returned(ll_run *r, const ll_http_response *resp,
  * it. An ID a binding names (a writer's, an earlier one, the table's X)
  * is the sanitizer's: its alias stands in for it. */
 static ll_status learn_unbound(req *q, ll_error *err) {
-  const char *id = ll_headers_get(&q->resp.headers, "x-ms-lease-id");
-  /* the ledger's bindings hold every writer's ID, a change's proposed one
-   * (bound before it is sent) and the table's X */
-  if (!id || !*id || ll_ledger_alias_of(q->r->ledger, id) || service_chose(q))
-    return LL_OK;
-  return learn_guid(q->r, id, err);
+  /* every x-ms-lease-id the answer carries: a second one that differs is
+   * as much the server's echo as the first (the row then records neither,
+   * header_problems) */
+  int differ = 0;
+  (void)ll_headers_get_agreed(&q->resp.headers, "x-ms-lease-id", &differ);
+  if (service_chose(q) && !differ)
+    return LL_OK; /* bind_returned takes the one ID */
+  const ll_headers *h = &q->resp.headers;
+  for (size_t i = 0; i < h->n; i++) {
+    const char *id = h->v[i].value;
+    /* the ledger's bindings hold every writer's ID, a change's proposed
+     * one (bound before it is sent) and the table's X */
+    if (strcasecmp(h->v[i].name, "x-ms-lease-id") != 0 || !id || !*id ||
+        ll_ledger_alias_of(q->r->ledger, id))
+      continue;
+    ll_status st = learn_guid(q->r, id, err);
+    if (st != LL_OK)
+      return st;
+  }
+  return LL_OK;
 }
 
 /* 5. outcome: the classified row, then what it calls for (the read that
@@ -439,13 +463,18 @@ static ll_status outcome(req *q, cJSON **out_row, ll_error *err) {
                       .op = q->s->op,
                       .preflight = q->s->preflight,
                       .break_period = q->s->break_period};
-  cJSON *row =
-      ll_row_outcome(&c, q->in, &q->resp, q->pw ? q->pw->lease_id : NULL);
+  cJSON *row = ll_row_outcome(&c, q->in, &q->resp, q->proposed);
   if (row && q->s->cell)
     cJSON_AddStringToObject(row, "cell", q->s->cell);
   ll_outcome oc = q->resp.outcome;
+  /* A change binds its new ID only when the answer names that ID: a 200
+   * that returned another one leaves the binding "proposed" (the lease's
+   * ID is then unknown to the run, and the row is an evidence error). */
   int change_ok =
-      q->changed[0] && oc == LL_OUTCOME_RESPONSE && q->resp.status == 200;
+      q->changed[0] && oc == LL_OUTCOME_RESPONSE && q->resp.status == 200 &&
+      ll_lease_id_returned(
+          ll_headers_get_agreed(&q->resp.headers, "x-ms-lease-id", &(int){0}),
+          q->changed);
   /* The ID the service returned is bound before the outcome row is
    * written, so that row's scan knows it wherever the answer put it (a
    * server may echo it in any header the row records). A refused binding

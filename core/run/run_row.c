@@ -316,7 +316,8 @@ cJSON *ll_row_outcome(const ll_outcome_ctx *c, const cJSON *in,
     ll_row_null(&b, "break_period");
   else if (c->op == LL_OP_LEASE_BREAK)
     ll_row_num(&b, "break_period", c->break_period);
-  if (c->op == LL_OP_LEASE_ACQUIRE && c->acquire_match)
+  if ((c->op == LL_OP_LEASE_ACQUIRE || c->op == LL_OP_LEASE_CHANGE) &&
+      c->acquire_match)
     ll_row_bool(&b, "returned_lease_matches_proposed",
                 got && proposed_id &&
                     ll_lease_id_returned(br.lease_id, proposed_id));

@@ -55,7 +55,8 @@ typedef struct {
   const ll_ledger *ledger; /* its secrets, for the redaction */
   const char *endpoint_kind;
   long long now_ms;  /* the receive time when the response has none */
-  int acquire_match; /* an acquire records returned_lease_matches_proposed */
+  int acquire_match; /* an acquire or a change records
+                        returned_lease_matches_proposed */
   ll_op op;          /* what the intent asked for */
   int preflight;     /* the preflight read: its findings are recorded */
   long break_period; /* a break's period, recorded with it;
