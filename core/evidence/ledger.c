@@ -20,6 +20,7 @@
 #include "ledger_impl.h"
 #include "ledger_line.h"
 #include "sanitize.h"
+#include "secret.h"
 
 /* One write() per line (or per run of whole lines): after SIGKILL a line
  * is wholly there or absent, so the reader treats a final line without
@@ -205,29 +206,41 @@ ll_status ll_ledger_add_secret(ll_ledger *l, const char *secret,
   return ll_ledger_add_named_secret(l, secret, "secret", err);
 }
 
+/* Registers one form (taken: freed here if not kept) under ph. */
+static int add_form(ll_ledger *l, char *form, const char *ph) {
+  for (size_t i = 0; i < l->n_secrets; i++)
+    if (strcmp(l->secrets[i], form) == 0) {
+      ll_secret_free(form);
+      return 1;
+    }
+  /* Two vectors with one count, like the bindings. */
+  char *p = NULL;
+  if (!grow(&l->secrets, l->n_secrets, &l->cap_secrets) ||
+      !grow(&l->secret_ph, l->n_secrets, &l->cap_secret_ph) ||
+      !(p = strdup(ph))) {
+    ll_secret_free(form);
+    return 0;
+  }
+  l->secrets[l->n_secrets] = form;
+  l->secret_ph[l->n_secrets++] = p;
+  return 1;
+}
+
+/* Every form a server may echo the secret in (ll_sanitize_secret_forms:
+ * a SAS signature decoded, re-encoded, as base64url). */
 ll_status ll_ledger_add_named_secret(ll_ledger *l, const char *secret,
                                      const char *name, ll_error *err) {
   if (!l || !secret || !*secret || !name || !*name || strlen(name) > 32)
     return ll_fail(err, LL_E_USAGE,
                    "add_secret needs a non-empty secret and a name");
-  for (size_t i = 0; i < l->n_secrets; i++)
-    if (strcmp(l->secrets[i], secret) == 0)
-      return LL_OK;
-  char ph[48];
+  char ph[48], *forms[LL_SANITIZE_FORMS_MAX];
   snprintf(ph, sizeof ph, "{{secret:%s}}", name);
-  /* Two vectors with one count, like the bindings. */
-  if (!grow(&l->secrets, l->n_secrets, &l->cap_secrets) ||
-      !grow(&l->secret_ph, l->n_secrets, &l->cap_secret_ph))
-    return ll_fail(err, LL_E_NOMEM, "out of memory registering a secret");
-  char *s = strdup(secret), *p = strdup(ph);
-  if (!s || !p) {
-    free(s);
-    free(p);
-    return ll_fail(err, LL_E_NOMEM, "out of memory registering a secret");
-  }
-  l->secrets[l->n_secrets] = s;
-  l->secret_ph[l->n_secrets++] = p;
-  return LL_OK;
+  size_t n = ll_sanitize_secret_forms(secret, name, forms);
+  int ok = n > 0;
+  for (size_t i = 0; i < n; i++)
+    ok = add_form(l, forms[i], ph) && ok;
+  return ok ? LL_OK
+            : ll_fail(err, LL_E_NOMEM, "out of memory registering a secret");
 }
 
 size_t ll_ledger_secrets(const ll_ledger *l, const char *const **secrets,

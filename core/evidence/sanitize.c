@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "sanitize_impl.h"
+#include "secret.h"
+#include "text.h"
 
 int ll_sanitize_norm_id(const char *id, char out[LL_SANITIZE_ID_MAX]) {
   size_t n = 0;
@@ -54,78 +56,170 @@ static const unsigned char common[256] = {
     ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1,
     ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1};
 
+/* Whether sec[j] is a hex digit of a percent escape ("%2B", or "%252B"
+ * encoded twice): a server may write it in either case. */
+static int escape_digit(const char *sec, size_t j) {
+  return (j >= 1 && sec[j - 1] == '%') || (j >= 2 && sec[j - 2] == '%') ||
+         (j >= 3 && sec[j - 3] == '%' && sec[j - 2] == '2' &&
+          sec[j - 1] == '5') ||
+         (j >= 4 && sec[j - 4] == '%' && sec[j - 3] == '2' &&
+          sec[j - 2] == '5');
+}
+
+/* A secret's bytes at p: exact, except the hex digits of its percent
+ * escapes, in either case. */
+static int secret_eq(const char *p, const char *sec, size_t sl) {
+  if (memcmp(p, sec, sl) == 0)
+    return 1;
+  if (!memchr(sec, '%', sl))
+    return 0;
+  for (size_t j = 0; j < sl; j++)
+    if (p[j] != sec[j] && !(escape_digit(sec, j) && lower_eq(p[j], sec[j])))
+      return 0;
+  return 1;
+}
+
+/* A secret that is a GUID (a learnt lease ID) is matched as a lease ID
+ * is, in any case and with its hyphens anywhere or nowhere: a server may
+ * echo it in a form it was never registered in. */
+static int is_guid(const char *sec) {
+  char norm[LL_SANITIZE_ID_MAX];
+  return sec && ll_sanitize_norm_id(sec, norm) && *sec != '-';
+}
+
+/* The end of secret sec (length sl, guid: is_guid) at s[i], or 0. */
+static size_t secret_at(const char *s, size_t len, size_t i, const char *sec,
+                        size_t sl, int guid) {
+  if (guid)
+    return s[i] == '-' ? 0 : match_id(s, len, i, sec);
+  return sl && sl <= len - i && secret_eq(s + i, sec, sl) ? i + sl : 0;
+}
+
 static size_t rare_byte(const char *sec, size_t sl) {
   size_t best = 0;
   for (size_t j = 1; j < sl && j < 16 && common[(unsigned char)sec[best]]; j++)
-    if (common[(unsigned char)sec[j]] < common[(unsigned char)sec[best]])
+    if (!escape_digit(sec, j) &&
+        common[(unsigned char)sec[j]] < common[(unsigned char)sec[best]])
       best = j;
   return best;
 }
 
-/* The first offset of secret sec (length sl) in s[0..len), or len. */
-static size_t find_secret(const char *s, size_t len, const char *sec,
-                          size_t sl) {
-  if (sl == 0 || sl > len)
+/* The first offset of secret sec (length sl) in s[0..len), or len; its
+ * end in *end. */
+static size_t find_secret(const char *s, size_t len, const char *sec, size_t sl,
+                          size_t *end) {
+  if (sl == 0)
+    return len;
+  if (is_guid(sec)) {
+    unsigned char f = id_first(sec), sec2 = id_second(sec);
+    for (size_t i = 0; i < len; i++)
+      if (fold(s[i]) == f && id_second_at(s, len, i, sec2) &&
+          (*end = match_id(s, len, i, sec)) != 0)
+        return i;
+    return len;
+  }
+  if (sl > len)
     return len;
   size_t r = rare_byte(sec, sl);
   const char *p = s + r, *last = s + (len - sl) + r;
   while (p <= last && (p = memchr(p, sec[r], (size_t)(last - p) + 1))) {
-    if (memcmp(p - r, sec, sl) == 0)
+    if (secret_eq(p - r, sec, sl)) {
+      *end = (size_t)(p - r - s) + sl;
       return (size_t)(p - r - s);
+    }
     p++;
   }
   return len;
 }
 
+/* Whether the sig= key at s[i] (key_len bytes) holds a value other than
+ * REDACTED, whose end is told by at_end. */
+static int sig_unredacted(const char *s, size_t len, size_t i, size_t key_len,
+                          int (*at_end)(char)) {
+  size_t v = i + key_len;
+  return !(len - v >= 8 && memcmp(s + v, "REDACTED", 8) == 0 &&
+           (v + 8 == len || at_end(s[v + 8])));
+}
+
+/* The start of the next sig= key (sig_key_at) in s[from..len) that holds
+ * a value other than REDACTED, or len; its key's length in *key_len. A key
+ * is found by its '=' or '%', rarer in a line than 's'. */
+static size_t next_sig(const char *s, size_t len, size_t from, size_t *key_len,
+                       int (*at_end)(char)) {
+  size_t best = len;
+  static const char marks[] = {'=', '%'};
+  if (len - from < 3)
+    return len;
+  for (size_t m = 0; m < sizeof marks; m++)
+    for (const char *p = s + from + 3;
+         (size_t)(p - s) < best &&
+         (p = memchr(p, marks[m], best - (size_t)(p - s)));
+         p++) {
+      size_t i = (size_t)(p - s) - 3, kl = sig_key_at(s, len, i);
+      if (kl && sig_unredacted(s, len, i, kl, at_end)) {
+        best = i;
+        *key_len = kl;
+        break;
+      }
+    }
+  return best;
+}
+
 /* The next offset >= i where ll_sanitize_replace replaces something, or
- * len: secret *k (with *k < n), or a sig= value not REDACTED (*k == n). */
+ * len, with the end of what is replaced in *end: secret *k (with *k < n),
+ * or a sig= value not REDACTED (*k == n). */
 static size_t replace_next(const char *s, size_t len, size_t i,
-                           const char *const *secrets, size_t n, size_t *k) {
-  /* the bytes where a match can start: a secret's first byte, s or S */
+                           const char *const *secrets, size_t n, size_t *k,
+                           size_t *end) {
+  /* the bytes where a match can start: a secret's first byte (either case
+   * for a GUID's), s or S */
   unsigned char first[256] = {0};
   first['s'] = first['S'] = 1;
   for (size_t j = 0; j < n; j++)
-    if (secrets[j] && secrets[j][0])
-      first[(unsigned char)secrets[j][0]] = 1;
+    if (secrets[j] && secrets[j][0]) {
+      unsigned char f = (unsigned char)secrets[j][0];
+      first[f] = 1;
+      if (is_guid(secrets[j]))
+        first[fold((char)f)] = first[f >= 'a' && f <= 'z' ? f - 32 : f] = 1;
+    }
   for (; i < len; i++) {
     unsigned char c = (unsigned char)s[i];
     if (!first[c])
       continue;
     for (*k = 0; *k < n; (*k)++) {
       const char *sec = secrets[*k];
-      if (!sec || !sec[0] || (unsigned char)sec[0] != c)
+      if (!sec || !sec[0] || !lower_eq(sec[0], (char)c))
         continue;
-      size_t sl = strlen(sec);
-      if (sl <= len - i && memcmp(s + i, sec, sl) == 0)
+      int guid = is_guid(sec);
+      if ((unsigned char)sec[0] != c && !guid)
+        continue;
+      if ((*end = secret_at(s, len, i, sec, strlen(sec), guid)) != 0)
         return i;
     }
-    if ((c == 's' || c == 'S') && ci_prefix(s, len, i, "sig=") &&
-        !(len - i - 4 >= 8 && memcmp(s + i + 4, "REDACTED", 8) == 0 &&
-          (i + 12 == len || is_sig_end(s[i + 12]))))
+    size_t kl;
+    if ((c == 's' || c == 'S') && (kl = sig_key_at(s, len, i)) != 0 &&
+        sig_unredacted(s, len, i, kl, is_sig_end)) {
+      for (*end = i + kl; *end < len && !is_sig_end(s[*end]); (*end)++)
+        ;
       return i; /* *k == n */
+    }
   }
   return len;
 }
 
 /* replace_next(s, len, 0, ...) < len, without its per-call table: a sig=
- * value is found by its '=', a secret by its least common byte. Most
- * values hold neither, and every string the service sent is asked. */
+ * value is found by its '=' or '%', a secret by its least common byte.
+ * Most values hold neither, and every string the service sent is asked. */
 int ll_sanitize_needs_replace(const char *s, size_t len,
                               const char *const *secrets, size_t n) {
+  size_t kl, end;
   if (!s)
     return 0;
-  for (const char *p = s;
-       (size_t)(p - s) < len && (p = memchr(p, '=', len - (size_t)(p - s)));
-       p++) {
-    size_t i = (size_t)(p - s);
-    if (i >= 3 && ci_prefix(s, len, i - 3, "sig=") &&
-        !(len - i - 1 >= 8 && memcmp(p + 1, "REDACTED", 8) == 0 &&
-          (i + 9 == len || is_sig_end(s[i + 9]))))
-      return 1;
-  }
+  if (len >= 3 && next_sig(s, len, 0, &kl, is_sig_end) < len)
+    return 1;
   for (size_t k = 0; k < n; k++)
     if (secrets[k] && secrets[k][0] &&
-        find_secret(s, len, secrets[k], strlen(secrets[k])) < len)
+        find_secret(s, len, secrets[k], strlen(secrets[k]), &end) < len)
       return 1;
   return 0;
 }
@@ -135,24 +229,22 @@ unsigned ll_sanitize_replace(const char *s, size_t len,
                              const char *const *placeholders, size_t n,
                              ll_buf *out) {
   unsigned found = 0;
-  size_t i = 0, k;
+  size_t i = 0, k, end = 0;
   ll_buf_put(out, "", 0);
   while (i < len && !out->oom) {
-    size_t at = replace_next(s, len, i, secrets, n, &k);
+    size_t at = replace_next(s, len, i, secrets, n, &k, &end);
     ll_buf_put(out, s + i, at - i);
     if (at == len)
       break;
     if (k < n) {
       ll_buf_put(out, placeholders[k], strlen(placeholders[k]));
-      i = at + strlen(secrets[k]);
       found |= k < 30 ? 1u << k : LL_REDACT_MORE;
     } else {
-      ll_buf_put(out, s + at, 4);
+      ll_buf_put(out, s + at, sig_key_at(s, len, at));
       ll_buf_put(out, "REDACTED", 8);
-      for (i = at + 4; i < len && !is_sig_end(s[i]); i++)
-        ;
       found |= LL_REDACT_SIG;
     }
+    i = end;
   }
   return found;
 }
@@ -251,14 +343,15 @@ void ll_sanitize_note(ll_buf *note, const char *where, unsigned found,
   ll_buf_put(note, where, strlen(where));
   ll_buf_put(note, "; replaced by ", 14);
   int first = 1;
+#define HIT(i) ((i) < 30 ? (found & (1u << (i))) : (found & LL_REDACT_MORE))
   for (size_t i = 0; i < n; i++) {
-    if (i < 30 ? !(found & (1u << i)) : !(found & LL_REDACT_MORE))
+    if (!HIT(i))
       continue;
-    /* from the 31st on, each placeholder once: which of them matched is
-     * not kept */
+    /* each placeholder once (a secret registered in several forms; from
+     * the 31st on, which of them matched is not kept) */
     int named = 0;
-    for (size_t j = 30; i >= 30 && j < i && !named; j++)
-      named = strcmp(placeholders[j], placeholders[i]) == 0;
+    for (size_t j = 0; j < i && !named; j++)
+      named = HIT(j) && strcmp(placeholders[j], placeholders[i]) == 0;
     if (named)
       continue;
     if (!first)
@@ -266,6 +359,7 @@ void ll_sanitize_note(ll_buf *note, const char *where, unsigned found,
     ll_buf_put(note, placeholders[i], strlen(placeholders[i]));
     first = 0;
   }
+#undef HIT
   if (found & LL_REDACT_SIG) {
     if (!first)
       ll_buf_put(note, ", ", 2);
@@ -319,8 +413,12 @@ void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
   for (int c = 'a'; c <= 'z'; c++) /* either case matches either */
     in_id[c] = in_id[c - 32] = in_id[c] | in_id[c - 32];
   in_id['-'] = 1;
-  for (size_t at = id_min - 1, done = 0; id_min != (size_t)-1 && at < len;
-       at += id_min) {
+  /* A value cut inside an ID ends in its first LL_SAN_CUT_MIN or more
+   * digits, then '"': runs that end the text or a string are searched for
+   * such a prefix too. */
+  size_t step = id_min < LL_SAN_CUT_MIN ? id_min : LL_SAN_CUT_MIN;
+  for (size_t at = step - 1, done = 0; id_min != (size_t)-1 && at < len;
+       at += step) {
     if (at < done || !in_id[(unsigned char)text[at]])
       continue;
     size_t a = at, e = at + 1;
@@ -329,8 +427,10 @@ void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
     while (e < len && in_id[(unsigned char)text[e]])
       e++;
     done = e;
-    /* a match starting at i ends by e: it starts by e - id_min */
-    for (size_t i = a; e - a >= id_min && i <= e - id_min; i++) {
+    /* a match starting at i ends by e: it starts by e - need */
+    int cut = e == len || text[e] == '"';
+    size_t need = cut ? step : id_min;
+    for (size_t i = a; e - a >= need && i <= e - need; i++) {
       if (!starts[(unsigned char)text[i]])
         continue;
       unsigned char c = fold(text[i]);
@@ -341,30 +441,23 @@ void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
         if (id_second_at(text, len, i,
                          k < LL_SAN_KNOWN_IDS ? second[k]
                                               : id_second(ids[k])) &&
-            match_id(text, len, i, ids[k]))
+            (match_id(text, len, i, ids[k]) ||
+             (cut && match_id_cut(text, e, i, ids[k]))))
           record(out, LL_SCAN_ID, k, i);
       }
     }
   }
-  /* "sig=" (any case) is found by its '=', rarer in a line than 's'. */
-  for (const char *p = text; (size_t)(p - text) < len &&
-                             (p = memchr(p, '=', len - (size_t)(p - text)));
-       p++) {
-    size_t j = (size_t)(p - text);
-    if (j < 3 || !ci_prefix(text, len, j - 3, "sig="))
-      continue;
-    size_t i = j - 3, v = j + 1;
-    int redacted = len - v >= 8 && memcmp(text + v, "REDACTED", 8) == 0 &&
-                   (v + 8 == len || is_scan_sig_end(text[v + 8]));
-    if (!redacted)
-      record(out, LL_SCAN_SIG, 0, i);
-  }
+  /* a sig= key (any case, or percent-encoded) by its '=' or '%' */
+  size_t kl;
+  for (size_t i = 0; (i = next_sig(text, len, i, &kl, is_scan_sig_end)) < len;
+       i++)
+    record(out, LL_SCAN_SIG, 0, i);
   /* A secret is found by its least common byte: every match holds it at
-   * the same place. */
+   * the same place (a GUID's, by its first, in either case). */
   for (size_t k = 0; k < n_secrets; k++) {
-    size_t sl = secrets[k] ? strlen(secrets[k]) : 0;
+    size_t sl = secrets[k] ? strlen(secrets[k]) : 0, end;
     for (size_t i = 0, at; i < len; i = at + 1) {
-      at = i + find_secret(text + i, len - i, secrets[k], sl);
+      at = i + find_secret(text + i, len - i, secrets[k], sl, &end);
       if (at >= len)
         break;
       record(out, LL_SCAN_SECRET, k, at);
@@ -395,4 +488,59 @@ size_t ll_secret_scan(const char *text, size_t len, const char *const *ids,
     }
   }
   return r.hits;
+}
+
+/* core with each '+' written as plus and each '/' as slash. */
+static char *spelled(const char *core, const char *plus, const char *slash) {
+  ll_buf b = {0};
+  for (const char *p = core; *p; p++) {
+    const char *w = *p == '+' ? plus : *p == '/' ? slash : NULL;
+    ll_buf_put(&b, w ? w : p, w ? strlen(w) : 1);
+  }
+  ll_buf_put(&b, "", 0);
+  if (b.oom) {
+    ll_secret_free(b.p);
+    return NULL;
+  }
+  return b.p;
+}
+
+size_t ll_sanitize_secret_forms(const char *secret, const char *name,
+                                char *forms[LL_SANITIZE_FORMS_MAX]) {
+  size_t n = 1, len = secret ? strlen(secret) : 0, dl = 0;
+  if (!secret || !(forms[0] = strdup(secret)))
+    return 0;
+  if (!name || strcmp(name, "sas") != 0)
+    return n;
+  char *d = malloc(len + 1);
+  if (!d) {
+    ll_secret_free(forms[0]);
+    return 0;
+  }
+  if (ll_pct_decode(secret, len, d, len + 1, &dl) != 0)
+    dl = 0;                          /* not a query's value: as given only */
+  while (dl > 0 && d[dl - 1] == '=') /* a prefix of each padded form */
+    dl--;
+  d[dl] = '\0';
+  /* decoded; percent-encoded (either case of hex matches), twice;
+   * base64url; '+' read as a space by a form decoder */
+  static const char *const spell[][2] = {
+      {"+", "/"}, {"%2B", "%2F"}, {"%252B", "%252F"}, {"-", "_"}, {" ", "/"}};
+  for (size_t k = 0; dl >= 8 && k < sizeof spell / sizeof spell[0]; k++) {
+    char *f = spelled(d, spell[k][0], spell[k][1]);
+    if (!f) {
+      while (n > 0)
+        ll_secret_free(forms[--n]);
+      break;
+    }
+    int dup = 0;
+    for (size_t j = 0; j < n && !dup; j++)
+      dup = strcmp(forms[j], f) == 0;
+    if (dup)
+      ll_secret_free(f);
+    else
+      forms[n++] = f;
+  }
+  ll_secret_free(d);
+  return n;
 }

@@ -90,6 +90,50 @@ static inline size_t match_id(const char *s, size_t len, size_t i,
   }
 }
 
+/* A lease ID cut by a field's limit leaves its first digits at the end of
+ * the value, which no alias replaces. The message parser never cuts inside
+ * a run of hex digits (xmlerr.c); against any other cut, a prefix of a
+ * bound ID of this many non-hyphen digits or more (64 bits) at the end of
+ * a value is the ID all the same: the export replaces it by the alias and
+ * the scan refuses it. A shorter one is not told from other hex text. */
+#define LL_SAN_CUT_MIN 16
+
+/* Matches a prefix of id at s[i] that s ends inside (s[len] is where the
+ * value was cut), as match_id would read it, of LL_SAN_CUT_MIN non-hyphen
+ * bytes or more. Returns len, or 0. */
+static inline size_t match_id_cut(const char *s, size_t len, size_t i,
+                                  const char *id) {
+  const char *p = id;
+  size_t k = i, got = 0;
+  while (*p == '-')
+    p++;
+  while (*p) {
+    if (k >= len)
+      return got >= LL_SAN_CUT_MIN ? len : 0;
+    if (!lower_eq(s[k], *p))
+      return 0;
+    k++;
+    p++;
+    got++;
+    while (*p == '-')
+      p++;
+    while (*p && k < len && s[k] == '-')
+      k++;
+  }
+  return 0; /* the whole ID: match_id's */
+}
+
+/* The length of a SAS signature's key at s[i], in any case: "sig=" as
+ * sent, "sig%3d" percent-encoded (a URL quoted inside another), or
+ * "sig%253d" encoded twice; 0 when there is none. */
+static inline size_t sig_key_at(const char *s, size_t len, size_t i) {
+  if (ci_prefix(s, len, i, "sig="))
+    return 4;
+  if (ci_prefix(s, len, i, "sig%3d"))
+    return 6;
+  return ci_prefix(s, len, i, "sig%253d") ? 8 : 0;
+}
+
 /* Where a SAS "sig=" value stops inside a string value. */
 static inline int is_sig_end(char c) {
   return c == '&' || c == ' ' || c == '\t' || c == '\r' || c == '\n' ||

@@ -48,7 +48,7 @@ static size_t bearer_at(const char *s, size_t len, size_t i, size_t *tok_end) {
 /* What the copy of one row needs, made once per row. firsts: the bytes
  * where scrub_at can match (the first byte of a bound ID in either case,
  * and s/S, b/B). needed: bytes one of which a value must hold for
- * scrub_at to match anywhere in it (a sig= holds '=', a bearer token a
+ * scrub_at to match anywhere in it (a sig= holds '=' or '%', a bearer token a
  * space or tab after "bearer", an ID its first byte), for strpbrk; ""
  * when there are too many IDs to list (then every value is walked).
  * share: unchanged strings and keys are borrowed from the row, not
@@ -60,12 +60,14 @@ typedef struct {
   char needed[64];
   const char *const *ids, *const *aliases;
   size_t n;
-  size_t id_min; /* the fewest bytes an ID match spans (its non-hyphens) */
+  size_t id_min; /* the fewest bytes an ID match spans (or a cut one's) */
   int share;
 } scrub_ctx;
 
 /* What scrub replaces at s[i], if anything: a bound lease ID (its alias
- * in *alias), a sig= value or a bearer token. *keep is how many bytes of
+ * in *alias; also the ID's first digits where the value was cut inside
+ * it), a sig= value (its key as sent or percent-encoded) or a bearer
+ * token. *keep is how many bytes of
  * s[i..] stay before "REDACTED", *end where the replaced text ends. The
  * checks run in this order at each offset. */
 static int scrub_at(const char *s, size_t len, size_t i, const scrub_ctx *x,
@@ -78,17 +80,20 @@ static int scrub_at(const char *s, size_t len, size_t i, const scrub_ctx *x,
       if (f != c)
         continue;
       unsigned char sec = k < LL_SAN_KNOWN_IDS ? x->second[k] : id_second(id);
-      if (id_second_at(s, len, i, sec) && (*end = match_id(s, len, i, id))) {
+      if (id_second_at(s, len, i, sec) &&
+          ((*end = match_id(s, len, i, id)) ||
+           (*end = match_id_cut(s, len, i, id)))) {
         *alias = x->aliases[k];
         return 1;
       }
     }
-  if (c == 's' && ci_prefix(s, len, i, "sig=")) {
-    size_t e = i + 4;
+  size_t key;
+  if (c == 's' && (key = sig_key_at(s, len, i)) != 0) {
+    size_t e = i + key;
     while (e < len && !is_sig_end(s[e]))
       e++;
     *alias = NULL;
-    *keep = 4;
+    *keep = key;
     *end = e;
     return 1;
   }
@@ -108,8 +113,8 @@ static void scrub_init(scrub_ctx *x, const char *const *ids,
   size_t m = 0;
   memset(t, 0, 256);
   t['s'] = t['S'] = t['b'] = t['B'] = 1;
-  memcpy(x->needed, "= \t", 3);
-  m = 3;
+  memcpy(x->needed, "= \t%", 4);
+  m = 4;
   int quick = 1;
   /* every ID marks its first bytes, even once needed is given up: a
    * byte left unmarked is an ID never replaced */
@@ -138,6 +143,8 @@ static void scrub_init(scrub_ctx *x, const char *const *ids,
     size_t d = 0;
     for (const char *p = ids[k]; *p; p++)
       d += *p != '-';
+    if (d > LL_SAN_CUT_MIN) /* or its first digits, where it was cut */
+      d = LL_SAN_CUT_MIN;
     if (d && d < x->id_min)
       x->id_min = d;
   }
@@ -155,9 +162,9 @@ static char *scrub(const char *s, const scrub_ctx *x, int *same) {
   sbuf b = {0};
   size_t len = strlen(s), i = 0, from = 0;
   *same = 0;
-  /* Too short for an ID, a sig= value needs '=' and a bearer token a
-   * space or tab: most values hold none of these. */
-  if ((len < x->id_min && !strpbrk(s, "= \t")) ||
+  /* Too short for an ID, a sig= value needs '=' (or '%' encoded) and a
+   * bearer token a space or tab: most values hold none of these. */
+  if ((len < x->id_min && !strpbrk(s, "= \t%")) ||
       (x->needed[0] && !strpbrk(s, x->needed))) {
     *same = 1;
     return NULL;

@@ -20,25 +20,42 @@ typedef struct {
   int root_error; /* the root element is <Error> */
   int field;      /* which field the current depth-2 element fills */
   int seen_code, seen_message;
-  int refused; /* a DOCTYPE or entity declaration was met */
+  int refused;               /* a DOCTYPE or entity declaration was met */
+  int code_cut, message_cut; /* the field is full: no more is taken */
 } xml_state;
 
+static int hexish(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+         (c >= 'A' && c <= 'F') || c == '-';
+}
+
 /* Appends without overflowing; a truncation never leaves half a UTF-8
- * sequence at the end. */
-static void append_text(char *dst, size_t cap, const char *s, int len) {
+ * sequence at the end, and once cut (*cut) the field takes no more. With
+ * whole_runs, a cut inside a run of hex digits and hyphens also drops the
+ * part of the run it kept: a lease ID the message quotes is never left
+ * as its first digits, which no later step could tell from other text. */
+static void append_text(char *dst, size_t cap, const char *s, int len, int *cut,
+                        int whole_runs) {
   size_t used = strlen(dst);
-  if (used + 1 >= cap || len <= 0)
+  if (*cut || len <= 0)
     return;
-  size_t room = cap - 1 - used;
+  size_t room = used + 1 < cap ? cap - 1 - used : 0;
   size_t n = (size_t)len;
   if (n > room) {
     n = room;
+    *cut = 1;
     /* Back off continuation bytes, then the lead byte they belong to. */
     while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
       n--;
   }
   memcpy(dst + used, s, n);
   dst[used + n] = '\0';
+  if (*cut && whole_runs && hexish(s[n])) {
+    size_t end = used + n;
+    while (end > 0 && hexish(dst[end - 1]))
+      end--;
+    dst[end] = '\0';
+  }
 }
 
 static void XMLCALL on_start(void *ud, const XML_Char *name,
@@ -75,9 +92,10 @@ static void XMLCALL on_text(void *ud, const XML_Char *s, int len) {
   if (st->depth != 2 || st->field == FIELD_NONE)
     return;
   if (st->field == FIELD_CODE)
-    append_text(st->out->code, sizeof st->out->code, s, len);
-  else
-    append_text(st->out->message, sizeof st->out->message, s, len);
+    append_text(st->out->code, sizeof st->out->code, s, len, &st->code_cut, 0);
+  else /* the message may quote a lease ID; a code never does */
+    append_text(st->out->message, sizeof st->out->message, s, len,
+                &st->message_cut, 1);
 }
 
 static void refuse(xml_state *st) {

@@ -336,10 +336,10 @@ static ll_status send(req *q, ll_error *err) {
 }
 
 /* Keeps a GUID that no binding of the run names out of both ledgers, as a
- * credential is, in every form a server may echo it (as it came, in lower
- * and in upper case, with and without hyphens; the scan matches secrets
- * byte for byte). A value that is not a GUID is not learnt here: as a
- * secret it would be replaced inside every string that holds it, and
+ * credential is, in every form a server may echo it: the sanitizer matches
+ * a GUID secret in any case, with its hyphens anywhere or none, inside
+ * other hex digits too. A value that is not a GUID is not learnt here: as
+ * a secret it would be replaced inside every string that holds it, and
  * found by the scan in a row's keys or numbers ("http_status", "1"), so
  * that no row could be written; a service of Lease Blob's contract hands
  * out GUIDs only. */
@@ -347,19 +347,7 @@ static ll_status learn_guid(ll_run *r, const char *id, ll_error *err) {
   char norm[LL_SANITIZE_ID_MAX];
   if (!ll_sanitize_norm_id(id, norm))
     return LL_OK;
-  ll_status st = ll_ledger_add_named_secret(r->ledger, id, "lease-id", err);
-  /* hyphenated and plain, each in lower then upper case */
-  char forms[4][LL_GUID_LEN];
-  ll_guid_format(norm, forms[0]);
-  ll_strlcpy(forms[2], norm, sizeof forms[2]);
-  for (int f = 1; f <= 3; f += 2) {
-    ll_strlcpy(forms[f], forms[f - 1], sizeof forms[f]);
-    for (char *c = forms[f]; *c; c++)
-      *c = (char)toupper((unsigned char)*c);
-  }
-  for (int f = 0; f < 4 && st == LL_OK; f++)
-    st = ll_ledger_add_named_secret(r->ledger, forms[f], "lease-id", err);
-  return st;
+  return ll_ledger_add_named_secret(r->ledger, id, "lease-id", err);
 }
 
 /* A lease-table ID that is not a GUID shorter than this is not kept out

@@ -48,7 +48,10 @@ int ll_sanitize_row_in_place(cJSON *row, const char *const *ids,
                              cJSON **dead);
 
 /* What the service handed back that must not be kept: every occurrence of
- * a secret (exact bytes), and every "sig=" value that is not REDACTED.
+ * a secret (exact bytes, but for the hex digits of its percent escapes,
+ * in either case; a GUID in any case, with its hyphens anywhere or none),
+ * and every "sig=" value that is not REDACTED (its key also as "sig%3D"
+ * or "sig%253D", any case).
  * ll_sanitize_replace appends s[0..len) to out (bytes, not only text) with
  * secrets[i] replaced by placeholders[i] and such sig= values by
  * "sig=REDACTED", and returns which were found: bit i for secrets[i]
@@ -64,6 +67,18 @@ unsigned ll_sanitize_replace(const char *s, size_t len,
                              const char *const *secrets,
                              const char *const *placeholders, size_t n,
                              ll_buf *out);
+
+/* The forms a server may echo a secret in, each registered as a secret
+ * of its own (the ledger, a recording): secret itself first; for a SAS
+ * signature (name "sas": the sig= value as the query holds it) also its
+ * value decoded, percent-encoded, encoded twice, as base64url and with '+'
+ * read as a space, each without its '=' padding (a prefix of the padded
+ * one). Each forms[i] is malloc'd, for ll_secret_free. Returns the count;
+ * 0 when out of memory (nothing to free). A GUID secret needs no forms:
+ * it is matched in any case and hyphenation (ll_sanitize_replace). */
+#define LL_SANITIZE_FORMS_MAX 6
+size_t ll_sanitize_secret_forms(const char *secret, const char *name,
+                                char *forms[LL_SANITIZE_FORMS_MAX]);
 
 /* The same on every string value of item, in place and at any depth (keys
  * are not values: they are never changed). *found gets the bits as above;

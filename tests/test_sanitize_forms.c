@@ -1,0 +1,233 @@
+/* The forms a secret comes back in, through the ledger's own API: a SAS
+ * signature echoed in another encoding than the query's, or behind a sig=
+ * key that is percent-encoded; a learnt lease ID echoed in another case,
+ * with its hyphens elsewhere, or among other hex digits; and a bound lease
+ * ID cut by a field's limit (error_message). Each is replaced before the
+ * row is written, and the scan refuses a row that still holds one. */
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blob.h"
+#include "ledger.h"
+#include "sanitize.h"
+#include "testlib.h"
+
+#define SIG_RAW "k7Jm3Q%2BvX%2F9aZ0pL2bR8sT4uW6yC1dE5fG7hI9jK0lM%3D"
+#define SIG_CORE "9aZ0pL2bR8sT4uW6yC1dE5fG7hI9jK0lM"
+
+#define ID_A "0f8fad5b-d9cb-469f-a165-70867728950e"
+
+static char root[512];
+
+/* Whether s holds 8 or more consecutive hex digits of ID_A (any case,
+ * hyphens skipped), as a prefix of it or anywhere in it. */
+static int holds_id_part(const char *s) {
+  static const char flat[] = "0f8fad5bd9cb469fa16570867728950e";
+  for (size_t i = 0; s && s[i]; i++)
+    for (size_t j = 0; j + 8 <= 32; j++) {
+      size_t k = i, m = j;
+      while (s[k] && m < 32) {
+        if (s[k] == '-' && k > i) {
+          k++;
+          continue;
+        }
+        if (tolower((unsigned char)s[k]) != flat[m])
+          break;
+        k++;
+        m++;
+      }
+      if (m - j >= 8)
+        return 1;
+    }
+  return 0;
+}
+
+static ll_ledger *open_ledger(const char *name) {
+  char dir[700];
+  ll_error err = {0};
+  snprintf(dir, sizeof dir, "%s/%s", root, name);
+  ll_ledger *l = ll_ledger_open(dir, LL_LEDGER_CREATE, &err);
+  CHECK(l != NULL);
+  return l;
+}
+
+/* One row {"record":"outcome","error_message":text} redacted by l: the
+ * value afterwards (malloc'd), and whether the unredacted row was
+ * refused by the ledger's scan (*refused). */
+static char *redacted(ll_ledger *l, const char *text, int *refused) {
+  ll_error err = {0};
+  cJSON *row = cJSON_CreateObject();
+  cJSON_AddStringToObject(row, "record", "outcome");
+  cJSON_AddStringToObject(row, "error_message", text);
+  *refused = ll_ledger_append(l, row, NULL, &err) == LL_E_INTERNAL;
+  CHECK_INT(ll_ledger_redact(l, row, &err), LL_OK);
+  char *out =
+      strdup(cJSON_GetStringValue(cJSON_GetObjectItem(row, "error_message")));
+  cJSON_Delete(row);
+  return out;
+}
+
+/* S1: the run registers its SAS signature as the query holds it; a
+ * server may echo it decoded, with lowercase hex, double-encoded, as
+ * base64url, or with '+' read as a space, and a sig= key encoded. */
+static void test_sig_forms(void) {
+  static const char *const echoes[] = {
+      "value k7Jm3Q+vX/9aZ0pL2bR8sT4uW6yC1dE5fG7hI9jK0lM= refused",
+      "value k7Jm3Q%2bvX%2f9aZ0pL2bR8sT4uW6yC1dE5fG7hI9jK0lM%3d refused",
+      "value k7Jm3Q%2BvX%2f9aZ0pL2bR8sT4uW6yC1dE5fG7hI9jK0lM%3D refused",
+      "value k7Jm3Q%252BvX%252F9aZ0pL2bR8sT4uW6yC1dE5fG7hI9jK0lM refused",
+      "value k7Jm3Q-vX_9aZ0pL2bR8sT4uW6yC1dE5fG7hI9jK0lM refused",
+      "value k7Jm3Q vX/9aZ0pL2bR8sT4uW6yC1dE5fG7hI9jK0lM= refused",
+  };
+  static const char *const keys[] = {
+      "url /c/b?sv=1%26sig%3DOTHERSIGNATURE&x=1",
+      "url /c/b?sv=1%26SiG%3dOTHERSIGNATURE&x=1",
+      "url /c/b?sv=1%2526sig%253DOTHERSIGNATURE&x=1",
+  };
+  ll_ledger *l = open_ledger("sig");
+  if (!l)
+    return;
+  ll_error err = {0};
+  CHECK_INT(ll_ledger_add_named_secret(l, SIG_RAW, "sas", &err), LL_OK);
+  for (size_t i = 0; i < sizeof echoes / sizeof echoes[0]; i++) {
+    int refused, before = ll_test_fail;
+    char *out = redacted(l, echoes[i], &refused);
+    CHECK(refused);
+    CHECK(out && strstr(out, SIG_CORE) == NULL);
+    CHECK(out && strstr(out, "{{secret:sas}}") != NULL);
+    if (ll_test_fail > before)
+      fprintf(stderr, "  in echo %zu: %s -> %s\n", i, echoes[i], out);
+    free(out);
+  }
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    int refused, before = ll_test_fail;
+    char *out = redacted(l, keys[i], &refused);
+    CHECK(refused);
+    CHECK(out && strstr(out, "OTHERSIGNATURE") == NULL);
+    CHECK(out && strstr(out, "REDACTED") != NULL);
+    if (ll_test_fail > before)
+      fprintf(stderr, "  in key %zu: %s -> %s\n", i, keys[i], out);
+    free(out);
+  }
+  /* the export projection redacts an encoded sig= key as well */
+  cJSON *row = cJSON_CreateObject();
+  cJSON_AddStringToObject(row, "u", keys[0]);
+  cJSON *ex = ll_sanitize_row(row, NULL, NULL, 0);
+  const char *u = cJSON_GetStringValue(cJSON_GetObjectItem(ex, "u"));
+  CHECK(u && strstr(u, "OTHERSIGNATURE") == NULL);
+  cJSON_Delete(ex);
+  cJSON_Delete(row);
+  ll_ledger_close(l);
+}
+
+/* S6/S7: a learnt lease ID (run_request.c's learn_guid registers it as it
+ * came, and hyphenated and plain in lower and in upper case) echoed in a
+ * form that is none of those five. */
+static void test_learnt_id_forms(void) {
+  static const char *const forms[] = {
+      ID_A, "0f8fad5b-d9cb-469f-a165-70867728950e",
+      "0F8FAD5B-D9CB-469F-A165-70867728950E",
+      "0f8fad5bd9cb469fa16570867728950e", "0F8FAD5BD9CB469FA16570867728950E"};
+  static const char *const echoes[] = {
+      "lease 0F8fad5b-D9cb-469F-a165-70867728950E mixed case",
+      "lease 0f8fad5bd9cb469fA16570867728950e mixed, no hyphens",
+      "lease 0f8f-ad5b-d9cb-469f-a165-7086-7728-950e hyphens elsewhere",
+      "lease abc0f8fad5bd9cb469fa16570867728950edef among hex digits",
+      "lease 0xAB0F8FAD5B-D9CB-469F-A165-70867728950EFF among hex, upper",
+  };
+  ll_ledger *l = open_ledger("learnt");
+  if (!l)
+    return;
+  ll_error err = {0};
+  for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+    CHECK_INT(ll_ledger_add_named_secret(l, forms[i], "lease-id", &err), LL_OK);
+  for (size_t i = 0; i < sizeof echoes / sizeof echoes[0]; i++) {
+    int refused, before = ll_test_fail;
+    char *out = redacted(l, echoes[i], &refused);
+    CHECK(refused);
+    CHECK(!holds_id_part(out));
+    CHECK(out && strstr(out, "{{secret:lease-id}}") != NULL);
+    if (ll_test_fail > before)
+      fprintf(stderr, "  in echo %zu: %s -> %s\n", i, echoes[i], out);
+    free(out);
+  }
+  ll_ledger_close(l);
+}
+
+/* S2: a bound lease ID at the end of an error message longer than the
+ * field keeps: the parser cuts the message before the ID, never inside
+ * it. A value cut inside an ID elsewhere keeps none of it in the export
+ * either, and the scan finds the part that is left. */
+static void test_cut_id(void) {
+  char xml[1200], pad[491];
+  memset(pad, 'x', sizeof pad - 1);
+  pad[sizeof pad - 1] = '\0';
+  snprintf(xml, sizeof xml,
+           "<?xml version=\"1.0\"?><Error><Code>LeaseIdMismatchWithLeaseOperat"
+           "ion</Code><Message>%s %s and more text after the lease ID"
+           "</Message></Error>",
+           pad, ID_A);
+  ll_http_response resp;
+  ll_http_response_init(&resp);
+  resp.outcome = LL_OUTCOME_RESPONSE;
+  resp.status = 409;
+  resp.body = (unsigned char *)strdup(xml);
+  resp.body_len = strlen(xml);
+  ll_blob_result br;
+  CHECK_INT(ll_blob_parse(&resp, &br), LL_OK);
+  ll_http_response_cleanup(&resp);
+  CHECK(strncmp(br.error_message, pad, sizeof pad - 1) == 0);
+  CHECK(!holds_id_part(br.error_message));
+  /* a value cut inside the ID by another limit: 17 of its digits left */
+  static const char cut[] = "lease 0f8fad5b-d9cb-469f-a";
+  static const char *const ids[] = {ID_A};
+  static const char *const aliases[] = {"A"};
+  cJSON *row = cJSON_CreateObject();
+  cJSON_AddStringToObject(row, "error_message", cut);
+  cJSON *ex = ll_sanitize_row(row, ids, aliases, 1);
+  const char *m =
+      cJSON_GetStringValue(cJSON_GetObjectItem(ex, "error_message"));
+  CHECK(m && !holds_id_part(m));
+  CHECK_STR(m, "lease A");
+  char *line = ex ? cJSON_PrintUnformatted(ex) : NULL;
+  CHECK(line &&
+        ll_secret_scan(line, strlen(line), ids, 1, NULL, 0, NULL, 0) == 0);
+  free(line);
+  cJSON_Delete(ex);
+  /* the row as it was cut: the scan finds the part of the ID */
+  line = cJSON_PrintUnformatted(row);
+  CHECK(line &&
+        ll_secret_scan(line, strlen(line), ids, 1, NULL, 0, NULL, 0) == 1);
+  free(line);
+  /* fewer than 16 of its first digits at a value's end are not the ID */
+  cJSON_Delete(row);
+  row = cJSON_CreateObject();
+  cJSON_AddStringToObject(row, "etag", "0x0f8fad5bd9cb469");
+  line = cJSON_PrintUnformatted(row);
+  CHECK_INT(ll_secret_scan(line, strlen(line), ids, 1, NULL, 0, NULL, 0), 0);
+  ex = ll_sanitize_row(row, ids, aliases, 1);
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(ex, "etag")),
+            "0x0f8fad5bd9cb469");
+  cJSON_Delete(ex);
+  free(line);
+  cJSON_Delete(row);
+}
+
+int main(void) {
+  char *d = ll_test_tmpdir();
+  CHECK(d != NULL);
+  if (!d)
+    return ll_test_report("test_sanitize_forms");
+  ll_strlcpy(root, d, sizeof root);
+  test_sig_forms();
+  test_learnt_id_forms();
+  test_cut_id();
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  CHECK(system(cmd) == 0);
+  free(d);
+  return ll_test_report("test_sanitize_forms");
+}
