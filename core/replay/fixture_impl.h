@@ -63,6 +63,36 @@ ll_status fx_unbase64(const char *s, unsigned char **out,
 /* RFC 3339 UTC with optional milliseconds, e.g. 2026-11-30T07:09:39.123Z. */
 int fx_parse_utc(const char *s, int64_t *ms);
 
+/* What a recording replaces (fixture_known.c): values and their
+ * placeholders, as many as there are (a table that stopped taking them
+ * would leave the next in clear). */
+typedef struct {
+  char **v, **ph;
+  size_t n, cap;
+} fx_known;
+
+/* Wipes the values and frees all; k is empty after. */
+void fx_known_free(fx_known *k);
+/* The placeholder of lease ID id (any case and hyphens), or NULL. */
+const char *fx_known_placeholder(const fx_known *k, const char *id);
+/* Adds lease ID id as {{lease:ALIAS}}, numbered when the alias already
+ * names another ID (a changed lease: A, then A2). An ID that cannot be
+ * named (out of memory, every number taken) fills *broken: the recording
+ * is refused, never written with the ID in clear. */
+ll_status fx_known_learn(fx_known *k, const char *id, const char *alias,
+                         ll_error *broken) LL_WARN_UNUSED;
+/* The run's credential secrets (t->secret_of), each in every form a
+ * server may echo it (ll_sanitize_secret_forms), as {{secret:NAME}}; asked
+ * each time, as a token may be refreshed during the run. 0 when out of
+ * memory (s is then empty). */
+int fx_known_secrets(const ll_transport *t, fx_known *s);
+/* s[0..n) into out, as bytes, with the lease IDs of ids and the secrets
+ * of sec replaced by their placeholders, and sig= values redacted;
+ * returns what ll_sanitize_replace found of sec (and LL_REDACT_SIG): an
+ * ID is not noted, its placeholder is expected. out->oom: incomplete. */
+unsigned fx_scrub_bytes(const fx_known *ids, const fx_known *sec, const char *s,
+                        size_t n, ll_buf *out);
+
 /* Growing text buffer for diffs and printing. */
 typedef ll_buf fx_buf;
 void fx_puts(fx_buf *b, const char *s);

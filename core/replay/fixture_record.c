@@ -17,10 +17,8 @@
 #include "fixture_impl.h"
 #include "ledger.h"
 #include "sanitize.h"
+#include "secret.h"
 #include "text.h"
-
-#define MAX_IDS 32
-#define MAX_SECRETS 4
 
 typedef struct {
   ll_transport t;
@@ -41,72 +39,26 @@ typedef struct {
   int64_t t0_ns, t0_utc_ms;
   cJSON *exchanges;
   char server[128];
-  char ids[MAX_IDS][LL_GUID_LEN];
-  char ph[MAX_IDS][FX_NAME_MAX + 12]; /* "{{lease:ALIAS}}" */
-  size_t nids;
+  fx_known ids; /* every lease ID learnt, and its "{{lease:ALIAS}}" */
   int dirty, written;
   ll_error broken;         /* code != LL_OK: the recording cannot be trusted */
   ll_fixture_context *ctx; /* NULL: the header names no target or flow */
 } recorder;
 
-/* The run's credential secrets and their placeholders, asked each time:
- * a token may be refreshed during the run. */
-typedef struct {
-  const char *v[MAX_SECRETS], *ph[MAX_SECRETS];
-  char ph_buf[MAX_SECRETS][48];
-  size_t n;
-} secrets;
-
-static void run_secrets(const recorder *r, secrets *s) {
-  s->n = 0;
-  for (int i = 0; r->t.secret_of && s->n < MAX_SECRETS; i++) {
-    const char *name = "secret";
-    const char *v = r->t.secret_of(r->t.run_ctx, i, &name);
-    if (!v)
-      break;
-    if (!*v)
-      continue;
-    snprintf(s->ph_buf[s->n], sizeof s->ph_buf[0], "{{secret:%.32s}}", name);
-    s->v[s->n] = v;
-    s->ph[s->n] = s->ph_buf[s->n];
-    s->n++;
-  }
-}
-
+/* The lease ID's placeholder, if it was learnt. */
 static const char *known(const recorder *r, const char *id) {
-  for (size_t i = 0; i < r->nids; i++)
-    if (ll_lease_id_equal(r->ids[i], id))
-      return r->ph[i];
-  return NULL;
+  return fx_known_placeholder(&r->ids, id);
 }
 
-/* Gives id its placeholder: the run's alias, numbered when the alias
- * already names another ID (a changed lease: A, then A2). */
+/* Gives id its placeholder: the run's alias (fx_known_learn). */
 static void learn(recorder *r, const char *id, const char *hint) {
-  char name[FX_NAME_MAX];
-  if (!id || !*id || known(r, id) || r->nids >= MAX_IDS ||
-      strlen(id) >= LL_GUID_LEN)
+  if (!id || !*id || known(r, id) || r->broken.code)
     return;
   const char *alias = r->t.alias_of ? r->t.alias_of(r->t.run_ctx, id) : NULL;
   if (!alias)
     alias = hint ? hint : "unknown";
-  for (int k = 1; k < 100; k++) {
-    char want[FX_NAME_MAX + 12];
-    if (k == 1)
-      snprintf(name, sizeof name, "%.13s", alias);
-    else
-      snprintf(name, sizeof name, "%.13s%d", alias, k);
-    snprintf(want, sizeof want, "{{lease:%s}}", name);
-    int used = 0;
-    for (size_t i = 0; i < r->nids; i++)
-      used |= strcmp(r->ph[i], want) == 0;
-    if (!used) {
-      ll_strlcpy(r->ids[r->nids], id, LL_GUID_LEN);
-      ll_strlcpy(r->ph[r->nids], want, sizeof r->ph[0]);
-      r->nids++;
-      return;
-    }
-  }
+  if (fx_known_learn(&r->ids, id, alias, &r->broken) != LL_OK)
+    return; /* r->broken says why: the recording is refused */
 }
 
 /* The alias part of a known ID's placeholder, for a change's new ID. */
@@ -128,19 +80,38 @@ static double round1(double v) {
   return v <= 0 ? 0 : (double)(int64_t)(v * 10 + 0.5) / 10;
 }
 
-static void add_body(cJSON *o, const unsigned char *b, size_t n, int sha) {
-  if (ll_utf8_valid(b, n)) {
-    char *t = strndup((const char *)b, n);
-    cJSON_AddStringToObject(o, "body", t ? t : "");
-    free(t);
-  } else {
-    char *t = fx_base64(b, n);
-    cJSON_AddStringToObject(o, "body_base64", t ? t : "");
-    free(t);
+/* A body as the fixture keeps it: its lease IDs and the run's secrets
+ * replaced as bytes, before it may be base64'd, where no later step reads
+ * it (*hit: the secrets found, for the notes); the hash, when asked for,
+ * is of the bytes as they were. A body kept as base64 that the scan
+ * still finds one in is not kept: the recording is refused (r->broken).
+ * 0 then, or when out of memory. */
+static int add_body(recorder *r, cJSON *o, const unsigned char *b, size_t n,
+                    int sha, const fx_known *sec, unsigned *hit) {
+  const char *const *ids = (const char *const *)r->ids.v;
+  ll_buf clean = {0};
+  *hit = fx_scrub_bytes(&r->ids, sec, (const char *)b, n, &clean);
+  int ok = !clean.oom;
+  char what[128], *t = NULL;
+  if (ok && ll_utf8_valid((const unsigned char *)clean.p, clean.n)) {
+    t = strndup(clean.p, clean.n);
+    ok = t && cJSON_AddStringToObject(o, "body", t);
+  } else if (ok && ll_secret_scan(clean.p, clean.n, ids, r->ids.n,
+                                  (const char *const *)sec->v, sec->n, what,
+                                  sizeof what) > 0) {
+    ok = 0;
+    ll_fail(&r->broken, LL_E_INTERNAL,
+            "recording refused: a body kept as base64 would hold %s", what);
+  } else if (ok) {
+    t = fx_base64((const unsigned char *)clean.p, clean.n);
+    ok = t && cJSON_AddStringToObject(o, "body_base64", t);
   }
   char hex[LL_SHA256_HEX];
-  if (sha && ll_sha256_hex(b, n, hex) == LL_OK)
-    cJSON_AddStringToObject(o, "body_sha256", hex);
+  if (ok && sha && ll_sha256_hex(b, n, hex) == LL_OK)
+    ok = cJSON_AddStringToObject(o, "body_sha256", hex) != NULL;
+  free(t);
+  free(clean.p);
+  return ok;
 }
 
 static cJSON *headers(const ll_headers *h, const char *const *keep) {
@@ -153,13 +124,14 @@ static cJSON *headers(const ll_headers *h, const char *const *keep) {
   return o;
 }
 
-/* The exchange with real values; the caller sanitizes it. The response
- * body alone is redacted here, as bytes, before it may be base64'd:
- * *body_hit gets what ll_sanitize_replace found. */
+/* The exchange with real values; the caller sanitizes it. The bodies
+ * alone are redacted here, as bytes (add_body): body_hit[0] and [1] get
+ * what was found in the request's and in the response's. NULL when out
+ * of memory or refused (r->broken). */
 static cJSON *build(recorder *r, const ll_http_request *q, const fx_req *v,
                     ll_status st, const ll_error *err,
-                    const ll_http_response *resp, const secrets *sec,
-                    unsigned *body_hit) {
+                    const ll_http_response *resp, const fx_known *sec,
+                    unsigned body_hit[2]) {
   cJSON *x = cJSON_CreateObject();
   int64_t start =
       resp->mono_start_ns ? resp->mono_start_ns : ll_clock_mono_ns(r->clock);
@@ -173,8 +145,11 @@ static cJSON *build(recorder *r, const ll_http_request *q, const fx_req *v,
     cJSON_AddStringToObject(rq, "query", v->query);
   cJSON_AddItemToObject(rq, "headers",
                         headers(&v->headers, fx_request_headers));
-  if (q->body_len > 0)
-    add_body(rq, q->body, q->body_len, 1);
+  if (q->body_len > 0 &&
+      !add_body(r, rq, q->body, q->body_len, 1, sec, &body_hit[0])) {
+    cJSON_Delete(x);
+    return NULL;
+  }
   int expect_emitted = 1;
   if (st != LL_OK) {
     char msg[sizeof err->message + 16];
@@ -195,19 +170,13 @@ static cJSON *build(recorder *r, const ll_http_request *q, const fx_req *v,
     cJSON_AddNumberToObject(rs, "status", resp->status);
     cJSON_AddItemToObject(rs, "headers",
                           headers(&resp->headers, fx_response_headers));
-    ll_buf b = {0};
-    *body_hit = ll_sanitize_replace((const char *)resp->body, resp->body_len,
-                                    sec->v, sec->ph, sec->n, &b);
-    if (b.oom) {
-      free(b.p);
+    if (resp->body_len == 0)
+      cJSON_AddStringToObject(rs, "body", "");
+    else if (!add_body(r, rs, resp->body, resp->body_len, 0, sec,
+                       &body_hit[1])) {
       cJSON_Delete(x);
       return NULL;
     }
-    if (b.n > 0)
-      add_body(rs, (const unsigned char *)b.p, b.n, 0);
-    else
-      cJSON_AddStringToObject(rs, "body", "");
-    free(b.p);
   }
   if (st == LL_OK && resp->emitted_requests != expect_emitted)
     cJSON_AddNumberToObject(x, "emitted_requests", resp->emitted_requests);
@@ -215,19 +184,27 @@ static cJSON *build(recorder *r, const ll_http_request *q, const fx_req *v,
 }
 
 /* Replaces the secrets in exchange x (in place) and says where in its
- * "notes". body_hit: the response body was redacted as bytes (build), so
- * that one kept as base64 is clean too. 0 when out of memory. */
-static int redact_exchange(cJSON *x, const secrets *s, unsigned body_hit) {
+ * "notes". body_hit: the request's and the response's bodies were
+ * redacted as bytes (build), so that one kept as base64 is clean too. 0
+ * when out of memory. */
+static int redact_exchange(cJSON *x, const fx_known *s,
+                           const unsigned body_hit[2]) {
   unsigned found = 0;
   ll_buf where = {0}, note = {0};
-  int ok = ll_sanitize_redact(x, s->v, s->ph, s->n, &found, &where) == LL_OK;
-  if (ok && body_hit) {
-    ll_buf_put(&where, where.n ? ", response.body" : "response.body",
-               where.n ? 15 : 13);
-    found |= body_hit;
-  }
+  const char *const *v = (const char *const *)s->v, *const *ph =
+                                                        (const char *const *)
+                                                            s->ph;
+  int ok = ll_sanitize_redact(x, v, ph, s->n, &found, &where) == LL_OK;
+  static const char *const part[] = {"request.body", "response.body"};
+  for (int k = 0; k < 2 && ok; k++)
+    if (body_hit[k]) {
+      if (where.n)
+        ll_buf_put(&where, ", ", 2);
+      ll_buf_put(&where, part[k], strlen(part[k]));
+      found |= body_hit[k];
+    }
   if (ok && found) {
-    ll_sanitize_note(&note, where.p, found, s->ph, s->n);
+    ll_sanitize_note(&note, where.p, found, ph, s->n);
     ok = !note.oom && cJSON_AddStringToObject(x, "notes", note.p) != NULL;
   }
   ok = ok && !where.oom;
@@ -253,34 +230,39 @@ static void keep(recorder *r, const ll_http_request *q, ll_status st,
         alias_part(r, cur, hint, sizeof hint));
   if (st == LL_OK && resp->outcome == LL_OUTCOME_RESPONSE)
     learn(r, ll_headers_get(&resp->headers, "x-ms-lease-id"), NULL);
-  secrets sec;
-  unsigned body_hit = 0;
-  run_secrets(r, &sec);
+  fx_known sec;
+  unsigned body_hit[2] = {0, 0};
+  if (r->broken.code || !fx_known_secrets(&r->t, &sec)) {
+    fx_req_cleanup(&v);
+    if (!r->broken.code)
+      ll_fail(&r->broken, LL_E_NOMEM, "out of memory recording an exchange");
+    return;
+  }
   const char *server =
       st == LL_OK ? ll_headers_get(&resp->headers, "Server") : NULL;
   if (server && !r->server[0]) {
     /* redacted before it is cut to size: not even a prefix of a secret */
     ll_buf b = {0};
-    ll_sanitize_replace(server, strlen(server), sec.v, sec.ph, sec.n, &b);
+    fx_scrub_bytes(&r->ids, &sec, server, strlen(server), &b);
+    ll_buf_put(&b, "", 0);
     ll_strlcpy(r->server, b.oom ? "?" : b.p, sizeof r->server);
     free(b.p);
   }
-  cJSON *raw = build(r, q, &v, st, err, resp, &sec, &body_hit);
+  cJSON *raw = build(r, q, &v, st, err, resp, &sec, body_hit);
   fx_req_cleanup(&v);
-  const char *ids[MAX_IDS], *phs[MAX_IDS];
-  for (size_t i = 0; i < r->nids; i++) {
-    ids[i] = r->ids[i];
-    phs[i] = r->ph[i];
-  }
-  cJSON *clean = raw ? ll_sanitize_row(raw, ids, phs, r->nids) : NULL;
+  cJSON *clean = raw ? ll_sanitize_row(raw, (const char *const *)r->ids.v,
+                                       (const char *const *)r->ids.ph, r->ids.n)
+                     : NULL;
   cJSON_Delete(raw);
   if (clean && !redact_exchange(clean, &sec, body_hit)) {
     cJSON_Delete(clean);
     clean = NULL;
   }
+  fx_known_free(&sec);
   if (!clean || !cJSON_AddItemToArray(r->exchanges, clean)) {
     cJSON_Delete(clean);
-    ll_fail(&r->broken, LL_E_NOMEM, "out of memory recording an exchange");
+    if (!r->broken.code) /* a refusal of build's says why itself */
+      ll_fail(&r->broken, LL_E_NOMEM, "out of memory recording an exchange");
     return;
   }
   r->dirty = 1;
@@ -422,21 +404,21 @@ static ll_status rec_finish(ll_transport *t, ll_error *err) {
     return ll_fail(err, LL_E_NOMEM, "out of memory printing a fixture");
   /* The same refusal as the ledger's: no lease ID survives, nor a sig=,
    * nor the run's credential (each was replaced; this catches a bug). */
-  const char *ids[MAX_IDS];
-  for (size_t i = 0; i < r->nids; i++)
-    ids[i] = r->ids[i];
-  secrets sec;
-  run_secrets(r, &sec);
+  fx_known sec;
   char what[128];
   ll_status st = LL_OK;
-  if (ll_secret_scan(text, strlen(text), ids, r->nids, sec.v, sec.n, what,
-                     sizeof what) > 0)
+  if (!fx_known_secrets(&r->t, &sec))
+    st = ll_fail(err, LL_E_NOMEM, "out of memory checking a fixture");
+  else if (ll_secret_scan(text, strlen(text), (const char *const *)r->ids.v,
+                          r->ids.n, (const char *const *)sec.v, sec.n, what,
+                          sizeof what) > 0)
     st = ll_fail(err, LL_E_INTERNAL,
                  "fixture %.200s not written: %s survived sanitizing", r->path,
                  what);
   if (st == LL_OK)
     st = write_file(r, text, err);
   free(text);
+  fx_known_free(&sec);
   if (st == LL_OK) {
     r->written = 1;
     r->dirty = 0;
@@ -456,7 +438,7 @@ static void rec_free(ll_transport *t) {
   free(r->label);
   free(r->description);
   free(r->ctx);
-  memset(r->ids, 0, sizeof r->ids);
+  fx_known_free(&r->ids);
   free(r);
 }
 
