@@ -36,17 +36,18 @@ enum {
 };
 
 enum {
-  F_UNKNOWN = 1,      /* transport: outcome UNKNOWN, no response */
-  F_EMIT2 = 2,        /* two request heads for one attempt */
-  F_GARBAGE = 4,      /* a read returns bytes nobody declared */
-  F_VER_NEW = 8,      /* the response names x-ms-version 2026-06-06 */
-  F_NOT_SENT = 16,    /* transport: refused before sending */
-  F_OTHER_ID = 32,    /* an acquire answers with another lease ID */
-  F_CREATE = 64,      /* a Put sent with If-None-Match: * (invariant 15) */
-  F_IF_MATCH = 128,   /* a Delete sent with If-Match on RB_ETAG */
-  F_CELL = 256,       /* a lease-table attempt of cell RB_CELL */
-  F_LEASE_FREE = 512, /* a content read's lease headers: available/unlocked */
-  F_LEASE_HELD = 1024 /* a content read's lease headers: leased/locked */
+  F_UNKNOWN = 1,       /* transport: outcome UNKNOWN, no response */
+  F_EMIT2 = 2,         /* two request heads for one attempt */
+  F_GARBAGE = 4,       /* a read returns bytes nobody declared */
+  F_VER_NEW = 8,       /* the response names x-ms-version 2026-06-06 */
+  F_NOT_SENT = 16,     /* transport: refused before sending */
+  F_OTHER_ID = 32,     /* an acquire answers with another lease ID */
+  F_CREATE = 64,       /* a Put sent with If-None-Match: * (invariant 15) */
+  F_IF_MATCH = 128,    /* a Delete sent with If-Match on RB_ETAG */
+  F_CELL = 256,        /* a lease-table attempt of cell RB_CELL */
+  F_LEASE_FREE = 512,  /* a content read's lease headers: available/unlocked */
+  F_LEASE_HELD = 1024, /* a content read's lease headers: leased/locked */
+  F_NO_OUTCOME = 2048  /* the intent only: the process never saw an answer */
 };
 
 /* The lease-table cell an F_CELL step attempts. */
@@ -344,6 +345,8 @@ static inline cJSON *rb_request(ll_rb *b, const ll_step *s) {
     cJSON_AddStringToObject(in, "if_match", RB_ETAG);
   if (pre)
     cJSON_AddBoolToObject(in, "preflight", 1);
+  if (s->flags & F_NO_OUTCOME)
+    return rb_apply(b, in);
   cJSON *out = cJSON_Duplicate(in, 1);
   rb_apply(b, in);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "blob.h"
 #include "jsonx.h"
 #include "lease_contract.h"
 #include "model_impl.h"
@@ -39,16 +40,37 @@ static int final_content_ok(const ll_epoch_state *ep) {
          ep->content_revision == ep->last_accepted && ep->unreconciled < 0;
 }
 
+/* Whether the intent row of an open request asked for a mutation (an
+ * operation not named, or not known, counts as one). */
+static int open_mutation(const cJSON *in) {
+  int op = ll_op_from_name(ll_json_str(in, "operation"));
+  return op < 0 || ll_op_is_mutation((ll_op)op);
+}
+
+/* Intents of mutations with no outcome: the process never saw the answer,
+ * so the blob may have changed in a way no row records. Only recovery
+ * settles one (its UNKNOWN_OUTCOME row, then a reconcile). */
+static int open_mutations(const ll_model *m) {
+  int n = 0;
+  const cJSON *in;
+  cJSON_ArrayForEach(in, m->open_intents) {
+    n += open_mutation(in);
+  }
+  return n;
+}
+
 /* Nothing stands against ACCEPT, from the fold's counts alone (never from
  * the length of a list of reasons): no allocation failed, no doubt, no
- * EVIDENCE_ERROR, no unexplained discrepancy, no HOLD or RECONCILE reason,
- * no poll HOLD, no doubtful write or acquire left unsettled. */
+ * mutation intent left without its outcome, no EVIDENCE_ERROR, no
+ * unexplained discrepancy, no HOLD or RECONCILE reason, no poll HOLD, no
+ * doubtful write or acquire left unsettled. */
 static int nothing_against(const ll_model *m) {
   const ll_epoch_state *ep = &m->ep;
-  return !m->oom && m->have_manifest && m->doubts &&
-         cJSON_GetArraySize(m->doubts) == 0 && m->evidence_errors == 0 &&
-         m->unexplained == 0 && m->n_hold == 0 && m->n_reconcile == 0 &&
-         !ep->poll_hold[0] && !m->abandoned[0] && !ep->content_uncertain &&
+  return !m->oom && m->have_manifest && m->doubts && m->open_intents &&
+         open_mutations(m) == 0 && cJSON_GetArraySize(m->doubts) == 0 &&
+         m->evidence_errors == 0 && m->unexplained == 0 && m->n_hold == 0 &&
+         m->n_reconcile == 0 && !ep->poll_hold[0] && !m->abandoned[0] &&
+         !ep->content_uncertain &&
          !(ep->new_acquire_doubtful && !ep->new_acquired);
 }
 
@@ -104,6 +126,14 @@ static ll_decision fold(const ll_model *m, cJSON *hold, cJSON *rec,
            ll_json_pstr(d, "actor"),
            ll_json_pstr(d, "class") ? ll_json_pstr(d, "class")
                                     : "UNKNOWN_OUTCOME");
+  }
+  cJSON_ArrayForEach(d, m->open_intents) {
+    if (open_mutation(d))
+      reason(hold,
+             "event %s (%s by %s): intent without an outcome: the answer "
+             "was never seen, the blob may have changed (recover the run)",
+             ll_json_pstr(d, "event_id"), ll_json_pstr(d, "operation"),
+             ll_json_pstr(d, "actor_alias"));
   }
   if (ep->content_uncertain && cJSON_GetArraySize(m->doubts) == 0)
     reason(rec, "owner confirmed but a doubtful Put Blob was not "
