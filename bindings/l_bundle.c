@@ -148,7 +148,7 @@ static cJSON *one(lua_State *L, const char *cmd, const char *dir,
       o->allowed && (!o->unsigned_ok || ll_bundle_is_signed(dir)) ? o->allowed
                                                                   : NULL;
   ll_status ss = ll_bundle_check_declared(dir, allowed, rep->sign_declared,
-                                          rep->decision[0] != '\0', sr, &serr);
+                                          rep->decision_row > 0, sr, &serr);
   if (ss == LL_E_NOMEM) {
     fprintf(errs, "leaselua: %s: out of memory checking a signature\n", cmd);
     goto cleanup;

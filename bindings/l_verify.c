@@ -108,6 +108,12 @@ static int print_json(const ll_verify_report *rep, const char *what,
   ok = ok &&
        cJSON_AddNumberToObject(o, "reasons_omitted",
                                (double)(rep->reasons_total - rep->n_reasons));
+  /* a decision row that a request follows, which does not stand */
+  ok = ok && cJSON_AddItemToObject(
+                 o, "decision_followed_by",
+                 rep->decision_followed_by
+                     ? cJSON_CreateNumber((double)rep->decision_followed_by)
+                     : cJSON_CreateNull());
   ok = ok && cJSON_AddNumberToObject(o, "export_rows", (double)rep->rows);
   ok = ok && cJSON_AddNumberToObject(o, "lease_bindings",
                                      (double)rep->lease_bindings);
@@ -259,7 +265,7 @@ int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs) {
   ll_error serr = {0};
   /* the signature against the ledger's declaration too (sign.h) */
   ll_status ss = ll_bundle_check_declared(dir, allowed, rep.sign_declared,
-                                          rep.decision[0] != '\0', &sr, &serr);
+                                          rep.decision_row > 0, &sr, &serr);
   if (ss == LL_E_NOMEM) {
     fprintf(errs, "leaselua: verify: out of memory checking the signature: "
                   "nothing was concluded\n");
@@ -310,12 +316,20 @@ int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs) {
   else
     snprintf(prot, sizeof prot,
              "export only: the protected ledger was not checked");
+  char dec[160];
+  if (rep.decision[0])
+    snprintf(dec, sizeof dec, "decision %s", rep.decision);
+  else if (rep.decision_followed_by)
+    snprintf(dec, sizeof dec,
+             "no decision (the decision of row %ld does not stand: request "
+             "row %ld follows it)",
+             rep.decision_row, rep.decision_followed_by);
+  else
+    snprintf(dec, sizeof dec, "decision (none recorded)");
   fprintf(out,
-          "verify: consistent: %ld export rows, %s, endpoint kind %s, "
-          "decision %s, window %s\n",
-          rep.rows, prot, kind,
-          rep.decision[0] ? rep.decision : "(none recorded)",
-          rep.window[0] ? rep.window : "-");
+          "verify: consistent: %ld export rows, %s, endpoint kind %s, %s, "
+          "window %s\n",
+          rep.rows, prot, kind, dec, rep.window[0] ? rep.window : "-");
   print_signature(&sr, out);
   if (rep.identity[0])
     fprintf(out, "verify: identities: %s\n", rep.identity);

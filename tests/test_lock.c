@@ -163,6 +163,85 @@ static void test_previous_run(void) {
   fw_cleanup(&w);
 }
 
+/* A run that sends one answered Put and records its decision (no open
+ * doubt), then rows appended to its export ledger after the decision. */
+static void decided_then(const char *evidence, const char *blob,
+                         const char *appended) {
+  fake_wire w;
+  fw_init(&w);
+  ll_error err = {0};
+  ll_run *r = fw_open(&w, evidence, blob, LOCKS, 0, &err);
+  CHECK(r != NULL);
+  if (!r)
+    return;
+  CHECK_INT(ll_run_declare(r, 0, "A", NULL, &err), LL_OK);
+  CHECK_INT(fw_send(r, LL_OP_PUT_BLOB, "A", NULL, 0, 0, NULL, &err), LL_OK);
+  cJSON *d = NULL;
+  CHECK_INT(ll_run_decide(r, 1, &d, &err), LL_OK);
+  CHECK_INT(ll_json_long(d, "open_doubts", -1), 0);
+  cJSON_Delete(d);
+  ll_run_close(r);
+  fw_cleanup(&w);
+  char ledger[600];
+  snprintf(ledger, sizeof ledger, "%s/export/ledger.jsonl", evidence);
+  FILE *f = fopen(ledger, "a");
+  CHECK(f != NULL);
+  if (f) {
+    fputs(appended, f);
+    fclose(f);
+  }
+}
+
+/* The lock reads a previous run's decision through the predicate verify
+ * uses (ll_verify_stands): a decision that a request row follows does not
+ * stand, and the run beside it is refused; one that only a note follows
+ * still does; an unreadable last line unseats it too. */
+static void test_decision_unseated(void) {
+  ll_error err = {0};
+  fake_wire w;
+  fw_init(&w);
+  mkdirs("unseated");
+  decided_then(path("unseated/first"), "unseated.json",
+               "{\"seq\":90,\"record\":\"intent\",\"event_id\":"
+               "\"e0090\",\"operation\":\"Put Blob\",\"actor_alias\":"
+               "\"A\"}\n");
+  ll_run *r =
+      fw_open(&w, path("unseated/second"), "unseated.json", LOCKS, 0, &err);
+  CHECK(r == NULL);
+  CHECK_INT(err.code, LL_E_SCOPE);
+  CHECK(strstr(err.message, path("unseated/first")) != NULL);
+  CHECK(strstr(err.message, "a request after it (row 90) unseats") != NULL);
+  CHECK(strstr(err.message, "without a decision that stands") != NULL);
+  CHECK_INT(w.requests, 0);
+  ll_run_close(r);
+
+  mkdirs("answered");
+  decided_then(path("answered/first"), "answered.json",
+               "{\"seq\":90,\"record\":\"outcome\",\"event_id\":"
+               "\"e0090\",\"operation\":\"Put Blob\",\"actor_alias\":"
+               "\"A\"}\n");
+  r = fw_open(&w, path("answered/second"), "answered.json", LOCKS, 0, &err);
+  CHECK(r == NULL);
+  CHECK(strstr(err.message, "(row 90) unseats") != NULL);
+  ll_run_close(r);
+
+  mkdirs("torn");
+  decided_then(path("torn/first"), "torn.json",
+               "{\"seq\":90,\"record\":\"outc");
+  r = fw_open(&w, path("torn/second"), "torn.json", LOCKS, 0, &err);
+  CHECK(r == NULL);
+  CHECK(strstr(err.message, "ended without a decision") != NULL);
+  ll_run_close(r);
+
+  mkdirs("noted");
+  decided_then(path("noted/first"), "noted.json",
+               "{\"seq\":90,\"record\":\"note\",\"step\":\"after\"}\n");
+  r = fw_open(&w, path("noted/second"), "noted.json", LOCKS, 0, &err);
+  CHECK(r != NULL);
+  ll_run_close(r);
+  fw_cleanup(&w);
+}
+
 /* A bundle whose manifest.json is gone is judged by its ledger's first
  * row, the manifest row; one whose blob neither names blocks every run
  * beside it, since it may be on this blob. */
@@ -386,6 +465,7 @@ int main(void) {
     return 1;
   test_second_open_refused();
   test_previous_run();
+  test_decision_unseated();
   test_manifest_gone();
   test_scan_skips();
   test_index_parent();

@@ -19,6 +19,7 @@
 #include "input.h"
 #include "jsonx.h"
 #include "manifest.h"
+#include "verify_impl.h"
 
 struct ll_lock {
   int dir, fd;
@@ -229,10 +230,9 @@ static int open_export(int bundle) {
   return fd;
 }
 
-/* A row of the bundle's export ledger, parsed, or NULL: the first, or the
- * last (within its final 256 KiB). For the first, *has_rows says whether
- * the ledger holds a whole line at all. */
-static cJSON *ledger_row(int bundle, int last, int *has_rows) {
+/* The first row of the bundle's export ledger, parsed, or NULL; *has_rows
+ * says whether the ledger holds a whole line at all. */
+static cJSON *ledger_first(int bundle, int *has_rows) {
   int fd = open_export(bundle);
   *has_rows = 0;
   if (fd < 0)
@@ -242,31 +242,63 @@ static cJSON *ledger_row(int bundle, int last, int *has_rows) {
   enum { SPAN = 256 * 1024 };
   char *buf = malloc(SPAN + 1);
   if (buf && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
-    off_t from = last && sb.st_size > SPAN ? sb.st_size - SPAN : 0;
-    ssize_t n = pread(fd, buf, SPAN, from);
+    ssize_t n = pread(fd, buf, SPAN, 0);
     if (n > 0) {
       buf[n] = '\0';
-      char *at = buf;
-      if (last) {
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-          buf[--n] = '\0';
-        char *nl = strrchr(buf, '\n');
-        at = nl ? nl + 1 : buf;
-      } else {
-        char *nl = memchr(buf, '\n', (size_t)n);
-        if (nl)
-          *nl = '\0';
-        /* a first line cut short (the process died writing the manifest
-         * row) means that nothing was ever sent; one longer than what is
-         * read is no manifest row a run writes, and is not taken for one */
-        *has_rows = nl != NULL || n == SPAN;
-      }
-      row = cJSON_Parse(at);
+      char *nl = memchr(buf, '\n', (size_t)n);
+      if (nl)
+        *nl = '\0';
+      /* a first line cut short (the process died writing the manifest
+       * row) means that nothing was ever sent; one longer than what is
+       * read is no manifest row a run writes, and is not taken for one */
+      *has_rows = nl != NULL || n == SPAN;
+      row = cJSON_Parse(buf);
     }
   }
   free(buf);
   close(fd);
   return row;
+}
+
+/* The rows of the bundle's export ledger within its final 256 KiB, in
+ * order (the first line skipped when the span starts inside it), or NULL:
+ * none readable, or a line that does not parse (a torn write), since a
+ * row not read may be the one that unseats a decision. */
+static cJSON *ledger_tail(int bundle) {
+  int fd = open_export(bundle);
+  if (fd < 0)
+    return NULL;
+  struct stat sb;
+  cJSON *rows = NULL;
+  enum { SPAN = 256 * 1024 };
+  char *buf = malloc(SPAN + 1);
+  if (buf && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+    off_t from = sb.st_size > SPAN ? sb.st_size - SPAN : 0;
+    ssize_t n = pread(fd, buf, SPAN, from);
+    if (n > 0) {
+      buf[n] = '\0';
+      char *at = buf;
+      if (from > 0) {
+        char *nl = strchr(buf, '\n');
+        at = nl ? nl + 1 : buf + n;
+      }
+      rows = cJSON_CreateArray();
+      char *save = NULL;
+      for (char *line = rows ? strtok_r(at, "\r\n", &save) : NULL; line;
+           line = strtok_r(NULL, "\r\n", &save)) {
+        cJSON *row = cJSON_Parse(line);
+        if (!row || !cJSON_AddItemToArray(rows, row)) {
+          cJSON_Delete(row);
+          cJSON_Delete(rows);
+          rows = NULL;
+          break;
+        }
+      }
+    }
+  }
+  free(buf);
+  close(fd);
+  return rows;
 }
 
 /* Whether m names the blob its bundle was for. */
@@ -290,7 +322,7 @@ static void judge(int bundle, const char *host, const char *path, char *why,
   if (!names_blob(man)) {
     /* the same fields open the ledger: its first row is the manifest */
     cJSON_Delete(man);
-    man = ledger_row(bundle, 0, &has_rows);
+    man = ledger_first(bundle, &has_rows);
     if (!names_blob(man) || !ll_streq(ll_json_str(man, "record"), "manifest")) {
       cJSON_Delete(man);
       if (has_rows)
@@ -308,10 +340,17 @@ static void judge(int bundle, const char *host, const char *path, char *why,
   cJSON_Delete(man);
   if (!same)
     return;
-  cJSON *row = ledger_row(bundle, 1, &has_rows);
-  const char *rec = ll_json_str(row, "record");
+  /* the decision that stands, as verify reads it (verify_impl.h) */
+  cJSON *rows = ledger_tail(bundle);
+  long last = 0, after = 0;
+  const cJSON *row = ll_verify_stands(rows, &last, &after);
   long doubts = ll_json_long(row, "open_doubts", -1);
-  if (!rec || strcmp(rec, "decision") != 0)
+  if (!row && after)
+    snprintf(why, cap,
+             "has a decision (row %ld) that a request after it (row %ld) "
+             "unseats: it ended without a decision that stands",
+             last, after);
+  else if (!row)
     snprintf(why, cap,
              "ended without a decision (interrupted, or still "
              "running elsewhere)");
@@ -325,7 +364,7 @@ static void judge(int bundle, const char *host, const char *path, char *why,
              "left an open HOLD latch (%ld unreconciled outcome(s) in its "
              "decision)",
              doubts);
-  cJSON_Delete(row);
+  cJSON_Delete(rows);
 }
 
 /* A multi-version run's parent (index.json beside one bundle per

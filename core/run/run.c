@@ -260,7 +260,7 @@ static ll_status after_signature(const char *after, const ll_verify_report *rep,
   if (!sr)
     return ll_fail(err, LL_E_NOMEM, "out of memory checking --after");
   ll_status st = ll_bundle_check_declared(after, NULL, rep->sign_declared,
-                                          rep->decision[0] != '\0', sr, err);
+                                          rep->decision_row > 0, sr, err);
   if (st == LL_E_TAMPER)
     st = ll_fail(err, LL_E_USAGE,
                  "--after %s %s, but its signature does not hold (%.400s): "

@@ -21,6 +21,7 @@
 #include "model.h"
 #include "sanitize.h"
 #include "sign.h"
+#include "verify_impl.h"
 
 static ll_status problem(ll_verify_report *rep, ll_error *err, long row,
                          const char *fmt, ...) LL_PRINTF(4, 5);
@@ -326,6 +327,12 @@ static ll_status check_rows(const cJSON *exp, ll_verify_report *rep,
     }
   }
   cJSON_Delete(aliases);
+  char why[600];
+  long unpaired = st == LL_OK ? ll_verify_pairs(exp, why, sizeof why) : 0;
+  if (unpaired < 0)
+    st = ll_fail(err, LL_E_NOMEM, "out of memory verifying");
+  else if (unpaired > 0)
+    st = problem(rep, err, unpaired, "row %ld: %s", unpaired, why);
   return st;
 }
 
@@ -345,7 +352,8 @@ static void keep_reasons(ll_verify_report *rep, const cJSON *reasons) {
   }
 }
 
-/* Re-derives every derived field from the export alone. */
+/* Re-derives every derived field from the export alone; the decision
+ * reported is the one that stands (ll_verify_stands). */
 static ll_status rederive(const cJSON *exp, ll_verify_report *rep,
                           ll_error *err) {
   ll_model *m = ll_model_new();
@@ -368,6 +376,13 @@ static ll_status rederive(const cJSON *exp, ll_verify_report *rep,
       copy_field(rep->window, sizeof rep->window, row, "window_finding");
       keep_reasons(rep, cJSON_GetObjectItemCaseSensitive(row, "reasons"));
     }
+  }
+  /* a decision that a request follows does not stand: no decision */
+  if (st == LL_OK &&
+      !ll_verify_stands(exp, &rep->decision_row, &rep->decision_followed_by)) {
+    rep->decision[0] = rep->window[0] = '\0';
+    rep->n_reasons = 0;
+    rep->reasons_total = 0;
   }
   rep->cleanup_confirmed = ll_model_cleanup_confirmed(m);
   rep->absent_confirmed = ll_model_blob_known_absent(m);

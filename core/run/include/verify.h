@@ -14,7 +14,7 @@ typedef enum {
   LL_VERIFY_EXPORT_ONLY /* asked for explicitly: it is not checked */
 } ll_verify_mode;
 
-/* The reasons of the last decision row kept in a report, and the longest
+/* The reasons of the standing decision row kept in a report, and the longest
  * one (decide.c writes them in 512 bytes). */
 #define LL_VERIFY_REASONS_MAX 24
 #define LL_VERIFY_REASON_LEN 512
@@ -26,8 +26,13 @@ typedef struct {
   long rows;          /* export rows */
   long bad_row;       /* first bad row (1-based), 0 when none */
   char problem[1100]; /* first problem, empty when consistent */
-  char decision[16];  /* recomputed decision of the last decision row */
+  char decision[16];  /* recomputed decision of the last decision row, when
+                         it stands (no request row after it); else empty */
   char window[32];
+  long decision_row;         /* seq of the last decision row, 0: none; the
+                                run ended once, whether it stands or not */
+  long decision_followed_by; /* seq of the first request (or recovery) row
+                                after it, 0: none, the decision stands */
   /* the reasons of that decision row, in order: the first n_reasons of
      reasons_total (more are counted, not kept) */
   char reasons[LL_VERIFY_REASONS_MAX][LL_VERIFY_REASON_LEN];
@@ -62,7 +67,11 @@ typedef struct {
  * the export; the endpoint kind agrees with the account host (endpoint.h)
  * in the manifest and every row; every lease alias used was bound; every
  * classification, reconcile, finding and decision re-derived from the
- * export alone equals what the run recorded. */
+ * export alone equals what the run recorded; every outcome row pairs with
+ * the intent of its own request. A decision row that an intent, outcome or
+ * recovery row follows does not stand: the report then holds no decision
+ * (decision_followed_by says why), and that alone is no problem (a
+ * recovery killed midway leaves it). */
 ll_status ll_verify_dir_mode(const char *dir, ll_verify_mode mode,
                              ll_verify_report *rep,
                              ll_error *err) LL_WARN_UNUSED;

@@ -1,0 +1,34 @@
+/* Internal to core/run: the checks of a ledger's request rows that verify
+ * and the per-blob lock share: whether its last decision still stands
+ * (verify_stands.c) and whether each outcome pairs with its own intent
+ * (verify_pairs.c). */
+#ifndef LL_VERIFY_IMPL_H
+#define LL_VERIFY_IMPL_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+/* The decision row that stands in rows (ledger rows in order, a cJSON
+ * array): the last decision row, when no request row (an intent or an
+ * outcome) and no recovery row (a reopened session) follows it. NULL when
+ * rows hold no decision row, or when one such row follows the last: a run
+ * that went on after its decision, or a crafted ledger, has no decision.
+ * *decision_seq gets the seq of the last decision row (0: none) and
+ * *followed_by the seq of the first row that unseats it (0: none); either
+ * may be NULL. verify and the lock read a decision through this only. */
+const cJSON *ll_verify_stands(const cJSON *rows, long *decision_seq,
+                              long *followed_by);
+
+/* Whether each outcome row of rows pairs with the intent of its request:
+ * an earlier intent row with the same event_id, not answered before, that
+ * says the same in every field an outcome copies from its intent (run,
+ * lifecycle, step, operation, writer, principal, start, method, blob,
+ * version, lease alias and ID, payload, shape, client request ID,
+ * conditions). An intent that repeats an earlier intent's event_id pairs
+ * with nothing either. 0 when all pair; otherwise the seq of the first row
+ * that does not, with why (one line) in why[cap]. -1 when memory ran
+ * out. An intent without an outcome is no pairing problem: it is an open
+ * request, which the decision counts (decide.c). */
+long ll_verify_pairs(const cJSON *rows, char *why, size_t cap);
+
+#endif
