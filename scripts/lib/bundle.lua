@@ -124,7 +124,8 @@ function M.summarize(facts, rows, opts)
       steps[#steps + 1] = refusal_step(r, counts)
     elseif rec == "cell" and opts and opts.steps then
       cells[#cells + 1] = cell(r)
-    elseif rec == "decision" then
+    elseif rec == "decision" and s.decision then
+      -- a decision's counts only when one stands (verify's facts say so)
       s.lease_table = counts_of(r.lease_table) or s.lease_table
     end
   end

@@ -119,10 +119,11 @@ local function head_line(tag, h)
     return "compare: " .. tag .. " " .. tostring(h.dir) .. ": INCONSISTENT (" .. tostring(h.problem) ..
       "): its rows are not compared"
   end
-  return string.format("compare: %s %s: %s, %s, %s, API %s (returned %s), decision %s, window %s", tag, h.dir,
+  -- a bundle with no standing decision says so, never "decision nil"
+  return string.format("compare: %s %s: %s, %s, %s, API %s (returned %s), %s, window %s", tag, h.dir,
     h.kind, tostring(h.account_host), tostring(h.flow), tostring(h.api_version),
-    #h.returned_versions > 0 and table.concat(h.returned_versions, ",") or "-", tostring(h.decision),
-    tostring(h.window))
+    #h.returned_versions > 0 and table.concat(h.returned_versions, ",") or "-",
+    h.decision and ("decision " .. tostring(h.decision)) or "no decision", tostring(h.window or "-"))
 end
 
 -- text(d) -> the comparison in lines.
@@ -160,7 +161,7 @@ function M.section(d)
   local function hrow(tag, h)
     return "<tr><th>" .. tag .. "</th><td><code>" .. esc(h.dir) .. "</code></td><td>" .. esc(h.kind) .. "</td><td>"
       .. esc(h.account_host) .. "</td><td>" .. esc(h.api_version) .. "</td><td>"
-      .. esc(table.concat(h.returned_versions, ",")) .. "</td><td>" .. esc(h.decision) .. "</td><td>"
+      .. esc(table.concat(h.returned_versions, ",")) .. "</td><td>" .. esc(h.decision or "no decision") .. "</td><td>"
       .. esc(h.window) .. "</td><td>" .. (h.consistent and "consistent" or ("INCONSISTENT: " .. esc(h.problem)))
       .. "</td></tr>"
   end

@@ -20,7 +20,7 @@ function M.why_not(s, opts)
   if s.endpoint_kind ~= "azure" then
     why[#why + 1] = "endpoint kind " .. bundle.kind_label(s) .. ": not Azure evidence"
   end
-  if s.decision ~= "ACCEPT" then why[#why + 1] = "decision " .. tostring(s.decision or "none") end
+  if s.decision ~= "ACCEPT" then why[#why + 1] = s.decision and "decision " .. tostring(s.decision) or "no decision" end
   if s.window ~= "REPRODUCED" then why[#why + 1] = "window " .. tostring(s.window or "none") end
   if not s.consistent then why[#why + 1] = "verify: " .. tostring(s.problem or s.error or "not consistent") end
   if opts.require_signature and (s.signature or {}).state ~= "good" then
@@ -124,9 +124,15 @@ local function ident(r)
     "leaselua " .. (r.leaselua or "-"), r.libcurl or "-", r.flow or "-" }, "  ")
 end
 
+-- "decision X", or "no decision" (a run that recorded none, or whose last
+-- decision a request follows), never "decision nil".
+local function decision_text(r)
+  return r.decision and ("decision " .. tostring(r.decision)) or "no decision"
+end
+
 local function detail(r)
-  return string.format("decision %s, window %s, lease table %s, corroboration %s, %s, date %s, runs %d (%d qualified)",
-    tostring(r.decision), tostring(r.window), lt_text(r.lease_table), corr_text(r.corroboration), r.signer,
+  return string.format("%s, window %s, lease table %s, corroboration %s, %s, date %s, runs %d (%d qualified)",
+    decision_text(r), tostring(r.window or "-"), lt_text(r.lease_table), corr_text(r.corroboration), r.signer,
     tostring(r.date or "-"), #r.runs, r.qualified_runs)
 end
 
@@ -173,10 +179,12 @@ local function md_table(rows)
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
   }
   for _, r in ipairs(rows) do
-    local cells = { r.verdict, r.kind, r.account_host, r.api_version, r.leaselua, r.libcurl, r.flow, r.decision,
-      r.window, lt_text(r.lease_table), corr_text(r.corroboration), r.signer, r.date,
-      #r.runs .. " (" .. r.qualified_runs .. " qualified)" }
-    for i, c in ipairs(cells) do cells[i] = md_cell(c) end
+    -- packed: a cell may be nil (no decision, no date), which ipairs and
+    -- table.concat would stop at
+    local cells = table.pack(r.verdict, r.kind, r.account_host, r.api_version, r.leaselua, r.libcurl, r.flow,
+      r.decision, r.window, lt_text(r.lease_table), corr_text(r.corroboration), r.signer, r.date,
+      #r.runs .. " (" .. r.qualified_runs .. " qualified)")
+    for i = 1, cells.n do cells[i] = md_cell(cells[i]) end
     out[#out + 1] = "| " .. table.concat(cells, " | ") .. " |"
   end
   return table.concat(out, "\n")
@@ -211,11 +219,11 @@ local function html_table(rows)
     .. "<th>corroboration</th><th>signer</th><th>date</th><th>runs</th><th>why not</th></tr></thead><tbody>" }
   for _, r in ipairs(rows) do
     local cls = r.verdict == "QUALIFIED" and "q" or (r.verdict == "NOT QUALIFIED" and "nq" or "nqs")
-    local cells = { r.kind, r.account_host, r.api_version, r.leaselua, r.libcurl, r.flow, r.decision, r.window,
-      lt_text(r.lease_table), corr_text(r.corroboration), r.signer, r.date,
-      #r.runs .. " (" .. r.qualified_runs .. " qualified)", table.concat(r.why, "; ") }
+    local cells = table.pack(r.kind, r.account_host, r.api_version, r.leaselua, r.libcurl, r.flow, r.decision,
+      r.window, lt_text(r.lease_table), corr_text(r.corroboration), r.signer, r.date,
+      #r.runs .. " (" .. r.qualified_runs .. " qualified)", table.concat(r.why, "; "))
     local tds = {}
-    for i, c in ipairs(cells) do tds[i] = "<td>" .. esc(c) .. "</td>" end
+    for i = 1, cells.n do tds[i] = "<td>" .. esc(cells[i]) .. "</td>" end
     out[#out + 1] = '<tr class="' .. cls .. '"><td><b>' .. esc(r.verdict) .. "</b></td>" .. table.concat(tds) .. "</tr>"
   end
   out[#out + 1] = "</tbody></table>"

@@ -123,6 +123,7 @@ function M.model(rows, opts)
       m.declares[#m.declares + 1] = r
       m.declared[r.revision] = r
     elseif rec == "intent" or rec == "outcome" then
+      if m.decision and not m.unseated_by then m.unseated_by = r end
       local q = m.by_event[r.event_id]
       if not q then
         q = { event_id = r.event_id, index = #m.requests + 1 }
@@ -145,14 +146,21 @@ function M.model(rows, opts)
     elseif rec == "refusal" then
       m.refusals[#m.refusals + 1] = r
     elseif rec == "recovery" then
+      if m.decision and not m.unseated_by then m.unseated_by = r end
       m.recoveries[#m.recoveries + 1] = r
       pending_recovery = true
     elseif rec == "lifecycle" then
       m.lifecycles[#m.lifecycles + 1] = r
     elseif rec == "decision" then
       m.decisions[#m.decisions + 1] = r
-      m.decision = r
+      m.decision, m.unseated_by = r, nil
     end
+  end
+  -- A decision stands only while no request (or reopened session) follows
+  -- it, as verify and the lock read it (core/run/verify_stands.c): one that
+  -- does is kept as m.superseded, and the run has no decision.
+  if m.unseated_by then
+    m.superseded, m.decision = m.decision, nil
   end
   for _, q in ipairs(m.requests) do
     local r = q.outcome or q.intent

@@ -193,9 +193,16 @@ local function statement(m)
     for _, q in ipairs(m.requests) do
       if not q.outcome then open[#open + 1] = q.event_id .. " (" .. q.operation .. ", " .. q.actor .. ")" end
     end
-    out[#out + 1] = '<div class="statement"><p><b>This run recorded no decision row</b>: it was interrupted, ' ..
-      "or is still running. Nothing on this page is a decision: treat it as HOLD until " ..
-      "<code>scripts/recovery.lua --recover --evidence DIR</code> reconciles the blob and records one.</p>"
+    if m.superseded then
+      out[#out + 1] = '<div class="statement"><p><b>This run has no decision</b>: its last decision row (row ' ..
+        esc(m.superseded.seq) .. ", " .. esc(m.superseded.decision) .. ") is followed by request row " ..
+        esc(m.unseated_by.seq) .. ", so it does not stand. Nothing on this page is a decision: treat it as HOLD " ..
+        "until <code>scripts/recovery.lua --recover --evidence DIR</code> reconciles the blob and records one.</p>"
+    else
+      out[#out + 1] = '<div class="statement"><p><b>This run recorded no decision row</b>: it was interrupted, ' ..
+        "or is still running. Nothing on this page is a decision: treat it as HOLD until " ..
+        "<code>scripts/recovery.lua --recover --evidence DIR</code> reconciles the blob and records one.</p>"
+    end
     if #open > 0 then
       out[#out + 1] = "<p>Requests announced (intent row) with no outcome row: " .. esc(table.concat(open, "; ")) ..
         ". Their outcome is unknown.</p>"

@@ -39,7 +39,11 @@ function D.summary(m)
     add(string.format("- Row %d of the export is torn (interrupted write) and not shown", m.torn_row))
   end
   add("")
-  if not d then
+  if not d and m.superseded then
+    add(string.format("This run's last decision row (row %s, %s) is followed by request row %s: it does not " ..
+      "stand, and this run has **no decision**: treat it as HOLD until recovery records one.",
+      md(m.superseded.seq), md(m.superseded.decision), md(m.unseated_by.seq)))
+  elseif not d then
     add("This run recorded **no decision row** (interrupted, or still running): treat it as HOLD until " ..
       "recovery records one.")
   else
