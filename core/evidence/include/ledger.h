@@ -33,6 +33,8 @@ typedef enum {
 
 typedef struct ll_ledger ll_ledger;
 
+#include "ledger_secrets.h" /* its bindings, secrets and export form */
+
 /* CREATE makes dir (mkdir -p: parents 0755, dir and protected/ 0700), or
  * accepts an existing dir only empty, owned by the user and not writable
  * by group or others (LL_E_USAGE otherwise, LL_E_EVIDENCE_EXISTS when not
@@ -44,38 +46,6 @@ typedef struct ll_ledger ll_ledger;
  * relative to it without following a link (docs/EVIDENCE.md, "Files"). */
 ll_ledger *ll_ledger_open(const char *dir, ll_ledger_mode mode, ll_error *err);
 void ll_ledger_close(ll_ledger *l);
-
-/* Registers a real lease ID and its alias for the export sanitizer. Called
- * for bindings seen in rows ("record":"lease_bind") automatically too. */
-ll_status ll_ledger_bind_alias(ll_ledger *l, const char *alias,
-                               const char *lease_id,
-                               ll_error *err) LL_WARN_UNUSED;
-/* The alias bound to lease_id (compared as lease IDs are: case and
- * hyphens aside), or NULL: every binding of the run so far, a writer's
- * earlier IDs and the lease table's X included. */
-const char *ll_ledger_alias_of(const ll_ledger *l, const char *lease_id);
-/* Registers an extra secret (token, SAS sig) that neither ledger may
- * hold; a row containing one is refused (LL_E_INTERNAL) rather than
- * written. name gives its placeholder for ll_ledger_redact,
- * "{{secret:NAME}}" (ll_ledger_add_secret: "{{secret:secret}}"). */
-ll_status ll_ledger_add_secret(ll_ledger *l, const char *secret,
-                               ll_error *err) LL_WARN_UNUSED;
-ll_status ll_ledger_add_named_secret(ll_ledger *l, const char *secret,
-                                     const char *name,
-                                     ll_error *err) LL_WARN_UNUSED;
-
-/* For a row whose values came from the service (an outcome row): every
- * registered secret in its string values becomes its placeholder, and
- * every "sig=" value that is not REDACTED becomes sig=REDACTED, in place;
- * then "notes" says so ("the service echoed a secret in error_message,
- * server; replaced by {{secret:token}}", after any note already there).
- * A service that echoes a credential must not cost the outcome of a
- * request that was sent: without this the append would refuse the row.
- * LL_E_NOMEM leaves the row partly replaced, and the append refuses it. */
-ll_status ll_ledger_redact(const ll_ledger *l, cJSON *row, ll_error *err);
-/* The registered secrets and their placeholders, borrowed; the count. */
-size_t ll_ledger_secrets(const ll_ledger *l, const char *const **secrets,
-                         const char *const **placeholders);
 
 /* Appends a copy of row: sets "seq" first and "prev_hash"/"row_hash" last,
  * writes and fsyncs protected then export (ll_ledger_append_sync with
@@ -164,14 +134,6 @@ ll_status ll_ledger_mkdir_p(const char *dir, ll_error *err) LL_WARN_UNUSED;
 ll_status ll_ledger_write_json(ll_ledger *l, const char *name,
                                const cJSON *value,
                                ll_error *err) LL_WARN_UNUSED;
-
-/* The export form of a protected row: keys "lease_real_id",
- * "authorization", "cookie", "set-cookie" dropped at any depth; every
- * string value containing a bound lease ID (case- and hyphen-insensitive)
- * has it replaced by the alias; "sig=" query values replaced by
- * "sig=REDACTED"; "Bearer <x>" replaced by "Bearer REDACTED". seq kept,
- * prev_hash/row_hash removed (the export chain adds its own). */
-cJSON *ll_ledger_sanitize(const ll_ledger *l, const cJSON *row);
 
 /* Reads a ledger file and checks its chain. On a break, returns LL_E_TAMPER
  * with *bad_seq set to the first bad line's number (1-based). *out_rows gets
