@@ -83,8 +83,20 @@ static int secret_eq(const char *p, const char *sec, size_t sl) {
  * is, in any case and with its hyphens anywhere or nowhere: a server may
  * echo it in a form it was never registered in. */
 static int is_guid(const char *sec) {
-  char norm[LL_SANITIZE_ID_MAX];
-  return sec && ll_sanitize_norm_id(sec, norm) && *sec != '-';
+  /* ll_sanitize_norm_id's test without its copy: this is asked of every
+   * secret for every value */
+  size_t d = 0;
+  if (!sec || *sec == '-')
+    return 0;
+  for (const unsigned char *p = (const unsigned char *)sec; *p; p++) {
+    if (*p == '-')
+      continue;
+    unsigned char c = *p | 0x20;
+    if (!((*p >= '0' && *p <= '9') || (c >= 'a' && c <= 'f')) ||
+        ++d == LL_SANITIZE_ID_MAX)
+      return 0;
+  }
+  return d == LL_SANITIZE_ID_MAX - 1;
 }
 
 /* The end of secret sec (length sl, guid: is_guid) at s[i], or 0. */
@@ -97,8 +109,9 @@ static size_t secret_at(const char *s, size_t len, size_t i, const char *sec,
 
 static size_t rare_byte(const char *sec, size_t sl) {
   size_t best = 0;
+  int escapes = memchr(sec, '%', sl < 16 ? sl : 16) != NULL;
   for (size_t j = 1; j < sl && j < 16 && common[(unsigned char)sec[best]]; j++)
-    if (!escape_digit(sec, j) &&
+    if (!(escapes && escape_digit(sec, j)) &&
         common[(unsigned char)sec[j]] < common[(unsigned char)sec[best]])
       best = j;
   return best;
