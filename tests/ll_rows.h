@@ -47,7 +47,9 @@ enum {
   F_CELL = 256,        /* a lease-table attempt of cell RB_CELL */
   F_LEASE_FREE = 512,  /* a content read's lease headers: available/unlocked */
   F_LEASE_HELD = 1024, /* a content read's lease headers: leased/locked */
-  F_NO_OUTCOME = 2048  /* the intent only: the process never saw an answer */
+  F_NO_OUTCOME = 2048, /* the intent only: the process never saw an answer */
+  F_ETAG_OTHER = 4096  /* the response names RB_ETAG_OTHER: another writer's
+                          object, which no write of the run was answered with */
 };
 
 /* The lease-table cell an F_CELL step attempts. */
@@ -55,6 +57,7 @@ enum {
 
 /* Every response's ETag, unless a step says otherwise. */
 #define RB_ETAG "\"0x1DC235DC4CE9210\""
+#define RB_ETAG_OTHER "\"0x8DC0FFEE0BADF00\""
 
 typedef struct {
   int op;
@@ -389,7 +392,10 @@ static inline cJSON *rb_request(ll_rb *b, const ll_step *s) {
                  : avail ? "unlocked"
                  : held  ? "locked"
                          : NULL);
-  rb_str_or_null(out, "etag", got ? RB_ETAG : NULL);
+  rb_str_or_null(out, "etag",
+                 !got                        ? NULL
+                 : (s->flags & F_ETAG_OTHER) ? RB_ETAG_OTHER
+                                             : RB_ETAG);
   cJSON_AddNullToObject(out, "result_classification");
   cJSON_AddNullToObject(out, "notes");
   cJSON_AddStringToObject(out, "endpoint_kind", b->p.kind);

@@ -54,15 +54,11 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
   if (stop)
     return ll_fail(err, stop_code, "%s refused (invariant 15): %s",
                    ll_op_name(r->op), stop);
-  if (ll_model_doubts(m) > 0)
-    return ll_fail(err, LL_E_HOLD,
-                   "%s refused: a request's outcome is unknown (invariant "
-                   "3); run reconcile (properties, content read, comparison) "
-                   "before any further mutation",
-                   ll_op_name(r->op));
   /* The seed: an unexplained discrepancy is HOLD, and a writer that loses
-   * confidence stops mutating. A doubt about the evidence itself is settled
-   * by a person, not by a reconcile, so it blocks for the rest of the run. */
+   * confidence stops mutating. A doubt about the evidence itself, or a
+   * reconcile that found another writer's object, is settled by a person,
+   * not by a reconcile, so it blocks for the rest of the run; it is said
+   * first, even with a doubt open, since no reconcile lifts it. */
   const char *held = ll_model_hold_reason(m);
   if (held)
     return ll_fail(err, LL_E_HOLD,
@@ -70,6 +66,12 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
                    "reconcile lifts that (invariant 3); no mutation follows a "
                    "doubt about the evidence: leave the blob for the operator",
                    ll_op_name(r->op), held);
+  if (ll_model_doubts(m) > 0)
+    return ll_fail(err, LL_E_HOLD,
+                   "%s refused: a request's outcome is unknown (invariant "
+                   "3); run reconcile (properties, content read, comparison) "
+                   "before any further mutation",
+                   ll_op_name(r->op));
   if (ll_model_unreconciled(m) >= 0)
     return ll_fail(err, LL_E_UNRECONCILED,
                    "%s refused: accepted revision %ld has not been read back "

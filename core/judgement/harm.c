@@ -114,6 +114,22 @@ static int create_refused(const cJSON *row) {
           status == 412);
 }
 
+/* An ETag the service answered one of the run's own writes with, or that
+ * a reconcile found on bytes a doubtful Put of the run declared. */
+static void own_etag(ll_model *m, const char *etag) {
+  ll_harm_run *h = &m->harm;
+  if (!etag || !etag[0] || ll_model_own_etag(m, etag))
+    return;
+  cpy(h->own_etags[h->n_own_etags % LL_OWN_ETAGS], sizeof h->own_etags[0],
+      etag);
+  h->n_own_etags++;
+}
+
+/* The run's blob was read back under the ETag of its own write. */
+static void adopt(ll_harm_epoch *he, const char *etag) {
+  cpy(he->cleanup_etag, sizeof he->cleanup_etag, etag);
+}
+
 int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
   ll_harm_epoch *he = &m->ep.harm;
   const char *outcome = ll_json_str(row, "outcome");
@@ -130,6 +146,7 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
   if (op == LL_OP_PUT_BLOB && ok) {
     he->written = 1;
     cpy(he->put_etag, sizeof he->put_etag, etag);
+    own_etag(m, etag);
   } else if (op == LL_OP_PUT_BLOB && doubtful) {
     he->written = 1; /* the bytes may have changed: only a reconcile says */
     he->put_etag[0] = he->cleanup_etag[0] = '\0';
@@ -152,7 +169,7 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
     if (cJSON_GetArraySize(m->doubts) == 0 && m->ep.unreconciled >= 0 &&
         rev == m->ep.unreconciled && he->put_etag[0] &&
         ll_streq(etag, he->put_etag))
-      cpy(he->cleanup_etag, sizeof he->cleanup_etag, he->put_etag);
+      adopt(he, he->put_etag);
   } else if (op == LL_OP_GET_BLOB) {
     m->harm.last_read_etag[0] = '\0';
   } else if (op == LL_OP_DELETE_BLOB && ll_streq(cls, "EXPECTED_REJECTION") &&
@@ -170,12 +187,20 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
   return 0;
 }
 
-void ll_harm_reconcile(ll_model *m, const char *result) {
+void ll_harm_reconcile(ll_model *m, const char *result,
+                       const char *not_adopted) {
   ll_harm_epoch *he = &m->ep.harm;
-  /* The reconcile's content read identified declared bytes the ledger
-   * explains: its ETag is the generation this run vouches for. */
-  if (ll_model_reconcile_settles(result)) {
-    cpy(he->cleanup_etag, sizeof he->cleanup_etag, m->harm.last_read_etag);
+  if (not_adopted) {
+    /* the bytes are explained, the object is not the run's: nothing is
+     * conditioned on its ETag, the blob is left (model.c holds) */
+    he->cleanup_etag[0] = he->put_etag[0] = '\0';
+  } else if (ll_model_reconcile_settles(result)) {
+    /* The reconcile's content read identified declared bytes the ledger
+     * explains, under an ETag a write of the run was answered with or on
+     * the bytes a doubtful Put of the run declared (model_query.c): the
+     * generation this run vouches for. */
+    adopt(he, m->harm.last_read_etag);
+    own_etag(m, he->cleanup_etag);
     he->put_etag[0] = '\0';
   } else if (!ll_streq(result, "INCOMPLETE")) {
     he->cleanup_etag[0] = '\0'; /* content the ledger cannot explain */

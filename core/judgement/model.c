@@ -409,18 +409,29 @@ static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
   ll_status st = ll_model_settle(row, d, fill, err);
   if (st == LL_OK) {
     const char *res = ll_json_str(d, "result");
+    const char *foreign = ll_json_str(d, "etag_not_adopted");
     ll_epoch_state *ep = &m->ep;
     long found = ll_json_long(d, "content_revision", LL_REV_NONE);
-    ep->reconciled = ll_model_reconcile_settles(res);
+    ep->reconciled = ll_model_reconcile_settles(res) && !foreign;
     if (!res) {
       /* not derived (out of memory): ll_model_apply says so */
+    } else if (foreign) {
+      /* Invariant 15: another writer's object is not the run's to touch,
+       * and no later reconcile makes it so: its doubts stay open */
+      add_hold(m,
+               "reconcile (content event %s): the content is revision %ld, "
+               "but the blob's ETag %s is none this run's writes were "
+               "answered with, nor on bytes a doubtful Put of this run "
+               "declared: another writer's object, not adopted; no mutation "
+               "follows and the blob is left for the operator",
+               ll_json_pstr(d, "content_event"), found, foreign);
     } else if (ep->reconciled) {
       settle_doubts(m, found);
     } else if (strcmp(res, "INCOMPLETE") != 0) {
       /* MISMATCH, REJECTED_REVISION_FOUND: the ledger does not explain it */
       add_reconcile(m, "reconcile: %s (content %ld)", res, found);
     }
-    ll_harm_reconcile(m, res);
+    ll_harm_reconcile(m, res, foreign);
   }
   cJSON_Delete(d);
   return st;

@@ -49,6 +49,12 @@ typedef struct {
   char cleanup_etag[128]; /* ETag of the last accepted write read back */
 } ll_harm_epoch;
 
+/* The ETags the run's own writes were answered with, run-wide: a reconcile
+ * adopts only one of these, or the ETag of bytes a doubtful Put of the run
+ * declared (model_query.c). The oldest is dropped past the bound: an ETag
+ * that old names a generation the run has long written over. */
+#define LL_OWN_ETAGS 64
+
 /* What one lifecycle (fixture_epoch) has shown so far. */
 typedef struct {
   long epoch;
@@ -105,6 +111,8 @@ typedef struct {
   char stop_msg[800];  /* one line: what was found and what to do */
   long mutations_sent; /* mutation requests that may have left */
   char last_read_etag[128];
+  char own_etags[LL_OWN_ETAGS][128];
+  int n_own_etags; /* ever added; own_etags[i % LL_OWN_ETAGS] */
   char account_host[128];
   char blob_path[300];
 } ll_harm_run;
@@ -204,12 +212,16 @@ void ll_harm_manifest(ll_model *m, const cJSON *row);
 /* Before the outcome changes any other state. Returns 1 for the preflight
  * row, which it settles alone (it belongs to no lifecycle's chain). */
 int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls);
-/* A reconcile row's result (its content read is the last read). */
-void ll_harm_reconcile(ll_model *m, const char *result);
+/* A reconcile row's result (its content read is the last read), and the
+ * ETag it read when it did not adopt it (its "etag_not_adopted"), or NULL. */
+void ll_harm_reconcile(ll_model *m, const char *result,
+                       const char *not_adopted);
 /* The stop as decision reasons, first. */
 void ll_harm_decide_reasons(const ll_model *m, cJSON *hold);
 
 /* model_query.c: queries shared by the files above it. */
+/* Whether a write of this run was answered with etag (harm.c keeps them). */
+int ll_model_own_etag(const ll_model *m, const char *etag);
 /* The declared revision whose payload has this sha256: LL_REV_NONE for
  * bytes no declaration explains, LL_REV_UNKNOWN for no sha256. */
 long ll_model_revision_of(const ll_model *m, const char *sha);

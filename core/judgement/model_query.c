@@ -163,6 +163,39 @@ const char *ll_model_hold_reason(const ll_model *m) {
   return m->n_hold > 0 ? LL_REASON_LOST : NULL;
 }
 
+int ll_model_own_etag(const ll_model *m, const char *etag) {
+  const ll_harm_run *h = &m->harm;
+  int n = h->n_own_etags < LL_OWN_ETAGS ? h->n_own_etags : LL_OWN_ETAGS;
+  for (int i = 0; etag && etag[0] && i < n; i++)
+    if (strcmp(h->own_etags[i], etag) == 0)
+      return 1;
+  return 0;
+}
+
+/* Invariant 15: the ETag of a reconcile's content read becomes the run's
+ * (the cleanup Delete's If-Match) only when a write of the run was answered
+ * with it, or when the bytes read are the very payload a doubtful Put of the
+ * run declared (its revision and writer, whose SHA-256 the intent row
+ * records); else the object is another writer's, even with the same bytes
+ * (the canonical payload names no run). The read ETag then, else NULL. */
+static const char *etag_not_adopted(const ll_model *m, long found) {
+  const char *etag = m->harm.last_read_etag;
+  if (!etag[0] || ll_model_own_etag(m, etag))
+    return NULL;
+  const cJSON *d;
+  cJSON_ArrayForEach(d, m->doubts) {
+    const cJSON *rv = ll_json_get(d, "revision");
+    const char *actor = ll_json_str(d, "actor");
+    if (strcmp(ll_json_pstr(d, "operation"), "Put Blob") != 0 ||
+        !cJSON_IsNumber(rv) || !actor || found < 0 ||
+        (long)rv->valuedouble != found)
+      continue;
+    if (ll_streq(ll_model_declared(m, found, actor), m->last_read_sha))
+      return NULL;
+  }
+  return etag;
+}
+
 cJSON *ll_model_reconcile_row(const ll_model *m, ll_error *err) {
   cJSON *r = cJSON_CreateObject();
   if (!r) {
@@ -203,5 +236,11 @@ cJSON *ll_model_reconcile_row(const ll_model *m, ll_error *err) {
   cJSON_AddNumberToObject(r, "accepted_revision", ep->last_accepted);
   ll_json_add(r, "doubts", cJSON_Duplicate(m->doubts, 1));
   cJSON_AddStringToObject(r, "result", res);
+  /* only on a reconcile that would otherwise settle, so the rows of a run
+   * that never met another writer's object re-derive as they were */
+  const char *foreign =
+      ll_model_reconcile_settles(res) ? etag_not_adopted(m, found) : NULL;
+  if (foreign)
+    cJSON_AddStringToObject(r, "etag_not_adopted", foreign);
   return r;
 }

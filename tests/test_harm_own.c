@@ -1,0 +1,192 @@
+/* Invariant 15, the run touches only the object it created, from ledger rows
+ * alone (core/judgement/harm.c and the guard), each ledger re-derived with
+ * fill=0 as verify does:
+ * - a reconcile adopts the ETag it read as the run's own only when a write
+ *   of the run was answered with it, or when it read back the very bytes a
+ *   doubtful Put of the run declared; another writer's object (even with
+ *   the same bytes) is left for the operator, and the run holds. */
+#include <string.h>
+
+#include "guard.h"
+#include "ll_rows.h"
+#include "model.h"
+#include "testlib.h"
+
+#define END_STEPS                                                              \
+  { S_END, NULL, 0, 0, NULL, 0, 0 }
+#define CREATE(st, code)                                                       \
+  { S_PUT, NULL, 0, st, code, F_CREATE, 0 }
+#define CREATEF(st, code, f)                                                   \
+  { S_PUT, NULL, 0, st, code, F_CREATE | (f), 0 }
+#define DELETE_IF(st, code)                                                    \
+  { S_DELETE, NULL, 0, st, code, F_IF_MATCH, 0 }
+#define FRESH PREFLIGHT(404, "BlobNotFound")
+#define REQ(op, actor, lease, bound)                                           \
+  { op, actor, lease, bound, -1, 0, 0 }
+
+static const ll_guard_req DELETE_REQ = REQ(LL_OP_DELETE_BLOB, "A", NULL, 0);
+
+/* The five lease operations a script can order, each as C would check it. */
+static const struct {
+  const char *name;
+  ll_guard_req req;
+} LEASE_OPS[] = {
+    {"Lease Acquire", REQ(LL_OP_LEASE_ACQUIRE, "A", "A", 1)},
+    {"Lease Break", REQ(LL_OP_LEASE_BREAK, "operator", NULL, 0)},
+    {"Lease Change", REQ(LL_OP_LEASE_CHANGE, "A", "A", 1)},
+    {"Lease Release", REQ(LL_OP_LEASE_RELEASE, "A", "A", 1)},
+    {"Lease Renew", REQ(LL_OP_LEASE_RENEW, "A", "A", 1)},
+    {"a lease-table cell's acquire",
+     {LL_OP_LEASE_ACQUIRE, "A", "A", 1, -1, 0, 1}},
+};
+#define N_LEASE_OPS (sizeof LEASE_OPS / sizeof LEASE_OPS[0])
+
+static void rows(ll_rb *b, const ll_step *steps) {
+  rb_init(b, &LL_AZURE, 1);
+  for (const ll_step *s = steps; s->op != S_END; s++)
+    rb_step(b, s);
+  CHECK_INT(b->failed, 0);
+}
+
+static ll_status guard(const ll_rb *b, const ll_guard_req *r, ll_error *err) {
+  memset(err, 0, sizeof *err);
+  return ll_guard_check(b->m, r, err);
+}
+
+/* The decision row the fold records; every row re-derives (verify). */
+static cJSON *decide(ll_rb *b) {
+  ll_step d = DECIDE;
+  cJSON *row = rb_step(b, &d);
+  CHECK_INT(b->failed, 0);
+  ll_error err = {0};
+  CHECK_INT(rb_verify(b->rows, &err), LL_OK);
+  return row;
+}
+
+static cJSON *step(ll_rb *b, ll_step s) {
+  return rb_step(b, &s);
+}
+
+/* H1. The other writer's object answers the reconcile's reads: the same
+ * declared bytes (the canonical payload names no run), another ETag. */
+static void test_foreign_object_not_adopted(void) {
+  static const struct {
+    const char *name;
+    ll_step before[8]; /* after FRESH, LIFE(0), the create and its read */
+    long content;      /* revision whose bytes the reconcile reads */
+    const char *result;
+  } t[] = {
+      {"no doubt: the blob was replaced after the read-back",
+       {END_STEPS},
+       0,
+       "MATCH"},
+      {"a doubtful Put, the old revision's bytes under another ETag",
+       {PUTF(NULL, 1, 0, NULL, F_UNKNOWN), END_STEPS},
+       0,
+       "DOUBTFUL_WRITE_NOT_PRESENT"},
+      {"a doubtful acquire, the bytes under another ETag",
+       {ACQF("A", 0, NULL, F_UNKNOWN), END_STEPS},
+       0,
+       "MATCH"},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    int before = ll_test_fail;
+    ll_rb b;
+    static const ll_step start[] = {FRESH, LIFE(0), CREATE(201, NULL), READ(0),
+                                    END_STEPS};
+    rows(&b, start);
+    CHECK_STR(ll_model_cleanup_etag(b.m), RB_ETAG);
+    for (const ll_step *s = t[i].before; s->op != S_END; s++)
+      rb_step(&b, s);
+    int doubts = ll_model_doubts(b.m);
+    step(&b, (ll_step)PROPS("available", "unlocked"));
+    step(&b, (ll_step)READF(t[i].content, F_ETAG_OTHER));
+    cJSON *rc = step(&b, (ll_step)RECON);
+    CHECK_STR(rb_str(rc, "result"), t[i].result);
+    /* the reconcile says whose ETag it read, and settles nothing */
+    CHECK_STR(rb_str(rc, "etag_not_adopted"), RB_ETAG_OTHER);
+    CHECK(!ll_model_reconciled(b.m));
+    CHECK_INT(ll_model_doubts(b.m), doubts);
+    /* no ETag to condition a mutation on: nothing is sent */
+    CHECK_STR(ll_model_cleanup_etag(b.m), "");
+    ll_error err;
+    CHECK_INT(guard(&b, &DELETE_REQ, &err), LL_E_HOLD);
+    CHECK(strstr(err.message, "leave the blob for the operator") != NULL);
+    for (size_t k = 0; k < N_LEASE_OPS; k++)
+      CHECK_INT(guard(&b, &LEASE_OPS[k].req, &err), LL_E_HOLD);
+    cJSON *d = decide(&b);
+    CHECK_STR(rb_str(d, "decision"), "HOLD");
+    CHECK(rb_any_contains(cJSON_GetObjectItem(d, "reasons"),
+                          "the blob's ETag " RB_ETAG_OTHER
+                          " is none this run's writes were "
+                          "answered with"));
+    CHECK(rb_any_contains(cJSON_GetObjectItem(d, "reasons"),
+                          "the blob is left for the operator"));
+    if (ll_test_fail > before)
+      fprintf(stderr, "  in foreign-object case \"%s\"\n", t[i].name);
+    rb_free(&b);
+  }
+}
+
+/* What a reconcile may still adopt: an ETag a write of the run was
+ * answered with, or the ETag of the very bytes a doubtful Put (or create)
+ * of the run declared. */
+static void test_own_object_adopted(void) {
+  static const struct {
+    const char *name;
+    ll_step steps[10];
+    const char *result, *etag;
+  } t[] = {
+      {"a doubtful Put committed: its declared bytes, a new ETag",
+       {FRESH, LIFE(0), CREATE(201, NULL), READ(0),
+        PUTF(NULL, 1, 0, NULL, F_UNKNOWN), PROPS("available", "unlocked"),
+        READF(1, F_ETAG_OTHER), RECON, END_STEPS},
+       "DOUBTFUL_WRITE_COMMITTED",
+       RB_ETAG_OTHER},
+      {"a doubtful create committed",
+       {FRESH, LIFE(0), CREATEF(0, NULL, F_UNKNOWN),
+        PROPS("available", "unlocked"), READF(0, F_ETAG_OTHER), RECON,
+        END_STEPS},
+       "DOUBTFUL_WRITE_COMMITTED",
+       RB_ETAG_OTHER},
+      {"a doubtful Put not there: the create's ETag, answered to the run",
+       {FRESH, LIFE(0), CREATE(201, NULL), READ(0),
+        PUTF(NULL, 1, 0, NULL, F_UNKNOWN), PROPS("available", "unlocked"),
+        READ(0), RECON, END_STEPS},
+       "DOUBTFUL_WRITE_NOT_PRESENT",
+       RB_ETAG},
+      {"an accepted create whose read-back was lost to a crash",
+       {FRESH, LIFE(0), CREATE(201, NULL), PROPS("available", "unlocked"),
+        READ(0), RECON, END_STEPS},
+       "MATCH",
+       RB_ETAG},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    int before = ll_test_fail;
+    ll_rb b;
+    rows(&b, t[i].steps);
+    const cJSON *rc =
+        cJSON_GetArrayItem(b.rows, -1 + (int)cJSON_GetArraySize(b.rows));
+    CHECK_STR(rb_str(rc, "record"), "reconcile");
+    CHECK_STR(rb_str(rc, "result"), t[i].result);
+    CHECK(cJSON_GetObjectItem(rc, "etag_not_adopted") == NULL);
+    CHECK(ll_model_reconciled(b.m));
+    CHECK_INT(ll_model_doubts(b.m), 0);
+    CHECK_STR(ll_model_cleanup_etag(b.m), t[i].etag);
+    ll_error err;
+    CHECK_INT(guard(&b, &DELETE_REQ, &err), LL_OK);
+    CHECK_INT(guard(&b, &LEASE_OPS[0].req, &err), LL_OK);
+    cJSON *d = decide(&b);
+    CHECK(!rb_any_contains(cJSON_GetObjectItem(d, "reasons"),
+                           "none this run's writes"));
+    if (ll_test_fail > before)
+      fprintf(stderr, "  in own-object case \"%s\"\n", t[i].name);
+    rb_free(&b);
+  }
+}
+
+int main(void) {
+  test_foreign_object_not_adopted();
+  test_own_object_adopted();
+  return ll_test_report("test_harm_own");
+}
