@@ -1,6 +1,10 @@
 -- Invariant 15, the run touches only the object it created, against the
 -- live Azurite, with another writer played by curl and the server's view
 -- read by curl before and after:
+-- - a hostile script orders lease operations before the lifecycle's own
+--   create was accepted and read back: C refuses each, nothing is sent;
+-- - the same order when another writer's leased blob appeared after the
+--   preflight: the run neither breaks nor takes the other writer's lease;
 -- - a recovery whose reconcile reads another writer's object (the very
 --   bytes the run wrote, under another ETag) does not adopt its ETag: the
 --   Delete a script then orders is refused, the run ends HOLD and says why,
@@ -9,7 +13,8 @@ local helper = require "helper"
 local cjson = require "cjson"
 
 local CONTAINER = "lease-handoff-lab"
-local INVARIANT = { LL_E_HOLD = 3 }
+local OTHER_LEASE = "6f1c2b4a-8d3e-4f5a-9b7c-0e1d2c3b4a59"
+local INVARIANT = { LL_E_HOLD = 3, LL_E_NOT_CREATED = 15 }
 
 local function count(rows, record, pred)
   local n = 0
@@ -17,6 +22,10 @@ local function count(rows, record, pred)
     if r.record == record and (not pred or pred(r)) then n = n + 1 end
   end
   return n
+end
+
+local function mutation(r)
+  return r.http_method ~= "GET" and r.http_method ~= "HEAD"
 end
 
 describe("the run touches only the object it created #live", function()
@@ -86,6 +95,73 @@ describe("the run touches only the object it created #live", function()
     assert.is_true(st == 201 or st == 409, "create container: " .. tostring(st))
   end)
   teardown(helper.cleanup)
+
+  it("a hostile script's lease operations before the create: each refused, none sent", function()
+    local blob = helper.unique_blob("order")
+    local dir = work .. "/order"
+    local script = helper.write(helper.tmpdir() .. "/hostile.lua", [[
+local ll = require "leaselua"
+local run = ll.open { name = "lease-before-create", actors = { "A", "B", "operator", "observer" } }
+run:declare(0, "A")
+local A, B = run:writer("A"), run:writer("B")
+run:create_container()
+run:lifecycle { reason = "lease operations before the create" }
+local function try(what, fn, ...)
+  local ok, e = pcall(fn, ...)
+  print(what .. " " .. (ok and "SENT" or (e.code .. " " .. tostring(e.invariant) .. " " .. e.message)))
+end
+try("acquire", A.acquire, A, { duration = -1 })
+try("break", run.break_lease, run, { period = 0 })
+try("change", A.change, A)
+try("release", A.release, A)
+try("renew", A.renew, A)
+try("delete", B.delete, B)
+run:finish()
+]])
+    local rc, out, err = helper.run({ script, "--manifest", helper.manifest_file(helper.tmpdir()), "--evidence", dir },
+      helper.live_env(blob))
+    assert.are.equal(2, rc, out .. err)
+    for _, op in ipairs { "acquire", "break", "change", "release", "renew" } do
+      local line = ("\n" .. out):match("\n" .. op .. " ([^\n]*)")
+      assert.is_string(line, out)
+      assert.matches("^LL_E_NOT_CREATED 15 Lease %a+ refused %(invariant 15%): the lifecycle's own create " ..
+        "%(If%-None%-Match: %*%) has not been accepted and read back", line)
+    end
+    assert.matches("\ndelete LL_E_DELETE_UNCONFIRMED 15 delete refused %(invariant 15%)", out)
+    local rows = helper.rows(dir)
+    -- the preflight and the Create Container are the only requests
+    assert.are.equal(2, count(rows, "intent"))
+    assert.are.equal(1, count(rows, "intent", mutation))
+    assert.are.equal(6, count(rows, "refusal"))
+    assert.are.equal(404, (curl("HEAD", blob)))
+    local vrc, vout = helper.run({ "verify", dir })
+    assert.are.equal(0, vrc, vout)
+  end)
+
+  it("does not break or take another writer's lease on a blob created after the preflight", function()
+    local blob = helper.unique_blob("foreign-lease")
+    local run = open { evidence = work .. "/foreign-lease", manifest = helper.manifest_table, blob = blob }
+    run:declare(0, "A")
+    local A = run:writer("A")
+    run:create_container() -- the preflight goes first: 404 BlobNotFound
+    run:lifecycle { reason = "another writer's lease appears" }
+    -- another writer creates the blob now and leases it
+    local precious = '{"important":"production data"}'
+    assert.are.equal(201, (curl("PUT", blob, precious)))
+    assert.are.equal(201, (curl("PUT", blob .. "?comp=lease", nil, { "x-ms-lease-action: acquire",
+      "x-ms-lease-duration: -1", "x-ms-proposed-lease-id: " .. OTHER_LEASE })))
+    refused(run, "LL_E_NOT_CREATED", run.break_lease, run, { period = 0 })
+    refused(run, "LL_E_NOT_CREATED", A.acquire, A, { duration = -1 })
+    refused(run, "LL_E_NOT_CREATED", A.release, A)
+    run:finish()
+    run:close()
+    -- the server's view: the other writer still holds its lease on its bytes
+    local st, h, bytes = curl("GET", blob)
+    assert.are.equal(200, st)
+    assert.are.equal(precious, bytes)
+    assert.are.equal("leased", h["x-ms-lease-state"])
+    assert.are.equal("locked", h["x-ms-lease-status"])
+  end)
 
   it("a recovery that reads another writer's object leaves it: no ETag adopted, no Delete, HOLD", function()
     local blob = helper.unique_blob("adopt")

@@ -4,7 +4,10 @@
  * - a reconcile adopts the ETag it read as the run's own only when a write
  *   of the run was answered with it, or when it read back the very bytes a
  *   doubtful Put of the run declared; another writer's object (even with
- *   the same bytes) is left for the operator, and the run holds. */
+ *   the same bytes) is left for the operator, and the run holds;
+ * - no lease operation and no Delete before the lifecycle's own create
+ *   (If-None-Match: *) was accepted and read back, nor after the run's own
+ *   Delete of it. */
 #include <string.h>
 
 #include "guard.h"
@@ -185,8 +188,88 @@ static void test_own_object_adopted(void) {
   }
 }
 
+/* H2. A lease operation before the lifecycle's own create was accepted and
+ * read back is refused by the guard, as is one after the run deleted its
+ * blob; so is a Delete (LL_E_DELETE_UNCONFIRMED). */
+static void test_lease_before_create(void) {
+  static const struct {
+    const char *name;
+    ll_step steps[10];
+    ll_code lease_code, delete_code;
+  } t[] = {
+      {"nothing created yet", {FRESH, LIFE(0), END_STEPS}, -1, -1},
+      {"no lifecycle declared", {FRESH, END_STEPS}, -1, -1},
+      {"the create refused: someone else's blob",
+       {FRESH, LIFE(0), CREATE(409, "BlobAlreadyExists"), END_STEPS},
+       LL_E_TARGET_EXISTS,
+       LL_E_TARGET_EXISTS},
+      {"the create accepted, not read back",
+       {FRESH, LIFE(0), CREATE(201, NULL), END_STEPS},
+       LL_E_UNRECONCILED,
+       LL_E_UNRECONCILED},
+      {"the create read back as other bytes",
+       {FRESH, LIFE(0), CREATE(201, NULL), READF(0, F_GARBAGE), END_STEPS},
+       LL_E_UNRECONCILED,
+       LL_E_UNRECONCILED},
+      {"after the run's own Delete",
+       {FRESH, LIFE(0), CREATE(201, NULL), READ(0), DELETE_IF(202, NULL),
+        END_STEPS},
+       -1,
+       -1},
+      {"a new lifecycle after the confirmed Delete",
+       {FRESH,
+        LIFE(0),
+        CREATE(201, NULL),
+        READ(0),
+        DELETE_IF(202, NULL),
+        {S_READ, NULL, 0, 404, "BlobNotFound", 0, 0},
+        LIFE(0),
+        END_STEPS},
+       -1,
+       -1},
+      {"created and read back",
+       {FRESH, LIFE(0), CREATE(201, NULL), READ(0), END_STEPS},
+       LL_OK,
+       LL_OK},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    int before = ll_test_fail;
+    ll_rb b;
+    rows(&b, t[i].steps);
+    ll_error err;
+    for (size_t k = 0; k < N_LEASE_OPS; k++) {
+      ll_status st = guard(&b, &LEASE_OPS[k].req, &err);
+      if (t[i].lease_code != (ll_code)-1) {
+        CHECK_INT(st, t[i].lease_code);
+        continue;
+      }
+      /* the code by its name: LL_E_NOT_CREATED, invariant 15 */
+      CHECK_STR(ll_code_name(st), "LL_E_NOT_CREATED");
+      CHECK_INT(ll_guard_invariant(err.code), 15);
+      CHECK_INT(ll_code_exit(err.code), 64);
+      CHECK(strstr(err.message, "refused (invariant 15): the lifecycle's own "
+                                "create (If-None-Match: *) has not been "
+                                "accepted and read back") != NULL);
+      if (ll_test_fail > before)
+        fprintf(stderr, "  %s: %s\n", LEASE_OPS[k].name, err.message);
+    }
+    ll_status st = guard(&b, &DELETE_REQ, &err);
+    if (t[i].delete_code != (ll_code)-1) {
+      CHECK_INT(st, t[i].delete_code);
+    } else {
+      CHECK_INT(st, LL_E_DELETE_UNCONFIRMED);
+      CHECK_INT(ll_guard_invariant(err.code), 15);
+    }
+    decide(&b);
+    if (ll_test_fail > before)
+      fprintf(stderr, "  in lease-order case \"%s\"\n", t[i].name);
+    rb_free(&b);
+  }
+}
+
 int main(void) {
   test_foreign_object_not_adopted();
   test_own_object_adopted();
+  test_lease_before_create();
   return ll_test_report("test_harm_own");
 }

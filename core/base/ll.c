@@ -37,6 +37,7 @@ static const char *const names[LL_E__COUNT] = {
     [LL_E_TARGET_EXISTS] = "LL_E_TARGET_EXISTS",
     [LL_E_PREFLIGHT] = "LL_E_PREFLIGHT",
     [LL_E_DELETE_UNCONFIRMED] = "LL_E_DELETE_UNCONFIRMED",
+    [LL_E_NOT_CREATED] = "LL_E_NOT_CREATED",
     [LL_E_INTERNAL] = "LL_E_INTERNAL",
 };
 
@@ -103,6 +104,7 @@ int ll_code_invariant(ll_code code) {
   case LL_E_TARGET_EXISTS:
   case LL_E_PREFLIGHT:
   case LL_E_DELETE_UNCONFIRMED:
+  case LL_E_NOT_CREATED:
     return 15;
   default:
     return 0;

@@ -17,11 +17,18 @@ int ll_guard_invariant(ll_code code) {
   case LL_E_TARGET_EXISTS:
   case LL_E_PREFLIGHT:
   case LL_E_DELETE_UNCONFIRMED:
+  case LL_E_NOT_CREATED:
     return ll_code_invariant(code);
   default:
     return 0; /* LL_E_ORDER names no invariant; other codes are not refusals
                  of the guard */
   }
+}
+
+static int is_lease_op(ll_op op) {
+  return op == LL_OP_LEASE_ACQUIRE || op == LL_OP_LEASE_BREAK ||
+         op == LL_OP_LEASE_CHANGE || op == LL_OP_LEASE_RELEASE ||
+         op == LL_OP_LEASE_RENEW;
 }
 
 ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
@@ -77,6 +84,18 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
                    "%s refused: accepted revision %ld has not been read back "
                    "(invariant 4); read the blob first",
                    ll_op_name(r->op), ll_model_unreconciled(m));
+  /* Invariant 15: the blob is the run's own only once the lifecycle's
+   * create (If-None-Match: *) was accepted and read back; before it, or
+   * after the run deleted it, whatever blob is there may be another
+   * writer's, and a lease operation on it (a break above all) harms it. */
+  if (is_lease_op(r->op) && !ll_model_created(m))
+    return ll_fail(err, LL_E_NOT_CREATED,
+                   "%s refused (invariant 15): the lifecycle's own create "
+                   "(If-None-Match: *) has not been accepted and read back%s, "
+                   "so a blob there may be another writer's: create the blob "
+                   "and read it back first, or leave it for the operator",
+                   ll_op_name(r->op),
+                   ll_model_blob_deleted(m) ? " since the run deleted it" : "");
   if (r->bound && !r->lease)
     return ll_fail(err, LL_E_LEASE_PRECONDITION,
                    "writer %s is bound to a lease and never writes without "
@@ -120,6 +139,11 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
                    "this lifecycle was accepted and read back, so there is "
                    "no ETag to condition the delete on (If-Match): the blob "
                    "is left for the operator");
+  if (r->op == LL_OP_DELETE_BLOB && !ll_model_created(m))
+    return ll_fail(err, LL_E_DELETE_UNCONFIRMED,
+                   "delete refused (invariant 15): the run already deleted "
+                   "its blob in this lifecycle, and a blob there now is not "
+                   "its own: the blob is left for the operator");
   /* "early" ends once broken is observed: after a crash inside the probe,
    * recovery may complete the handoff without a window finding. */
   if (r->op == LL_OP_LEASE_ACQUIRE && !r->cell && ll_model_break_sent(m) >= 0 &&

@@ -125,9 +125,12 @@ static void own_etag(ll_model *m, const char *etag) {
   h->n_own_etags++;
 }
 
-/* The run's blob was read back under the ETag of its own write. */
+/* The run's blob was read back under the ETag of its own write: the blob
+ * is the lifecycle's own from here on (lease operations, the Delete). */
 static void adopt(ll_harm_epoch *he, const char *etag) {
   cpy(he->cleanup_etag, sizeof he->cleanup_etag, etag);
+  if (he->cleanup_etag[0])
+    he->created = 1;
 }
 
 int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
@@ -172,6 +175,10 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
       adopt(he, he->put_etag);
   } else if (op == LL_OP_GET_BLOB) {
     m->harm.last_read_etag[0] = '\0';
+  } else if (op == LL_OP_DELETE_BLOB && (ok || doubtful)) {
+    /* the run's blob is (or may be) gone: whatever is there next is not
+     * the lifecycle's own */
+    he->created = 0;
   } else if (op == LL_OP_DELETE_BLOB && ll_streq(cls, "EXPECTED_REJECTION") &&
              ll_json_long(row, "http_status", 0) == 412 &&
              ll_json_is(row, "azure_error_code", "ConditionNotMet") &&
@@ -191,8 +198,19 @@ void ll_harm_reconcile(ll_model *m, const char *result,
                        const char *not_adopted) {
   ll_harm_epoch *he = &m->ep.harm;
   if (not_adopted) {
-    /* the bytes are explained, the object is not the run's: nothing is
-     * conditioned on its ETag, the blob is left (model.c holds) */
+    /* The bytes are explained, the object is not the run's, and no later
+     * reconcile makes it so: nothing is conditioned on its ETag, and the
+     * run holds (counted apart from the text, as model.c's add_hold). */
+    char why[512];
+    snprintf(why, sizeof why,
+             "reconcile (content event %s): the content is revision %ld, "
+             "but the blob's ETag %.128s is none this run's writes were "
+             "answered with, nor on bytes a doubtful Put of this run "
+             "declared: another writer's object, not adopted; no mutation "
+             "follows and the blob is left for the operator",
+             m->last_read_event, m->last_read_revision, not_adopted);
+    m->n_hold++;
+    ll_json_push(m->hold_reasons, cJSON_CreateString(why));
     he->cleanup_etag[0] = he->put_etag[0] = '\0';
   } else if (ll_model_reconcile_settles(result)) {
     /* The reconcile's content read identified declared bytes the ledger
@@ -261,4 +279,8 @@ int ll_model_creates(const ll_model *m) {
 
 const char *ll_model_cleanup_etag(const ll_model *m) {
   return m->ep.harm.cleanup_etag;
+}
+
+int ll_model_created(const ll_model *m) {
+  return m->ep.harm.created;
 }

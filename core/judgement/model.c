@@ -416,15 +416,7 @@ static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
     if (!res) {
       /* not derived (out of memory): ll_model_apply says so */
     } else if (foreign) {
-      /* Invariant 15: another writer's object is not the run's to touch,
-       * and no later reconcile makes it so: its doubts stay open */
-      add_hold(m,
-               "reconcile (content event %s): the content is revision %ld, "
-               "but the blob's ETag %s is none this run's writes were "
-               "answered with, nor on bytes a doubtful Put of this run "
-               "declared: another writer's object, not adopted; no mutation "
-               "follows and the blob is left for the operator",
-               ll_json_pstr(d, "content_event"), found, foreign);
+      /* another writer's object: ll_harm_reconcile holds, doubts stay */
     } else if (ep->reconciled) {
       settle_doubts(m, found);
     } else if (strcmp(res, "INCOMPLETE") != 0) {

@@ -78,6 +78,8 @@ typedef enum {
   LL_E_TARGET_EXISTS, /* the blob existed before the run: not ours */
   LL_E_PREFLIGHT,     /* the preflight read got no usable answer */
   LL_E_DELETE_UNCONFIRMED, /* delete without a read-back ETag of ours */
+  LL_E_NOT_CREATED, /* a lease operation before the lifecycle's own create
+                       was accepted and read back, or after its delete */
   LL_E_INTERNAL,
   LL_E__COUNT
 } ll_code;

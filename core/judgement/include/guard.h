@@ -21,9 +21,10 @@ typedef struct {
 
 /* LL_OK, or the refusal: LL_E_MANIFEST, LL_E_HOLD, LL_E_UNRECONCILED,
  * LL_E_UNDECLARED, LL_E_LEASE_PRECONDITION, LL_E_ORDER, and for invariant
- * 15 LL_E_TARGET_EXISTS, LL_E_PREFLIGHT (every mutation after the stop) and
- * LL_E_DELETE_UNCONFIRMED. The message says what was refused and what to
- * do. */
+ * 15 LL_E_TARGET_EXISTS, LL_E_PREFLIGHT (every mutation after the stop),
+ * LL_E_DELETE_UNCONFIRMED and LL_E_NOT_CREATED (a lease operation before
+ * the lifecycle's own create was accepted and read back, or after the run
+ * deleted it). The message says what was refused and what to do. */
 ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
                          ll_error *err) LL_WARN_UNUSED;
 

@@ -128,6 +128,11 @@ int ll_model_creates(const ll_model *m);
 /* ETag of the last accepted write of this lifecycle that was read back
  * ("" if none): the cleanup Delete's If-Match. */
 const char *ll_model_cleanup_etag(const ll_model *m);
+/* The lifecycle's own create was accepted and read back under the ETag it
+ * was answered with (or a reconcile found its declared bytes after a
+ * doubtful create), and the run has not deleted the blob since: only then
+ * is the blob the run's to lease or delete (invariant 15). */
+int ll_model_created(const ll_model *m);
 /* Adds the decision row's "target_stop" ({kind, code, invariant, exit, message,
  * mutations_sent}) when the run stopped for invariant 15; else nothing.
  * exit is 64 (the blob exists, or cannot be reached or read: a
