@@ -150,6 +150,13 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
     he->written = 1;
     cpy(he->put_etag, sizeof he->put_etag, etag);
     own_etag(m, etag);
+    if (!etag || !etag[0]) {
+      ll_harm_run *h = &m->harm;
+      int i = h->n_etagless++ % LL_OWN_ETAGS;
+      h->etagless_rev[i] = ll_json_long(row, "payload_revision", LL_REV_NONE);
+      cpy(h->etagless_actor[i], sizeof h->etagless_actor[0],
+          ll_json_str(row, "actor_alias"));
+    }
   } else if (op == LL_OP_PUT_BLOB && doubtful) {
     he->written = 1; /* the bytes may have changed: only a reconcile says */
     he->put_etag[0] = he->cleanup_etag[0] = '\0';

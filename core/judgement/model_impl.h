@@ -116,6 +116,13 @@ typedef struct {
   char last_read_etag[128];
   char own_etags[LL_OWN_ETAGS][128];
   int n_own_etags; /* ever added; own_etags[i % LL_OWN_ETAGS] */
+  /* The run's accepted Puts whose answer named no ETag (an outcome the
+   * logs settled: the response itself was lost), by revision and writer:
+   * a reconcile adopts the ETag of exactly their declared bytes, as it
+   * does a doubtful Put's. The oldest is dropped past the bound. */
+  long etagless_rev[LL_OWN_ETAGS];
+  char etagless_actor[LL_OWN_ETAGS][64];
+  int n_etagless; /* ever added; etagless_*[i % LL_OWN_ETAGS] */
   char account_host[128];
   char blob_path[300];
 } ll_harm_run;

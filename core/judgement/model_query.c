@@ -175,7 +175,8 @@ int ll_model_own_etag(const ll_model *m, const char *etag) {
 /* Invariant 15: the ETag of a reconcile's content read becomes the run's
  * (the cleanup Delete's If-Match) only when a write of the run was answered
  * with it, or when the bytes read are the very payload a doubtful Put of the
- * run declared (its revision and writer, whose SHA-256 the intent row
+ * run declared (or an accepted Put whose lost answer the logs settled, so
+ * that it names no ETag) (its revision and writer, whose SHA-256 the intent row
  * records); else the object is another writer's, even with the same bytes
  * (the canonical payload names no run). The read ETag then, else NULL. */
 static const char *etag_not_adopted(const ll_model *m, long found) {
@@ -193,6 +194,13 @@ static const char *etag_not_adopted(const ll_model *m, long found) {
     if (ll_streq(ll_model_declared(m, found, actor), m->last_read_sha))
       return NULL;
   }
+  const ll_harm_run *h = &m->harm;
+  int n = h->n_etagless < LL_OWN_ETAGS ? h->n_etagless : LL_OWN_ETAGS;
+  for (int i = 0; i < n && found >= 0; i++)
+    if (h->etagless_rev[i] == found && h->etagless_actor[i][0] &&
+        ll_streq(ll_model_declared(m, found, h->etagless_actor[i]),
+                 m->last_read_sha))
+      return NULL;
   return etag;
 }
 
