@@ -493,6 +493,9 @@ describe("hostile values", function()
         if not armed then return end
         local where = debug.traceback("", 2)
         local inside = where:find("'rows'", 1, true) or where:find("'state'", 1, true)
+        -- outside the methods (the collector may run between the pcall and
+        -- the call) a close would succeed and rightly fail what follows
+        if not inside then return end
         local ok, e = pcall(run.close, run)
         seen[#seen + 1] = { inside = inside ~= nil, closed = ok, code = not ok and e.code or nil }
       end })

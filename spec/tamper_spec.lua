@@ -8,9 +8,12 @@ local SCRIPT = [[
 local ll = require "leaselua"
 local run = ll.open {}
 run:declare(0, "A")
+run:declare(1, "A")
 local A = run:writer("A")
+run:unbound("A"):put(0)
+run:read()
 A:acquire { duration = -1 }
-A:put(0)
+A:put(1)
 run:read()
 print(run:finish().decision)
 ]]
