@@ -214,7 +214,15 @@ static size_t replace_next(const char *s, size_t len, size_t i,
         sig_unredacted(s, len, i, kl, is_sig_end)) {
       for (*end = i + kl; *end < len && !is_sig_end(s[*end]); (*end)++)
         ;
-      return i; /* *k == n */
+      /* a secret the value starts with is taken whole, past a space a
+       * form decoder made of its '+' */
+      for (size_t j = 0, e; j < n; j++)
+        if (secrets[j] && secrets[j][0] &&
+            (e = secret_at(s, len, i + kl, secrets[j], strlen(secrets[j]),
+                           is_guid(secrets[j]))) > *end)
+          *end = ll_san_after_pad(s, len, e);
+      *k = n;
+      return i;
     }
   }
   return len;
@@ -246,6 +254,8 @@ unsigned ll_sanitize_replace(const char *s, size_t len,
   ll_buf_put(out, "", 0);
   while (i < len && !out->oom) {
     size_t at = replace_next(s, len, i, secrets, n, &k, &end);
+    if (at < len && k < n)
+      ll_san_widen_run(s, len, i, &at, &end, secrets, placeholders, n, k);
     ll_buf_put(out, s + i, at - i);
     if (at == len)
       break;
@@ -501,59 +511,4 @@ size_t ll_secret_scan(const char *text, size_t len, const char *const *ids,
     }
   }
   return r.hits;
-}
-
-/* core with each '+' written as plus and each '/' as slash. */
-static char *spelled(const char *core, const char *plus, const char *slash) {
-  ll_buf b = {0};
-  for (const char *p = core; *p; p++) {
-    const char *w = *p == '+' ? plus : *p == '/' ? slash : NULL;
-    ll_buf_put(&b, w ? w : p, w ? strlen(w) : 1);
-  }
-  ll_buf_put(&b, "", 0);
-  if (b.oom) {
-    ll_secret_free(b.p);
-    return NULL;
-  }
-  return b.p;
-}
-
-size_t ll_sanitize_secret_forms(const char *secret, const char *name,
-                                char *forms[LL_SANITIZE_FORMS_MAX]) {
-  size_t n = 1, len = secret ? strlen(secret) : 0, dl = 0;
-  if (!secret || !(forms[0] = strdup(secret)))
-    return 0;
-  if (!name || strcmp(name, "sas") != 0)
-    return n;
-  char *d = malloc(len + 1);
-  if (!d) {
-    ll_secret_free(forms[0]);
-    return 0;
-  }
-  if (ll_pct_decode(secret, len, d, len + 1, &dl) != 0)
-    dl = 0;                          /* not a query's value: as given only */
-  while (dl > 0 && d[dl - 1] == '=') /* a prefix of each padded form */
-    dl--;
-  d[dl] = '\0';
-  /* decoded; percent-encoded (either case of hex matches), twice;
-   * base64url; '+' read as a space by a form decoder */
-  static const char *const spell[][2] = {
-      {"+", "/"}, {"%2B", "%2F"}, {"%252B", "%252F"}, {"-", "_"}, {" ", "/"}};
-  for (size_t k = 0; dl >= 8 && k < sizeof spell / sizeof spell[0]; k++) {
-    char *f = spelled(d, spell[k][0], spell[k][1]);
-    if (!f) {
-      while (n > 0)
-        ll_secret_free(forms[--n]);
-      break;
-    }
-    int dup = 0;
-    for (size_t j = 0; j < n && !dup; j++)
-      dup = strcmp(forms[j], f) == 0;
-    if (dup)
-      ll_secret_free(f);
-    else
-      forms[n++] = f;
-  }
-  ll_secret_free(d);
-  return n;
 }

@@ -140,4 +140,17 @@ static inline int is_sig_end(char c) {
          c == '"' || c == '\'' || c == '#' || c == '<' || c == '>';
 }
 
+/* When secrets[k], matched at s[*at..*end), is a run of a SAS signature
+ * (a form made of letters and digits only, inside another form with the
+ * same placeholder: sanitize_forms.c), widens the match over the rest of
+ * the signature around it, whatever encoding each '+', '/' and '=' is in,
+ * never before from. */
+void ll_san_widen_run(const char *s, size_t len, size_t from, size_t *at,
+                      size_t *end, const char *const *secrets,
+                      const char *const *placeholders, size_t n, size_t k);
+
+/* The end of a signature's '=' padding (in any encoding, at most two) at
+ * s[e], or e. */
+size_t ll_san_after_pad(const char *s, size_t len, size_t e);
+
 #endif

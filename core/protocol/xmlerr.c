@@ -24,18 +24,21 @@ typedef struct {
   int code_cut, message_cut; /* the field is full: no more is taken */
 } xml_state;
 
-static int hexish(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-         (c >= 'A' && c <= 'F') || c == '-';
+/* A byte of a token a message may quote: a lease ID's hex digits and
+ * hyphens, a SAS signature's base64 (any encoding of it) or a word. */
+static int tokenish(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+         (c >= 'A' && c <= 'Z') || c == '-' || c == '+' || c == '/' ||
+         c == '_' || c == '%' || c == '=';
 }
 
 /* Appends without overflowing; a truncation never leaves half a UTF-8
- * sequence at the end, and once cut (*cut) the field takes no more. With
- * whole_runs, a cut inside a run of hex digits and hyphens also drops the
- * part of the run it kept: a lease ID the message quotes is never left
- * as its first digits, which no later step could tell from other text. */
-static void append_text(char *dst, size_t cap, const char *s, int len, int *cut,
-                        int whole_runs) {
+ * sequence at the end, and once cut (*cut) the field takes no more. A
+ * cut inside a token (tokenish) also drops the part of it
+ * that was kept: a lease ID or a signature the body quotes is never left
+ * as its first bytes, which no later step could tell from other text. */
+static void append_text(char *dst, size_t cap, const char *s, int len,
+                        int *cut) {
   size_t used = strlen(dst);
   if (*cut || len <= 0)
     return;
@@ -50,9 +53,9 @@ static void append_text(char *dst, size_t cap, const char *s, int len, int *cut,
   }
   memcpy(dst + used, s, n);
   dst[used + n] = '\0';
-  if (*cut && whole_runs && hexish(s[n])) {
+  if (*cut && tokenish(s[n])) {
     size_t end = used + n;
-    while (end > 0 && hexish(dst[end - 1]))
+    while (end > 0 && tokenish(dst[end - 1]))
       end--;
     dst[end] = '\0';
   }
@@ -92,10 +95,10 @@ static void XMLCALL on_text(void *ud, const XML_Char *s, int len) {
   if (st->depth != 2 || st->field == FIELD_NONE)
     return;
   if (st->field == FIELD_CODE)
-    append_text(st->out->code, sizeof st->out->code, s, len, &st->code_cut, 0);
-  else /* the message may quote a lease ID; a code never does */
+    append_text(st->out->code, sizeof st->out->code, s, len, &st->code_cut);
+  else /* a hostile server may quote a secret in either */
     append_text(st->out->message, sizeof st->out->message, s, len,
-                &st->message_cut, 1);
+                &st->message_cut);
 }
 
 static void refuse(xml_state *st) {

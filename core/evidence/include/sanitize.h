@@ -73,10 +73,13 @@ unsigned ll_sanitize_replace(const char *s, size_t len,
  * signature (name "sas": the sig= value as the query holds it) also its
  * value decoded, percent-encoded, encoded twice, as base64url and with '+'
  * read as a space, each without its '=' padding (a prefix of the padded
- * one). Each forms[i] is malloc'd, for ll_secret_free. Returns the count;
- * 0 when out of memory (nothing to free). A GUID secret needs no forms:
- * it is matched in any case and hyphenation (ll_sanitize_replace). */
-#define LL_SANITIZE_FORMS_MAX 6
+ * one), and each run of LL_SANITIZE_RUN_MIN or more letters and digits of
+ * it (which any encoding, a mix of them or a cut keeps). Each forms[i] is
+ * malloc'd, for ll_secret_free. Returns the count; 0 when out of memory
+ * (nothing to free). A GUID secret needs no forms: it is matched in any
+ * case and hyphenation (ll_sanitize_replace). */
+#define LL_SANITIZE_FORMS_MAX 10
+#define LL_SANITIZE_RUN_MIN 12
 size_t ll_sanitize_secret_forms(const char *secret, const char *name,
                                 char *forms[LL_SANITIZE_FORMS_MAX]);
 

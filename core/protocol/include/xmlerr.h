@@ -16,8 +16,9 @@ typedef struct {
  * DOCTYPE (refused, so no entity is ever expanded); LL_E_TOO_LARGE over
  * 1 MiB; both fields empty when the body is empty or only whitespace. Only
  * text directly inside Error/Code and Error/Message is taken, verbatim and
- * truncated to the field (never mid UTF-8 sequence; a message never inside
- * a run of hex digits and hyphens, which is dropped whole). LL_E_NOMEM when
+ * truncated to the field (never mid UTF-8 sequence, nor inside a token of
+ * letters, digits and -+/_%=, which is dropped whole: a lease ID or a
+ * signature is never kept as its first bytes). LL_E_NOMEM when
  * expat ran out of memory (counted, see alloc.h). On error, out is all empty.
  */
 ll_status ll_xmlerr_parse(const char *body, size_t len,
