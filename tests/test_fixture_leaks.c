@@ -50,6 +50,8 @@ typedef struct {
   ll_transport t;
   const char *body;
   size_t body_len;
+  const char *second_id; /* a second x-ms-lease-id header, if any */
+  const char *encoding;  /* a Content-Encoding header, if any */
 } svc;
 
 static ll_status svc_exchange(ll_transport *t, const ll_http_request *q,
@@ -62,6 +64,12 @@ static ll_status svc_exchange(ll_transport *t, const ll_http_request *q,
   resp->status = 409;
   const char *id = ll_headers_get(&q->headers, "x-ms-lease-id");
   if (id && ll_headers_add(&resp->headers, "x-ms-lease-id", id) != LL_OK)
+    abort();
+  if (s->second_id &&
+      ll_headers_add(&resp->headers, "x-ms-lease-id", s->second_id) != LL_OK)
+    abort();
+  if (s->encoding &&
+      ll_headers_add(&resp->headers, "Content-Encoding", s->encoding) != LL_OK)
     abort();
   resp->body = malloc(s->body_len + 1);
   memcpy(resp->body, s->body, s->body_len);
@@ -308,6 +316,84 @@ static void test_base64_body(ll_clock *clock) {
   }
 }
 
+#define ID_B "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+
+/* Whether the recording at name was refused (finish failed, no file) or,
+ * when written, holds no part of ID_B nor of ID_A in any form once its
+ * base64 bodies are decoded and their NUL bytes dropped. */
+static int kept_out(const char *name, ll_status finished) {
+  char *text = slurp(at(name));
+  if (finished != LL_OK) {
+    free(text);
+    return text == NULL;
+  }
+  int clear = !text || strstr(text, "7c9e6679") || strstr(text, "e07fc1f90ae7");
+  for (const char *p = text; p && (p = strstr(p, "\"body_base64\": \""));) {
+    p += 16;
+    const char *e = strchr(p, '"');
+    char *b64 = e ? strndup(p, (size_t)(e - p)) : NULL;
+    unsigned char *raw = NULL;
+    size_t rn = 0, m = 0;
+    if (b64 && unbase64(b64, &raw, &rn) == 0) {
+      for (size_t i = 0; i < rn; i++)
+        if (raw[i])
+          raw[m++] = raw[i];
+      raw[m] = '\0';
+      clear +=
+          strstr((char *)raw, "0f8fad5b") || strstr((char *)raw, "7c9e6679");
+    }
+    free(raw);
+    free(b64);
+  }
+  free(text);
+  return !clear;
+}
+
+/* R4/R5: an answer with a second x-ms-lease-id the body then quotes; a
+ * body in UTF-16 quoting the request's ID; a compressed body, which no
+ * scan can read. Each is kept out, or the recording is refused. */
+static void test_hidden_ids(ll_clock *clock) {
+  /* "<M>" ID_A "</M>" in UTF-16LE, after its byte order mark */
+  char utf16[128] = "\xff\xfe";
+  size_t ul = 2;
+  for (const char *c = "<M>" ID_A "</M>"; *c; c++) {
+    utf16[ul++] = *c;
+    utf16[ul++] = '\0';
+  }
+  static const char gz[] = "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03";
+  static const char quote[] =
+      "<Error><Message>lease " ID_B "</Message></Error>";
+  struct {
+    const char *name, *body, *second, *enc;
+    size_t len;
+  } cases[] = {
+      {"second-id.json", quote, ID_B, NULL, sizeof quote - 1},
+      {"utf16.json", utf16, NULL, NULL, ul},
+      {"gzip.json", gz, NULL, "gzip", sizeof gz - 1},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    ll_error err = {0};
+    svc *s;
+    ll_transport *t = recorder(cases[k].name, &s, &err, clock);
+    CHECK(t != NULL);
+    if (!t)
+      continue;
+    s->body = cases[k].body;
+    s->body_len = cases[k].len;
+    s->second_id = cases[k].second;
+    s->encoding = cases[k].enc;
+    int before = ll_test_fail;
+    CHECK_INT(send_with(t, ID_A, "x", 1, &err), LL_OK);
+    ll_status fin = t->finish(t, &err);
+    ll_transport_free(t);
+    CHECK(kept_out(cases[k].name, fin));
+    if (k == 2) /* nothing can vouch for a body it cannot read */
+      CHECK(fin != LL_OK);
+    if (ll_test_fail > before)
+      fprintf(stderr, "  in case %s\n", cases[k].name);
+  }
+}
+
 int main(void) {
   char *d = ll_test_tmpdir();
   CHECK(d != NULL);
@@ -319,6 +405,7 @@ int main(void) {
   test_many_secrets(clock);
   test_sig_forms(clock);
   test_base64_body(clock);
+  test_hidden_ids(clock);
   ll_clock_free(clock);
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);

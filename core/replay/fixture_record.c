@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,6 +62,13 @@ static void learn(recorder *r, const char *id, const char *hint) {
     return; /* r->broken says why: the recording is refused */
 }
 
+/* learn, for every header name in h. */
+static void learn_all(recorder *r, const ll_headers *h, const char *name) {
+  for (size_t i = 0; i < h->n; i++)
+    if (strcasecmp(h->v[i].name, name) == 0)
+      learn(r, h->v[i].value, NULL);
+}
+
 /* The alias part of a known ID's placeholder, for a change's new ID. */
 static const char *alias_part(const recorder *r, const char *id, char *buf,
                               size_t cap) {
@@ -80,6 +88,30 @@ static double round1(double v) {
   return v <= 0 ? 0 : (double)(int64_t)(v * 10 + 0.5) / 10;
 }
 
+/* Whether a body that is not UTF-8 holds a lease ID or a secret once its
+ * NUL bytes are dropped: text in UTF-16 (either order), which the byte
+ * scan reads past. what says which; running out of memory is a hit. */
+static int wide_holds(const recorder *r, const fx_known *sec, const ll_buf *b,
+                      char *what, size_t cap) {
+  if (!memchr(b->p, '\0', b->n))
+    return 0;
+  char *narrow = malloc(b->n ? b->n : 1);
+  if (!narrow) {
+    snprintf(what, cap, "a body it ran out of memory searching");
+    return 1;
+  }
+  size_t m = 0;
+  for (size_t i = 0; i < b->n; i++)
+    if (b->p[i])
+      narrow[m++] = b->p[i];
+  int hit = ll_secret_scan(narrow, m, (const char *const *)r->ids.v, r->ids.n,
+                           (const char *const *)sec->v, sec->n, what, cap) > 0;
+  if (hit)
+    snprintf(what + strlen(what), cap - strlen(what), " (as UTF-16)");
+  free(narrow);
+  return hit;
+}
+
 /* A body as the fixture keeps it: its lease IDs and the run's secrets
  * replaced as bytes, before it may be base64'd, where no later step reads
  * it (*hit: the secrets found, for the notes); the hash, when asked for,
@@ -96,9 +128,10 @@ static int add_body(recorder *r, cJSON *o, const unsigned char *b, size_t n,
   if (ok && ll_utf8_valid((const unsigned char *)clean.p, clean.n)) {
     t = strndup(clean.p, clean.n);
     ok = t && cJSON_AddStringToObject(o, "body", t);
-  } else if (ok && ll_secret_scan(clean.p, clean.n, ids, r->ids.n,
-                                  (const char *const *)sec->v, sec->n, what,
-                                  sizeof what) > 0) {
+  } else if (ok && (ll_secret_scan(clean.p, clean.n, ids, r->ids.n,
+                                   (const char *const *)sec->v, sec->n, what,
+                                   sizeof what) > 0 ||
+                    wide_holds(r, sec, &clean, what, sizeof what))) {
     ok = 0;
     ll_fail(&r->broken, LL_E_INTERNAL,
             "recording refused: a body kept as base64 would hold %s", what);
@@ -225,11 +258,21 @@ static void keep(recorder *r, const ll_http_request *q, ll_status st,
   }
   char hint[FX_NAME_MAX];
   const char *cur = ll_headers_get(&v.headers, "x-ms-lease-id");
-  learn(r, cur, NULL);
+  learn_all(r, &v.headers, "x-ms-lease-id");
   learn(r, ll_headers_get(&v.headers, "x-ms-proposed-lease-id"),
         alias_part(r, cur, hint, sizeof hint));
-  if (st == LL_OK && resp->outcome == LL_OUTCOME_RESPONSE)
-    learn(r, ll_headers_get(&resp->headers, "x-ms-lease-id"), NULL);
+  if (st == LL_OK && resp->outcome == LL_OUTCOME_RESPONSE) {
+    /* every copy of the header: a second one is as much an ID as the
+     * first (the run learns each too) */
+    learn_all(r, &resp->headers, "x-ms-lease-id");
+    learn_all(r, &resp->headers, "x-ms-proposed-lease-id");
+    const char *enc = ll_headers_get(&resp->headers, "Content-Encoding");
+    if (enc && *enc && strcasecmp(enc, "identity") != 0 && !r->broken.code)
+      ll_fail(&r->broken, LL_E_INTERNAL,
+              "recording refused: a response body in Content-Encoding %.32s "
+              "cannot be searched for lease IDs and secrets",
+              enc);
+  }
   fx_known sec;
   unsigned body_hit[2] = {0, 0};
   if (r->broken.code || !fx_known_secrets(&r->t, &sec)) {
