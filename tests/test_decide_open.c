@@ -2,6 +2,7 @@
  * doubt: a decision folded over it is HOLD, never ACCEPT, wherever the
  * intent sits and whatever follows it. A read left open changes nothing
  * on the blob and is not a doubt of its own. */
+#include "decide.h"
 #include "ll_rows.h"
 #include "ll_scenario.h"
 #include "model.h"
@@ -64,7 +65,16 @@ static const scenario scenarios[] = {
 };
 
 int main(void) {
-  for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
+  for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
     run_scenario(&scenarios[i]);
+    /* the decision row's open_doubts counts the open mutation (the lock
+     * reads it): one for each HOLD here, none for an open read */
+    ll_rb b;
+    rb_init(&b, scenarios[i].prof, 1);
+    (void)rb_run(&b, scenarios[i].steps); /* the marked row is the builder's */
+    int hold = strcmp(scenarios[i].decision, "HOLD") == 0;
+    CHECK_INT(ll_decide_open_doubts(b.m), hold);
+    rb_free(&b);
+  }
   return ll_test_report("test_decide_open");
 }

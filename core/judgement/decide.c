@@ -59,6 +59,10 @@ static int open_mutations(const ll_model *m) {
   return n;
 }
 
+int ll_decide_open_doubts(const ll_model *m) {
+  return ll_model_doubts(m) + open_mutations(m);
+}
+
 /* Nothing stands against ACCEPT, from the fold's counts alone (never from
  * the length of a list of reasons): no allocation failed, no doubt, no
  * mutation intent left without its outcome, no EVIDENCE_ERROR, no

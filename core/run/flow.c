@@ -330,7 +330,7 @@ static ll_status decide(ll_run *r, int record, cJSON **out, ll_error *err) {
   ll_json_set(row, "statement", cJSON_CreateString(stmt ? stmt : ""));
   free(stmt);
   ll_json_set(row, "open_doubts",
-              cJSON_CreateNumber(ll_model_doubts(r->model)));
+              cJSON_CreateNumber(ll_decide_open_doubts(r->model)));
   ll_model_stop_fields(r->model, row);
   /* Preview only (never recorded): can further steps still reach ACCEPT? */
   const char *why = NULL;

@@ -361,8 +361,8 @@ static void judge(int bundle, const char *host, const char *path, char *why,
              "checked");
   else if (doubts > 0)
     snprintf(why, cap,
-             "left an open HOLD latch (%ld unreconciled outcome(s) in its "
-             "decision)",
+             "left an open HOLD latch (%ld unreconciled outcome(s) or "
+             "intent(s) without an outcome in its decision)",
              doubts);
   cJSON_Delete(rows);
 }

@@ -30,6 +30,10 @@ ll_decision ll_decide(const ll_model *m, cJSON **reasons, const char **window);
  * flow sends no more mutations once ACCEPT is out of reach. Doubts are not
  * counted: a reconcile can settle them. */
 int ll_decide_accept_reachable(const ll_model *m, const char **why);
+/* What the decision row's open_doubts counts: the doubts not yet
+ * reconciled (ll_model_doubts) and the mutation intents without an
+ * outcome, each of which holds the decision at HOLD (the lock reads it). */
+int ll_decide_open_doubts(const ll_model *m);
 /* The seed's narrow ACCEPT statement, with the endpoint kind. malloc'd. */
 char *ll_decide_statement(const ll_model *m, ll_decision d);
 
