@@ -69,6 +69,10 @@ int fx_parse_utc(const char *s, int64_t *ms);
 typedef struct {
   char **v, **ph;
   size_t n, cap;
+  /* the alias last numbered and its number: the next ID under it starts
+   * there, not at 1 (a server handing out a new ID on every answer) */
+  char last_alias[FX_NAME_MAX];
+  int last_n;
 } fx_known;
 
 /* Wipes the values and frees all; k is empty after. */

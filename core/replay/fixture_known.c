@@ -53,7 +53,8 @@ const char *fx_known_placeholder(const fx_known *k, const char *id) {
 ll_status fx_known_learn(fx_known *k, const char *id, const char *alias,
                          ll_error *broken) {
   char name[FX_NAME_MAX], want[FX_NAME_MAX + 12];
-  for (int n = 1; n < 100000; n++) {
+  int from = strcmp(k->last_alias, alias) == 0 ? k->last_n : 1;
+  for (int n = from; n < 100000; n++) {
     /* A2 .. A99 as ever; a longer number takes from the alias */
     int digits = n < 100 ? 2 : n < 1000 ? 3 : n < 10000 ? 4 : 5;
     if (n == 1)
@@ -69,6 +70,8 @@ ll_status fx_known_learn(fx_known *k, const char *id, const char *alias,
     char *v = strdup(id);
     if (!v || !add(k, v, want))
       return ll_fail(broken, LL_E_NOMEM, "out of memory recording a lease ID");
+    ll_strlcpy(k->last_alias, alias, sizeof k->last_alias);
+    k->last_n = n;
     return LL_OK;
   }
   return ll_fail(broken, LL_E_INTERNAL,
