@@ -102,6 +102,8 @@ static int is_guid(const char *sec) {
 /* The end of secret sec (length sl, guid: is_guid) at s[i], or 0. */
 static size_t secret_at(const char *s, size_t len, size_t i, const char *sec,
                         size_t sl, int guid) {
+  if (sec[0] == LL_SANITIZE_SIG_MARK)
+    return ll_san_sig_at(s, len, i, sec + 1);
   if (guid)
     return s[i] == '-' ? 0 : match_id(s, len, i, sec);
   return sl && sl <= len - i && secret_eq(s + i, sec, sl) ? i + sl : 0;
@@ -123,6 +125,8 @@ static size_t find_secret(const char *s, size_t len, const char *sec, size_t sl,
                           size_t *end) {
   if (sl == 0)
     return len;
+  if (sec[0] == LL_SANITIZE_SIG_MARK)
+    return ll_san_sig_find(s, len, sec + 1, end);
   if (is_guid(sec)) {
     unsigned char f = id_first(sec), sec2 = id_second(sec);
     for (size_t i = 0; i < len; i++)
@@ -189,7 +193,13 @@ static size_t replace_next(const char *s, size_t len, size_t i,
   unsigned char first[256] = {0};
   first['s'] = first['S'] = 1;
   for (size_t j = 0; j < n; j++)
-    if (secrets[j] && secrets[j][0]) {
+    if (secrets[j] && secrets[j][0] == LL_SANITIZE_SIG_MARK) {
+      /* its characters, and the first bytes of each spelling of + / = */
+      for (const char *p = secrets[j] + 1; *p; p++)
+        first[(unsigned char)*p] = 1;
+      for (const char *p = "+ -/_=%\\&"; *p; p++)
+        first[(unsigned char)*p] = 1;
+    } else if (secrets[j] && secrets[j][0]) {
       unsigned char f = (unsigned char)secrets[j][0];
       first[f] = 1;
       if (is_guid(secrets[j]))
@@ -201,6 +211,11 @@ static size_t replace_next(const char *s, size_t len, size_t i,
       continue;
     for (*k = 0; *k < n; (*k)++) {
       const char *sec = secrets[*k];
+      if (sec && sec[0] == LL_SANITIZE_SIG_MARK) {
+        if ((*end = ll_san_sig_at(s, len, i, sec + 1)) != 0)
+          return i;
+        continue;
+      }
       if (!sec || !sec[0] || !lower_eq(sec[0], (char)c))
         continue;
       int guid = is_guid(sec);
@@ -216,11 +231,11 @@ static size_t replace_next(const char *s, size_t len, size_t i,
         ;
       /* a secret the value starts with is taken whole, past a space a
        * form decoder made of its '+' */
-      for (size_t j = 0, e; j < n; j++)
+      for (size_t j = 0, e; j < n && i + kl < len; j++)
         if (secrets[j] && secrets[j][0] &&
             (e = secret_at(s, len, i + kl, secrets[j], strlen(secrets[j]),
                            is_guid(secrets[j]))) > *end)
-          *end = ll_san_after_pad(s, len, e);
+          *end = e;
       *k = n;
       return i;
     }
@@ -254,8 +269,6 @@ unsigned ll_sanitize_replace(const char *s, size_t len,
   ll_buf_put(out, "", 0);
   while (i < len && !out->oom) {
     size_t at = replace_next(s, len, i, secrets, n, &k, &end);
-    if (at < len && k < n)
-      ll_san_widen_run(s, len, i, &at, &end, secrets, placeholders, n, k);
     ll_buf_put(out, s + i, at - i);
     if (at == len)
       break;

@@ -140,17 +140,14 @@ static inline int is_sig_end(char c) {
          c == '"' || c == '\'' || c == '#' || c == '<' || c == '>';
 }
 
-/* When secrets[k], matched at s[*at..*end), is a run of a SAS signature
- * (a form made of letters and digits only, inside another form with the
- * same placeholder: sanitize_forms.c), widens the match over the rest of
- * the signature around it, whatever encoding each '+', '/' and '=' is in,
- * never before from. */
-void ll_san_widen_run(const char *s, size_t len, size_t from, size_t *at,
-                      size_t *end, const char *const *secrets,
-                      const char *const *placeholders, size_t n, size_t k);
+/* The fewest consecutive characters of a signature that are a match. */
+#define LL_SANITIZE_SIG_MIN 8
 
-/* The end of a signature's '=' padding (in any encoding, at most two) at
- * s[e], or e. */
-size_t ll_san_after_pad(const char *s, size_t len, size_t e);
+/* A signature form's characters d (after LL_SANITIZE_SIG_MARK) spelled
+ * at s[i]: the end of the longest stretch of LL_SANITIZE_SIG_MIN or more
+ * of them (all of d when shorter), or 0 (sanitize_sig.c). */
+size_t ll_san_sig_at(const char *s, size_t len, size_t i, const char *d);
+/* The first offset where ll_san_sig_at matches, or len; its end in *end. */
+size_t ll_san_sig_find(const char *s, size_t len, const char *d, size_t *end);
 
 #endif

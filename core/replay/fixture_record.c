@@ -112,6 +112,20 @@ static int wide_holds(const recorder *r, const fx_known *sec, const ll_buf *b,
   return hit;
 }
 
+/* Whether bytes b[0..n) start as a compressed stream does (gzip, zlib,
+ * zstd, xz, bzip2), whatever the headers said: what such a body holds no
+ * scan can read. */
+static int looks_compressed(const unsigned char *b, size_t n) {
+  if (n < 4)
+    return 0;
+  return (b[0] == 0x1f && b[1] == 0x8b) ||
+         (b[0] == 0x78 && ((b[0] << 8) | b[1]) % 31 == 0) ||
+         (b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd) ||
+         (b[0] == 0xfd && b[1] == '7' && b[2] == 'z' && b[3] == 'X') ||
+         (b[0] == 'B' && b[1] == 'Z' && b[2] == 'h' && b[3] >= '1' &&
+          b[3] <= '9');
+}
+
 /* A body as the fixture keeps it: its lease IDs and the run's secrets
  * replaced as bytes, before it may be base64'd, where no later step reads
  * it (*hit: the secrets found, for the notes); the hash, when asked for,
@@ -128,6 +142,12 @@ static int add_body(recorder *r, cJSON *o, const unsigned char *b, size_t n,
   if (ok && ll_utf8_valid((const unsigned char *)clean.p, clean.n)) {
     t = strndup(clean.p, clean.n);
     ok = t && cJSON_AddStringToObject(o, "body", t);
+  } else if (ok && looks_compressed(b, n)) {
+    ok = 0;
+    ll_fail(&r->broken, LL_E_INTERNAL,
+            "recording refused: a body of %zu bytes is compressed, and no "
+            "scan can read it for lease IDs and secrets",
+            n);
   } else if (ok && (ll_secret_scan(clean.p, clean.n, ids, r->ids.n,
                                    (const char *const *)sec->v, sec->n, what,
                                    sizeof what) > 0 ||
@@ -258,7 +278,7 @@ static void keep(recorder *r, const ll_http_request *q, ll_status st,
   }
   char hint[FX_NAME_MAX];
   const char *cur = ll_headers_get(&v.headers, "x-ms-lease-id");
-  learn_all(r, &v.headers, "x-ms-lease-id");
+  learn_all(r, &q->headers, "x-ms-lease-id"); /* as sent: v keeps one */
   learn(r, ll_headers_get(&v.headers, "x-ms-proposed-lease-id"),
         alias_part(r, cur, hint, sizeof hint));
   if (st == LL_OK && resp->outcome == LL_OUTCOME_RESPONSE) {
@@ -266,12 +286,14 @@ static void keep(recorder *r, const ll_http_request *q, ll_status st,
      * first (the run learns each too) */
     learn_all(r, &resp->headers, "x-ms-lease-id");
     learn_all(r, &resp->headers, "x-ms-proposed-lease-id");
-    const char *enc = ll_headers_get(&resp->headers, "Content-Encoding");
-    if (enc && *enc && strcasecmp(enc, "identity") != 0 && !r->broken.code)
-      ll_fail(&r->broken, LL_E_INTERNAL,
-              "recording refused: a response body in Content-Encoding %.32s "
-              "cannot be searched for lease IDs and secrets",
-              enc);
+    const ll_headers *h = &resp->headers;
+    for (size_t i = 0; i < h->n && !r->broken.code; i++)
+      if (strcasecmp(h->v[i].name, "Content-Encoding") == 0 && h->v[i].value &&
+          *h->v[i].value && strcasecmp(h->v[i].value, "identity") != 0)
+        ll_fail(&r->broken, LL_E_INTERNAL,
+                "recording refused: a response body in Content-Encoding "
+                "%.32s cannot be searched for lease IDs and secrets",
+                h->v[i].value);
   }
   fx_known sec;
   unsigned body_hit[2] = {0, 0};

@@ -71,15 +71,17 @@ unsigned ll_sanitize_replace(const char *s, size_t len,
 /* The forms a server may echo a secret in, each registered as a secret
  * of its own (the ledger, a recording): secret itself first; for a SAS
  * signature (name "sas": the sig= value as the query holds it) also its
- * value decoded, percent-encoded, encoded twice, as base64url and with '+'
- * read as a space, each without its '=' padding (a prefix of the padded
- * one), and each run of LL_SANITIZE_RUN_MIN or more letters and digits of
- * it (which any encoding, a mix of them or a cut keeps). Each forms[i] is
- * malloc'd, for ll_secret_free. Returns the count; 0 when out of memory
- * (nothing to free). A GUID secret needs no forms: it is matched in any
- * case and hyphenation (ll_sanitize_replace). */
-#define LL_SANITIZE_FORMS_MAX 10
-#define LL_SANITIZE_RUN_MIN 12
+ * decoded characters after LL_SANITIZE_SIG_MARK. Such a form is matched by
+ * character, not by byte: any stretch of LL_SANITIZE_SIG_MIN or more
+ * consecutive characters of it, each as it is or spelled as a server may
+ * spell it ('+' as %2B, %252B, %20, a space, '-', \u002B or &#x2B;; '/'
+ * as %2F, '_', \/ ...; hex in either case; mixed freely), so that a mix
+ * of encodings or a cut value is found too (sanitize_sig.c, 8 or more). Each
+ * forms[i] is malloc'd, for ll_secret_free. Returns the count; 0 when out
+ * of memory (nothing to free). A GUID secret needs no forms: it is matched
+ * in any case and hyphenation (ll_sanitize_replace). */
+#define LL_SANITIZE_FORMS_MAX 2
+#define LL_SANITIZE_SIG_MARK '\x01'
 size_t ll_sanitize_secret_forms(const char *secret, const char *name,
                                 char *forms[LL_SANITIZE_FORMS_MAX]);
 
