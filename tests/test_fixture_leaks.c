@@ -365,6 +365,7 @@ static void test_hidden_ids(ll_clock *clock) {
     utf16[ul++] = '\0';
   }
   static const char gz[] = "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03";
+  static const char zl[] = "\x58\xc3\x0b\xc9\xc8\x2c\x56\x00"; /* CINFO 5 */
   static const char quote[] =
       "<Error><Message>lease " ID_B "</Message></Error>";
   struct {
@@ -377,6 +378,7 @@ static void test_hidden_ids(ll_clock *clock) {
       /* the label may lie or be missing: the bytes tell */
       {"gzip-unlabelled.json", gz, NULL, NULL, NULL, sizeof gz - 1},
       {"gzip-second.json", gz, NULL, "identity", "gzip", sizeof gz - 1},
+      {"zlib-small-window.json", zl, NULL, NULL, NULL, sizeof zl - 1},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     ll_error err = {0};
@@ -399,6 +401,22 @@ static void test_hidden_ids(ll_clock *clock) {
       CHECK(fin != LL_OK);
     if (ll_test_fail > before)
       fprintf(stderr, "  in case %s\n", cases[k].name);
+  }
+  /* a Latin-1 body that only looks like a zlib header with a preset
+   * dictionary ('x' then '?') is text, kept as base64 */
+  {
+    static const char latin1[] = "x?caf\xe9 ok";
+    ll_error err = {0};
+    svc *s;
+    ll_transport *t = recorder("latin1.json", &s, &err, clock);
+    CHECK(t != NULL);
+    if (t) {
+      s->body = latin1;
+      s->body_len = sizeof latin1 - 1;
+      CHECK_INT(send_with(t, ID_A, "x", 1, &err), LL_OK);
+      CHECK_INT(t->finish(t, &err), LL_OK);
+      ll_transport_free(t);
+    }
   }
 }
 

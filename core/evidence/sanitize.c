@@ -194,9 +194,11 @@ static size_t replace_next(const char *s, size_t len, size_t i,
   first['s'] = first['S'] = 1;
   for (size_t j = 0; j < n; j++)
     if (secrets[j] && secrets[j][0] == LL_SANITIZE_SIG_MARK) {
-      /* its characters, and the first bytes of each spelling of + / = */
+      /* its characters in either case, and the first bytes of each
+       * spelling of + / = */
       for (const char *p = secrets[j] + 1; *p; p++)
-        first[(unsigned char)*p] = 1;
+        first[(unsigned char)*p] = first[fold(*p)] =
+            first[(unsigned char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p)] = 1;
       for (const char *p = "+ -/_=%\\&"; *p; p++)
         first[(unsigned char)*p] = 1;
     } else if (secrets[j] && secrets[j][0]) {

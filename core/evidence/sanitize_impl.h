@@ -142,6 +142,8 @@ static inline int is_sig_end(char c) {
 
 /* The fewest consecutive characters of a signature that are a match. */
 #define LL_SANITIZE_SIG_MIN 8
+/* The same in another case than the signature's own (each says less). */
+#define LL_SANITIZE_SIG_FOLDED 12
 
 /* A signature form's characters d (after LL_SANITIZE_SIG_MARK) spelled
  * at s[i]: the end of the longest stretch of LL_SANITIZE_SIG_MIN or more

@@ -14,9 +14,33 @@ static int hexval(char c) {
                                 : -1;
 }
 
-/* '+', '/', '=' or '+' for a space, from the byte they are escaped as. */
-static char escaped(unsigned v) {
+static int is_alnum(unsigned v) {
+  return (v >= '0' && v <= '9') || (v >= 'a' && v <= 'z') ||
+         (v >= 'A' && v <= 'Z');
+}
+
+/* The character a code escapes: a letter or digit as it is, '+' (or a
+ * space, which a form decoder makes of one), '/' or '='; else 0. */
+static char escaped(unsigned long v) {
+  if (v < 128 && is_alnum((unsigned)v))
+    return (char)v;
   return v == 0x2B || v == 0x20 ? '+' : v == 0x2F ? '/' : v == 0x3D ? '=' : 0;
+}
+
+/* HTML's named references for the three (a page may echo them so). */
+static size_t named_ref(const char *s, size_t len, size_t i, char *c) {
+  static const struct {
+    const char *name;
+    char c;
+  } refs[] = {{"&plus;", '+'}, {"&sol;", '/'}, {"&equals;", '='}};
+  for (size_t k = 0; k < sizeof refs / sizeof refs[0]; k++) {
+    size_t n = strlen(refs[k].name);
+    if (len - i >= n && memcmp(s + i, refs[k].name, n) == 0) {
+      *c = refs[k].c;
+      return n;
+    }
+  }
+  return 0;
 }
 
 /* Two hex digits at s[i], or -1. */
@@ -32,8 +56,7 @@ static int hex2(const char *s, size_t len, size_t i) {
  * letter or digit); 0 when none. */
 static size_t sig_unit(const char *s, size_t len, size_t i, char *c) {
   unsigned char b = (unsigned char)s[i];
-  if ((b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') ||
-      (b >= 'A' && b <= 'Z')) {
+  if (is_alnum(b)) {
     *c = (char)b;
     return 1;
   }
@@ -58,46 +81,59 @@ static size_t sig_unit(const char *s, size_t len, size_t i, char *c) {
     }
     return v >= 0 && (*c = escaped((unsigned)v)) ? 3 : 0;
   }
-  case '\\': /* JSON: \/ and \u002B */
-    if (len - i >= 2 && s[i + 1] == '/') {
+  case '\\': { /* JSON: \/ and \u002B, escaped again any times (\\/) */
+    size_t k = i;
+    while (k < len && k - i < 8 && s[k] == '\\')
+      k++;
+    if (k < len && s[k] == '/') {
       *c = '/';
-      return 2;
+      return k + 1 - i;
     }
-    if (len - i >= 6 && s[i + 1] == 'u' && s[i + 2] == '0' && s[i + 3] == '0') {
-      int v = hex2(s, len, i + 4);
-      return v >= 0 && (*c = escaped((unsigned)v)) ? 6 : 0;
+    if (len - k >= 5 && s[k] == 'u' && s[k + 1] == '0' && s[k + 2] == '0') {
+      int v = hex2(s, len, k + 3);
+      return v >= 0 && (*c = escaped((unsigned)v)) ? k + 5 - i : 0;
     }
     return 0;
-  case '&': { /* XML: &#x2B; and &#43; */
-    size_t j = i + 1, v = 0, digits = 0;
+  }
+  case '&': { /* XML: &#x2B; and &#43;, with leading zeros; HTML's names */
+    size_t j = i + 1, digits = 0;
+    unsigned long v = 0;
     if (j >= len || s[j++] != '#')
-      return 0;
+      return named_ref(s, len, i, c);
     int hex = j < len && (s[j] == 'x' || s[j] == 'X');
     j += (size_t)hex;
-    for (; j < len && digits < 4 && s[j] != ';'; j++, digits++) {
+    for (; j < len && digits < 8 && s[j] != ';'; j++, digits++) {
       int d =
           hex ? hexval(s[j]) : (s[j] >= '0' && s[j] <= '9' ? s[j] - '0' : -1);
       if (d < 0)
         return 0;
-      v = v * (hex ? 16u : 10u) + (unsigned)d;
+      v = v * (hex ? 16u : 10u) + (unsigned long)d;
     }
     if (!digits || j >= len || s[j] != ';')
       return 0;
-    return (*c = escaped((unsigned)v)) ? j + 1 - i : 0;
+    return (*c = escaped(v)) ? j + 1 - i : 0;
   }
   default:
     return 0;
   }
 }
 
-/* How many characters of d from d[j] the text at s[i] spells, and where
- * that ends (*end). */
+static char fold_c(char c) {
+  return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* How many characters of d from d[j] the text at s[i] spells, in either
+ * case (a WAF or a log may lower or raise an echo), and where that ends
+ * (*end); *exact: how many of the first of them are in d's own case. */
 static size_t spelled_from(const char *s, size_t len, size_t i, const char *d,
-                           size_t j, size_t *end) {
+                           size_t j, size_t *end, size_t *exact) {
   size_t n = 0, u;
   char c;
+  *exact = 0;
   while (d[j + n] && i < len && (u = sig_unit(s, len, i, &c)) != 0 &&
-         c == d[j + n]) {
+         fold_c(c) == fold_c(d[j + n])) {
+    if (*exact == n && c == d[j + n])
+      (*exact)++;
     i += u;
     n++;
   }
@@ -106,17 +142,26 @@ static size_t spelled_from(const char *s, size_t len, size_t i, const char *d,
 }
 
 size_t ll_san_sig_at(const char *s, size_t len, size_t i, const char *d) {
-  size_t dl = strlen(d), best = 0, need, e;
+  size_t dl = strlen(d), best = 0, e, exact;
   char c;
-  need = dl < LL_SANITIZE_SIG_MIN ? dl : LL_SANITIZE_SIG_MIN;
+  /* 8 characters in the signature's own case; in another case each says
+   * less (36 letters and digits, not 64), so 12 */
+  size_t need = dl < LL_SANITIZE_SIG_MIN ? dl : LL_SANITIZE_SIG_MIN;
+  size_t need_folded =
+      dl < LL_SANITIZE_SIG_FOLDED ? dl : LL_SANITIZE_SIG_FOLDED;
   if (!dl || i >= len || !sig_unit(s, len, i, &c))
     return 0;
-  for (const char *p = d; (p = memchr(p, c, dl - (size_t)(p - d))); p++) {
-    size_t j = (size_t)(p - d);
-    if (dl - j < need)
-      break;
-    if (spelled_from(s, len, i, d, j, &e) >= need && e > best)
-      best = e;
+  char other = c >= 'a' && c <= 'z'   ? (char)(c - 'a' + 'A')
+               : c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a')
+                                      : c;
+  for (int pass = 0; pass < (other != c ? 2 : 1); pass++) {
+    char want = pass ? other : c;
+    for (const char *p = d; (p = memchr(p, want, dl - (size_t)(p - d))); p++) {
+      size_t j = (size_t)(p - d);
+      size_t n = spelled_from(s, len, i, d, j, &e, &exact);
+      if ((exact >= need || n >= need_folded) && e > best)
+        best = e;
+    }
   }
   return best;
 }
@@ -126,7 +171,8 @@ size_t ll_san_sig_find(const char *s, size_t len, const char *d, size_t *end) {
    * first bytes of '+', '/' and '=' in each spelling */
   unsigned char start[256] = {0};
   for (const char *p = d; *p; p++)
-    start[(unsigned char)*p] = 1;
+    start[(unsigned char)*p] = start[(unsigned char)fold_c(*p)] =
+        start[(unsigned char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p)] = 1;
   for (const char *p = "+ -/_=%\\&"; *p; p++)
     start[(unsigned char)*p] = 1;
   for (size_t i = 0; i < len; i++)

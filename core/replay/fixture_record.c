@@ -114,12 +114,15 @@ static int wide_holds(const recorder *r, const fx_known *sec, const ll_buf *b,
 
 /* Whether bytes b[0..n) start as a compressed stream does (gzip, zlib,
  * zstd, xz, bzip2), whatever the headers said: what such a body holds no
- * scan can read. */
+ * scan can read. Raw deflate and brotli have no such mark. */
 static int looks_compressed(const unsigned char *b, size_t n) {
   if (n < 4)
     return 0;
   return (b[0] == 0x1f && b[1] == 0x8b) ||
-         (b[0] == 0x78 && ((b[0] << 8) | b[1]) % 31 == 0) ||
+         /* zlib: deflate, a window of at most 32K, no preset dictionary
+          * (HTTP never uses one), and its check bits */
+         ((b[0] & 0x0f) == 8 && (b[0] >> 4) <= 7 && !(b[1] & 0x20) &&
+          ((b[0] << 8) | b[1]) % 31 == 0) ||
          (b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd) ||
          (b[0] == 0xfd && b[1] == '7' && b[2] == 'z' && b[3] == 'X') ||
          (b[0] == 'B' && b[1] == 'Z' && b[2] == 'h' && b[3] >= '1' &&
