@@ -166,17 +166,51 @@ size_t ll_san_sig_at(const char *s, size_t len, size_t i, const char *d) {
   return best;
 }
 
+/* A signature character, case folded, as 0..38 (digits, letters, then
+ * '+', '/', '='). */
+static unsigned sym(char c) {
+  return c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+         : c >= 'a' && c <= 'z' ? (unsigned)(c - 'a' + 10)
+         : c >= 'A' && c <= 'Z' ? (unsigned)(c - 'A' + 10)
+         : c == '+'             ? 36u
+         : c == '/'             ? 37u
+                                : 38u;
+}
+
 size_t ll_san_sig_find(const char *s, size_t len, const char *d, size_t *end) {
-  /* the bytes a unit may start with: d's letters and digits, and the
-   * first bytes of '+', '/' and '=' in each spelling */
-  unsigned char start[256] = {0};
-  for (const char *p = d; *p; p++)
-    start[(unsigned char)*p] = start[(unsigned char)fold_c(*p)] =
-        start[(unsigned char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p)] = 1;
-  for (const char *p = "+ -/_=%\\&"; *p; p++)
-    start[(unsigned char)*p] = 1;
-  for (size_t i = 0; i < len; i++)
-    if (start[(unsigned char)s[i]] && (*end = ll_san_sig_at(s, len, i, d)))
+  /* every match of two or more characters starts with a pair of them that
+   * d holds in a row (either case): a table of those pairs, made once a
+   * call, lets most offsets go after two units are read */
+  unsigned char pair[39 * 39 / 8 + 1] = {0};
+  size_t dl = strlen(d);
+  if (dl < 2) {
+    for (size_t i = 0; i < len; i++)
+      if ((*end = ll_san_sig_at(s, len, i, d)) != 0)
+        return i;
+    return len;
+  }
+  for (size_t j = 0; j + 1 < dl; j++) {
+    unsigned k = sym(d[j]) * 39 + sym(d[j + 1]);
+    pair[k / 8] |= (unsigned char)(1u << (k % 8));
+  }
+  /* the unit at i (u1, c1) and the one after it (u2, c2); when u1 is one
+   * byte, the next offset's first unit is this one's second */
+  size_t u1 = 0, u2 = 0;
+  char c1 = 0, c2 = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (i > 0 && u1 == 1) {
+      u1 = u2;
+      c1 = c2;
+    } else {
+      u1 = sig_unit(s, len, i, &c1);
+    }
+    u2 = u1 && i + u1 < len ? sig_unit(s, len, i + u1, &c2) : 0;
+    if (!u2)
+      continue;
+    unsigned k = sym(c1) * 39 + sym(c2);
+    if ((pair[k / 8] >> (k % 8) & 1) &&
+        (*end = ll_san_sig_at(s, len, i, d)) != 0)
       return i;
+  }
   return len;
 }
