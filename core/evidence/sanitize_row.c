@@ -169,9 +169,35 @@ static char *scrub(const char *s, const scrub_ctx *x, int *same) {
     *same = 1;
     return NULL;
   }
+  /* The bytes a match may start at, as a set strpbrk jumps to: the IDs'
+   * first bytes (needed after its "= \t%"), s and S when the value holds
+   * '=' or '%' (a sig= key needs one), b and B when it holds a space or a
+   * tab (a bearer token needs one). Without a quick list, every byte. */
+  char walk[sizeof x->needed + 4];
+  const char *set = NULL;
+  if (x->needed[0]) {
+    size_t w = strlen(x->needed + 4);
+    memcpy(walk, x->needed + 4, w);
+    if (strpbrk(s, "=%")) {
+      walk[w++] = 's';
+      walk[w++] = 'S';
+    }
+    if (strpbrk(s, " \t")) {
+      walk[w++] = 'b';
+      walk[w++] = 'B';
+    }
+    walk[w] = '\0';
+    set = walk;
+  }
   while (i < len && !b.oom) {
     const char *alias;
     size_t keep = 0, end = 0;
+    if (set) {
+      const char *p = *set ? strpbrk(s + i, set) : NULL;
+      if (!p)
+        break;
+      i = (size_t)(p - s);
+    }
     if (!firsts[(unsigned char)s[i]] ||
         !scrub_at(s, len, i, x, &alias, &keep, &end)) {
       i++;
