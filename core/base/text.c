@@ -43,7 +43,7 @@ int ll_utf8_valid(const unsigned char *s, size_t n) {
   return 1;
 }
 
-static int hexval(char c) {
+int ll_hexval(char c) {
   return c >= '0' && c <= '9'   ? c - '0'
          : c >= 'a' && c <= 'f' ? c - 'a' + 10
          : c >= 'A' && c <= 'F' ? c - 'A' + 10
@@ -58,8 +58,8 @@ int ll_pct_decode(const char *src, size_t len, char *dst, size_t cap,
   for (size_t i = 0; i < len; i++) {
     int c = (unsigned char)src[i];
     if (c == '%') {
-      int hi = i + 2 < len ? hexval(src[i + 1]) : -1;
-      int lo = hi < 0 ? -1 : hexval(src[i + 2]);
+      int hi = i + 2 < len ? ll_hexval(src[i + 1]) : -1;
+      int lo = hi < 0 ? -1 : ll_hexval(src[i + 2]);
       if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
         return -1;
       c = hi * 16 + lo;

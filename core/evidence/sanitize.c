@@ -194,18 +194,12 @@ static size_t replace_next(const char *s, size_t len, size_t i,
   first['s'] = first['S'] = 1;
   for (size_t j = 0; j < n; j++)
     if (secrets[j] && secrets[j][0] == LL_SANITIZE_SIG_MARK) {
-      /* its characters in either case, and the first bytes of each
-       * spelling of + / = */
-      for (const char *p = secrets[j] + 1; *p; p++)
-        first[(unsigned char)*p] = first[fold(*p)] =
-            first[(unsigned char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p)] = 1;
-      for (const char *p = "+ -/_=%\\&"; *p; p++)
-        first[(unsigned char)*p] = 1;
+      ll_san_sig_starts(secrets[j] + 1, first);
     } else if (secrets[j] && secrets[j][0]) {
       unsigned char f = (unsigned char)secrets[j][0];
       first[f] = 1;
       if (is_guid(secrets[j]))
-        first[fold((char)f)] = first[f >= 'a' && f <= 'z' ? f - 32 : f] = 1;
+        first[fold((char)f)] = first[other_case((char)f)] = 1;
     }
   for (; i < len; i++) {
     unsigned char c = (unsigned char)s[i];
@@ -435,7 +429,7 @@ void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
     if (!ids[q])
       continue;
     unsigned char f = id_first(ids[q]);
-    starts[f] = starts[f >= 'a' && f <= 'z' ? f - 32 : f] = 1;
+    starts[f] = starts[other_case((char)f)] = 1;
     if (q < LL_SAN_KNOWN_IDS) {
       first[q] = f;
       second[q] = id_second(ids[q]);

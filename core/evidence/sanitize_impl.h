@@ -17,6 +17,14 @@ static inline unsigned char fold(char c) {
   return x >= 'A' && x <= 'Z' ? (unsigned char)(x - 'A' + 'a') : x;
 }
 
+/* The other case of an ASCII letter; any other byte as it is. */
+static inline unsigned char other_case(char c) {
+  unsigned char x = (unsigned char)c;
+  return x >= 'a' && x <= 'z'   ? (unsigned char)(x - 'a' + 'A')
+         : x >= 'A' && x <= 'Z' ? (unsigned char)(x - 'A' + 'a')
+                                : x;
+}
+
 static inline int lower_eq(char a, char b) {
   return fold(a) == fold(b);
 }
@@ -149,6 +157,10 @@ static inline int is_sig_end(char c) {
  * at s[i]: the end of the longest stretch of LL_SANITIZE_SIG_MIN or more
  * of them (all of d when shorter), or 0 (sanitize_sig.c). */
 size_t ll_san_sig_at(const char *s, size_t len, size_t i, const char *d);
+/* Marks in first[] every byte a spelling of one of d's characters may
+ * start with: d's letters and digits in either case, and the first bytes
+ * of each spelling of '+', '/' and '='. */
+void ll_san_sig_starts(const char *d, unsigned char first[256]);
 /* The first offset where ll_san_sig_at matches, or len; its end in *end. */
 size_t ll_san_sig_find(const char *s, size_t len, const char *d, size_t *end);
 

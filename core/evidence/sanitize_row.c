@@ -120,7 +120,7 @@ static void scrub_init(scrub_ctx *x, const char *const *ids,
    * byte left unmarked is an ID never replaced */
   for (size_t k = 0; k < n; k++) {
     unsigned char f = id_first(ids[k]);
-    unsigned char u = f >= 'a' && f <= 'z' ? (unsigned char)(f - 'a' + 'A') : f;
+    unsigned char u = other_case((char)f);
     if (k < LL_SAN_KNOWN_IDS) {
       x->first[k] = f;
       x->second[k] = id_second(ids[k]);

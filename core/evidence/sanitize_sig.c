@@ -6,13 +6,7 @@
 #include <string.h>
 
 #include "sanitize_impl.h"
-
-static int hexval(char c) {
-  return c >= '0' && c <= '9'   ? c - '0'
-         : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                : -1;
-}
+#include "text.h"
 
 static int is_alnum(unsigned v) {
   return (v >= '0' && v <= '9') || (v >= 'a' && v <= 'z') ||
@@ -47,7 +41,7 @@ static size_t named_ref(const char *s, size_t len, size_t i, char *c) {
 static int hex2(const char *s, size_t len, size_t i) {
   if (len - i < 2)
     return -1;
-  int a = hexval(s[i]), b = hexval(s[i + 1]);
+  int a = ll_hexval(s[i]), b = ll_hexval(s[i + 1]);
   return a < 0 || b < 0 ? -1 : a * 16 + b;
 }
 
@@ -103,8 +97,8 @@ static size_t sig_unit(const char *s, size_t len, size_t i, char *c) {
     int hex = j < len && (s[j] == 'x' || s[j] == 'X');
     j += (size_t)hex;
     for (; j < len && digits < 8 && s[j] != ';'; j++, digits++) {
-      int d =
-          hex ? hexval(s[j]) : (s[j] >= '0' && s[j] <= '9' ? s[j] - '0' : -1);
+      int d = hex ? ll_hexval(s[j])
+                  : (s[j] >= '0' && s[j] <= '9' ? s[j] - '0' : -1);
       if (d < 0)
         return 0;
       v = v * (hex ? 16u : 10u) + (unsigned long)d;
@@ -118,10 +112,6 @@ static size_t sig_unit(const char *s, size_t len, size_t i, char *c) {
   }
 }
 
-static char fold_c(char c) {
-  return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
 /* How many characters of d from d[j] the text at s[i] spells, in either
  * case (a WAF or a log may lower or raise an echo), and where that ends
  * (*end); *exact: how many of the first of them are in d's own case. */
@@ -131,7 +121,7 @@ static size_t spelled_from(const char *s, size_t len, size_t i, const char *d,
   char c;
   *exact = 0;
   while (d[j + n] && i < len && (u = sig_unit(s, len, i, &c)) != 0 &&
-         fold_c(c) == fold_c(d[j + n])) {
+         fold(c) == fold(d[j + n])) {
     if (*exact == n && c == d[j + n])
       (*exact)++;
     i += u;
@@ -151,9 +141,7 @@ size_t ll_san_sig_at(const char *s, size_t len, size_t i, const char *d) {
       dl < LL_SANITIZE_SIG_FOLDED ? dl : LL_SANITIZE_SIG_FOLDED;
   if (!dl || i >= len || !sig_unit(s, len, i, &c))
     return 0;
-  char other = c >= 'a' && c <= 'z'   ? (char)(c - 'a' + 'A')
-               : c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a')
-                                      : c;
+  char other = (char)other_case(c);
   for (int pass = 0; pass < (other != c ? 2 : 1); pass++) {
     char want = pass ? other : c;
     for (const char *p = d; (p = memchr(p, want, dl - (size_t)(p - d))); p++) {
@@ -164,6 +152,13 @@ size_t ll_san_sig_at(const char *s, size_t len, size_t i, const char *d) {
     }
   }
   return best;
+}
+
+void ll_san_sig_starts(const char *d, unsigned char first[256]) {
+  for (const char *p = d; *p; p++)
+    first[(unsigned char)*p] = first[other_case(*p)] = 1;
+  for (const char *p = "+ -/_=%\\&"; *p; p++)
+    first[(unsigned char)*p] = 1;
 }
 
 /* A signature character, case folded, as 0..38 (digits, letters, then

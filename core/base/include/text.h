@@ -12,6 +12,9 @@
  * surrogate, nothing past U+10FFFF, no sequence cut at the end. */
 int ll_utf8_valid(const unsigned char *s, size_t n);
 
+/* The value of hex digit c (either case), or -1. */
+int ll_hexval(char c);
+
 /* Percent-decodes src[0..len) into dst (cap bytes, NUL-terminated): 0, with
  * *out_len set when out_len is given, or -1 on an escape that is not '%'
  * and two hex digits, on %00 (no NUL reaches a decoded value), or when dst
