@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "guard.h"
 #include "model.h"
 #include "payload.h"
 #include "testlib.h"
@@ -553,6 +554,24 @@ static inline ll_status rb_verify(const cJSON *rows, ll_error *err) {
   }
   ll_model_free(m);
   return st;
+}
+
+/* The decision row the fold records, after checking that every row
+ * re-derives (rb_verify). */
+static inline cJSON *rb_decide(ll_rb *b) {
+  ll_step d = DECIDE;
+  cJSON *row = rb_step(b, &d);
+  CHECK_INT(b->failed, 0);
+  ll_error err = {0};
+  CHECK_INT(rb_verify(b->rows, &err), LL_OK);
+  return row;
+}
+
+/* The guard's answer to r over the rows built so far (err cleared first). */
+static inline ll_status rb_guard(const ll_rb *b, const ll_guard_req *r,
+                                 ll_error *err) {
+  memset(err, 0, sizeof *err);
+  return ll_guard_check(b->m, r, err);
 }
 
 #endif

@@ -36,21 +36,6 @@ static cJSON *rows(ll_rb *b, const ll_step *steps) {
   return last;
 }
 
-static ll_code guard(const ll_rb *b, const ll_guard_req *r, ll_error *err) {
-  memset(err, 0, sizeof *err);
-  return ll_guard_check(b->m, r, err);
-}
-
-/* The decision row the fold records, checked to re-derive. */
-static cJSON *decide(ll_rb *b) {
-  ll_step d = DECIDE;
-  cJSON *row = rb_step(b, &d);
-  CHECK_INT(b->failed, 0);
-  ll_error err = {0};
-  CHECK_INT(rb_verify(b->rows, &err), LL_OK);
-  return row;
-}
-
 static void test_fresh_target(void) {
   ll_rb b;
   static const ll_step steps[] = {FRESH, END_STEPS};
@@ -63,7 +48,7 @@ static void test_fresh_target(void) {
   CHECK(ll_model_preflight_done(b.m));
   CHECK(ll_model_stop(b.m, NULL) == NULL);
   ll_error err;
-  CHECK_INT(guard(&b, &CONTAINER_REQ, &err), LL_OK);
+  CHECK_INT(rb_guard(&b, &CONTAINER_REQ, &err), LL_OK);
   /* a preflight observes nothing of a lifecycle */
   CHECK_STR(ll_model_observed_state(b.m), "");
   rb_free(&b);
@@ -94,18 +79,18 @@ static void test_target_exists(void) {
   ll_error err;
   /* every mutation is refused, the lab's Create Container first; reads
    * are not */
-  CHECK_INT(guard(&b, &CONTAINER_REQ, &err), LL_E_TARGET_EXISTS);
+  CHECK_INT(rb_guard(&b, &CONTAINER_REQ, &err), LL_E_TARGET_EXISTS);
   CHECK(strstr(err.message, "Create Container refused (invariant 15): the "
                             "blob /lease-handoff-lab/writer-handoff.json "
                             "already exists") != NULL);
-  CHECK_INT(guard(&b, &CREATE_REQ, &err), LL_E_TARGET_EXISTS);
-  CHECK_INT(guard(&b, &DELETE_REQ, &err), LL_E_TARGET_EXISTS);
-  CHECK_INT(guard(&b, &READ_REQ, &err), LL_OK);
+  CHECK_INT(rb_guard(&b, &CREATE_REQ, &err), LL_E_TARGET_EXISTS);
+  CHECK_INT(rb_guard(&b, &DELETE_REQ, &err), LL_E_TARGET_EXISTS);
+  CHECK_INT(rb_guard(&b, &READ_REQ, &err), LL_OK);
   const char *out = NULL;
   CHECK(!ll_decide_accept_reachable(b.m, &out));
   CHECK(out && strstr(out, "already exists"));
 
-  cJSON *d = decide(&b);
+  cJSON *d = rb_decide(&b);
   CHECK_STR(rb_str(d, "decision"), "HOLD");
   const cJSON *reasons = cJSON_GetObjectItem(d, "reasons");
   CHECK(strstr(cJSON_GetArrayItem(reasons, 0)->valuestring, "already exists"));
@@ -165,12 +150,12 @@ static void test_preflight_failures(void) {
     CHECK_INT(code, LL_E_PREFLIGHT);
     CHECK(why && strstr(why, rows_[i].says));
     ll_error err;
-    CHECK_INT(guard(&b, &CONTAINER_REQ, &err), LL_E_PREFLIGHT);
+    CHECK_INT(rb_guard(&b, &CONTAINER_REQ, &err), LL_E_PREFLIGHT);
     CHECK_INT(ll_guard_invariant(err.code), 15);
     /* not a doubt to reconcile: a read is still allowed */
     CHECK_INT(ll_model_doubts(b.m), 0);
-    CHECK_INT(guard(&b, &READ_REQ, &err), LL_OK);
-    cJSON *d = decide(&b);
+    CHECK_INT(rb_guard(&b, &READ_REQ, &err), LL_OK);
+    cJSON *d = rb_decide(&b);
     CHECK_STR(rb_str(d, "decision"), "HOLD");
     const cJSON *stop = cJSON_GetObjectItem(d, "target_stop");
     CHECK_STR(rb_str(stop, "kind"), rows_[i].kind);
@@ -231,8 +216,8 @@ static void test_create_refused(void) {
     CHECK(why && strstr(why, "(event e0002: the create of revision 0 was "
                              "refused"));
     ll_error err;
-    CHECK_INT(guard(&b, &CREATE_REQ, &err), LL_E_TARGET_EXISTS);
-    cJSON *d = decide(&b);
+    CHECK_INT(rb_guard(&b, &CREATE_REQ, &err), LL_E_TARGET_EXISTS);
+    cJSON *d = rb_decide(&b);
     CHECK_STR(rb_str(d, "decision"), "HOLD");
     CHECK_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "target_stop"),
                                   "mutations_sent")
@@ -256,7 +241,7 @@ static void test_cleanup_etag(void) {
   /* nothing written in this lifecycle: nothing to delete */
   static const ll_step none[] = {FRESH, LIFE(0), END_STEPS};
   rows(&b, none);
-  CHECK_INT(guard(&b, &DELETE_REQ, &err), LL_E_DELETE_UNCONFIRMED);
+  CHECK_INT(rb_guard(&b, &DELETE_REQ, &err), LL_E_DELETE_UNCONFIRMED);
   CHECK(strstr(err.message, "no ETag to condition the delete on") != NULL);
   CHECK_INT(ll_guard_invariant(err.code), 15);
   rb_free(&b);
@@ -266,7 +251,7 @@ static void test_cleanup_etag(void) {
                                  END_STEPS};
   rows(&b, back);
   CHECK_STR(ll_model_cleanup_etag(b.m), RB_ETAG);
-  CHECK_INT(guard(&b, &DELETE_REQ, &err), LL_OK);
+  CHECK_INT(rb_guard(&b, &DELETE_REQ, &err), LL_OK);
   rb_free(&b);
 
   /* a doubtful Put forgets it; a reconcile that explains the content
@@ -302,7 +287,7 @@ static void test_delete_condition_fails(void) {
             "202; 412 ConditionNotMet if the blob changed after the read-back");
   CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(r, "discrepancy")), 0);
   CHECK(!ll_model_cleanup_confirmed(b.m));
-  cJSON *d = decide(&b);
+  cJSON *d = rb_decide(&b);
   CHECK_STR(rb_str(d, "decision"), "RECONCILE");
   CHECK(rb_any_contains(cJSON_GetObjectItem(d, "reasons"),
                         "the cleanup Delete was refused 412 ConditionNotMet: "

@@ -51,21 +51,6 @@ static void rows(ll_rb *b, const ll_step *steps) {
   CHECK_INT(b->failed, 0);
 }
 
-static ll_status guard(const ll_rb *b, const ll_guard_req *r, ll_error *err) {
-  memset(err, 0, sizeof *err);
-  return ll_guard_check(b->m, r, err);
-}
-
-/* The decision row the fold records; every row re-derives (verify). */
-static cJSON *decide(ll_rb *b) {
-  ll_step d = DECIDE;
-  cJSON *row = rb_step(b, &d);
-  CHECK_INT(b->failed, 0);
-  ll_error err = {0};
-  CHECK_INT(rb_verify(b->rows, &err), LL_OK);
-  return row;
-}
-
 static cJSON *step(ll_rb *b, ll_step s) {
   return rb_step(b, &s);
 }
@@ -113,11 +98,11 @@ static void test_foreign_object_not_adopted(void) {
     /* no ETag to condition a mutation on: nothing is sent */
     CHECK_STR(ll_model_cleanup_etag(b.m), "");
     ll_error err;
-    CHECK_INT(guard(&b, &DELETE_REQ, &err), LL_E_HOLD);
+    CHECK_INT(rb_guard(&b, &DELETE_REQ, &err), LL_E_HOLD);
     CHECK(strstr(err.message, "leave the blob for the operator") != NULL);
     for (size_t k = 0; k < N_LEASE_OPS; k++)
-      CHECK_INT(guard(&b, &LEASE_OPS[k].req, &err), LL_E_HOLD);
-    cJSON *d = decide(&b);
+      CHECK_INT(rb_guard(&b, &LEASE_OPS[k].req, &err), LL_E_HOLD);
+    cJSON *d = rb_decide(&b);
     CHECK_STR(rb_str(d, "decision"), "HOLD");
     CHECK(rb_any_contains(cJSON_GetObjectItem(d, "reasons"),
                           "the blob's ETag " RB_ETAG_OTHER
@@ -177,9 +162,9 @@ static void test_own_object_adopted(void) {
     CHECK_INT(ll_model_doubts(b.m), 0);
     CHECK_STR(ll_model_cleanup_etag(b.m), t[i].etag);
     ll_error err;
-    CHECK_INT(guard(&b, &DELETE_REQ, &err), LL_OK);
-    CHECK_INT(guard(&b, &LEASE_OPS[0].req, &err), LL_OK);
-    cJSON *d = decide(&b);
+    CHECK_INT(rb_guard(&b, &DELETE_REQ, &err), LL_OK);
+    CHECK_INT(rb_guard(&b, &LEASE_OPS[0].req, &err), LL_OK);
+    cJSON *d = rb_decide(&b);
     CHECK(!rb_any_contains(cJSON_GetObjectItem(d, "reasons"),
                            "none this run's writes"));
     if (ll_test_fail > before)
@@ -238,7 +223,7 @@ static void test_lease_before_create(void) {
     rows(&b, t[i].steps);
     ll_error err;
     for (size_t k = 0; k < N_LEASE_OPS; k++) {
-      ll_status st = guard(&b, &LEASE_OPS[k].req, &err);
+      ll_status st = rb_guard(&b, &LEASE_OPS[k].req, &err);
       if (t[i].lease_code != (ll_code)-1) {
         CHECK_INT(st, t[i].lease_code);
         continue;
@@ -253,14 +238,14 @@ static void test_lease_before_create(void) {
       if (ll_test_fail > before)
         fprintf(stderr, "  %s: %s\n", LEASE_OPS[k].name, err.message);
     }
-    ll_status st = guard(&b, &DELETE_REQ, &err);
+    ll_status st = rb_guard(&b, &DELETE_REQ, &err);
     if (t[i].delete_code != (ll_code)-1) {
       CHECK_INT(st, t[i].delete_code);
     } else {
       CHECK_INT(st, LL_E_DELETE_UNCONFIRMED);
       CHECK_INT(ll_guard_invariant(err.code), 15);
     }
-    decide(&b);
+    rb_decide(&b);
     if (ll_test_fail > before)
       fprintf(stderr, "  in lease-order case \"%s\"\n", t[i].name);
     rb_free(&b);
