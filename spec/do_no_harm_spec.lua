@@ -51,30 +51,11 @@ describe("do no harm to the target #live", function()
   local ca = os.getenv("LEASELUA_CA_FILE")
   local manifest, work
 
-  -- The server's view, outside leaselua: curl with the lab's dev token and
-  -- CA file. Returns status, headers (lowercase names) and body.
+  -- The server's view, outside leaselua: curl with the lab's dev token
+  -- (helper.live_curl).
   local function curl(method, blob, body)
-    local d = helper.tmpdir()
-    helper.write(d .. "/h", "Authorization: Bearer " .. helper.dev_token() .. "\nx-ms-version: 2023-11-03\n")
-    local cmd = { "curl -sS --cacert", helper.quote(ca), "-H @" .. helper.quote(d .. "/h"), "-X", method,
-      "-D", helper.quote(d .. "/rh"), "-o", helper.quote(d .. "/rb"), "-w '%{http_code}'" }
-    if body then
-      helper.write(d .. "/body", body)
-      cmd[#cmd + 1] = "-H 'x-ms-blob-type: BlockBlob' -H 'Content-Type: application/json' --data-binary @" ..
-        helper.quote(d .. "/body")
-    elseif method == "PUT" then
-      cmd[#cmd + 1] = "-H 'Content-Length: 0'"
-    end
-    cmd[#cmd + 1] = helper.quote(url .. "/" .. CONTAINER .. (blob and ("/" .. blob) or "?restype=container"))
-    local p = io.popen(table.concat(cmd, " "))
-    local status = tonumber(p:read("a"))
-    p:close()
-    local headers = {}
-    for line in (helper.read(d .. "/rh") or ""):gmatch("[^\r\n]+") do
-      local k, v = line:match("^([^:]+):%s*(.*)$")
-      if k then headers[k:lower()] = v end
-    end
-    return status, headers, helper.read(d .. "/rb") or ""
+    return helper.live_curl(method, url .. "/" .. CONTAINER .. (blob and ("/" .. blob) or "?restype=container"),
+      body)
   end
 
   local function open(dir, blob)

@@ -40,32 +40,10 @@ describe("the run touches only the object it created #live", function()
   local work
 
   -- The server's view and the other writer, outside leaselua: curl with
-  -- the lab's dev token. Returns status, headers (lowercase names), body.
+  -- the lab's dev token (helper.live_curl).
   local function curl(method, blob, body, headers)
-    local d = helper.tmpdir()
-    local h = { "Authorization: Bearer " .. helper.dev_token(), "x-ms-version: 2023-11-03" }
-    for _, x in ipairs(headers or {}) do h[#h + 1] = x end
-    helper.write(d .. "/h", table.concat(h, "\n") .. "\n")
-    local cmd = { "curl -sS --cacert", helper.quote(ca), "-H @" .. helper.quote(d .. "/h"), "-X", method,
-      "-D", helper.quote(d .. "/rh"), "-o", helper.quote(d .. "/rb"), "-w '%{http_code}'" }
-    if body then
-      helper.write(d .. "/body", body)
-      cmd[#cmd + 1] = "-H 'x-ms-blob-type: BlockBlob' -H 'Content-Type: application/json' --data-binary @" ..
-        helper.quote(d .. "/body")
-    elseif method == "PUT" then
-      cmd[#cmd + 1] = "-H 'Content-Length: 0'"
-    end
-    local target = blob and ("/" .. blob) or "?restype=container"
-    cmd[#cmd + 1] = helper.quote(url .. "/" .. CONTAINER .. target)
-    local p = io.popen(table.concat(cmd, " "))
-    local status = tonumber(p:read("a"))
-    p:close()
-    local out = {}
-    for line in (helper.read(d .. "/rh") or ""):gmatch("[^\r\n]+") do
-      local k, v = line:match("^([^:]+):%s*(.*)$")
-      if k then out[k:lower()] = v end
-    end
-    return status, out, helper.read(d .. "/rb") or ""
+    return helper.live_curl(method, url .. "/" .. CONTAINER .. (blob and ("/" .. blob) or "?restype=container"),
+      body, headers)
   end
 
   local function open(cfg)

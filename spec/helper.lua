@@ -238,4 +238,34 @@ function M.dev_token()
   return dev_token
 end
 
+-- The live server's view, outside leaselua: curl with the dev token and
+-- LEASELUA_CA_FILE, to target (a whole URL), with extra header lines; a
+-- body is sent as a BlockBlob. Returns status, headers (lowercase names)
+-- and body.
+function M.live_curl(method, target, body, headers)
+  local d = M.tmpdir()
+  local h = { "Authorization: Bearer " .. M.dev_token(), "x-ms-version: 2023-11-03" }
+  for _, x in ipairs(headers or {}) do h[#h + 1] = x end
+  M.write(d .. "/h", table.concat(h, "\n") .. "\n")
+  local cmd = { "curl -sS --cacert", quote(os.getenv("LEASELUA_CA_FILE")), "-H @" .. quote(d .. "/h"), "-X", method,
+    "-D", quote(d .. "/rh"), "-o", quote(d .. "/rb"), "-w '%{http_code}'" }
+  if body then
+    M.write(d .. "/body", body)
+    cmd[#cmd + 1] = "-H 'x-ms-blob-type: BlockBlob' -H 'Content-Type: application/json' --data-binary @" ..
+      quote(d .. "/body")
+  elseif method == "PUT" then
+    cmd[#cmd + 1] = "-H 'Content-Length: 0'"
+  end
+  cmd[#cmd + 1] = quote(target)
+  local p = io.popen(table.concat(cmd, " "))
+  local status = tonumber(p:read("a"))
+  p:close()
+  local out = {}
+  for line in (M.read(d .. "/rh") or ""):gmatch("[^\r\n]+") do
+    local k, v = line:match("^([^:]+):%s*(.*)$")
+    if k then out[k:lower()] = v end
+  end
+  return status, out, M.read(d .. "/rb") or ""
+end
+
 return M
