@@ -71,15 +71,19 @@ static void test_pct(void) {
 }
 
 /* Every byte from 1 to 255, alone and amid plain runs of every length
- * around the word size, printed as cJSON prints the same string. */
+ * around the word size and the short copy's 24 bytes (before it, after
+ * it, or both: a byte in the tail past the last whole word too), printed
+ * as cJSON prints the same string. */
 static void test_json_string(void) {
   for (int c = 1; c < 256; c++) {
-    for (size_t pad = 0; pad < 18; pad++) {
-      char s[64];
-      memset(s, 'x', pad);
-      s[pad] = (char)c;
-      memset(s + pad + 1, 'y', pad);
-      s[2 * pad + 1] = '\0';
+    for (size_t k = 0; k < 3 * 40; k++) {
+      size_t pad = k % 40, before = k < 80 ? pad : 0,
+             after = k < 40 || k >= 80 ? pad : 0;
+      char s[96];
+      memset(s, 'x', before);
+      s[before] = (char)c;
+      memset(s + before + 1, 'y', after);
+      s[before + after + 1] = '\0';
       ll_buf b = {0};
       ll_json_put_string(&b, s);
       cJSON *j = cJSON_CreateString(s);
