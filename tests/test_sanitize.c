@@ -673,6 +673,43 @@ static void test_many_secrets(void) {
   free(note.p);
 }
 
+/* IDs that start with a letter, found where the text holds that letter in
+ * the other case: the projections (copy, shared, in place) replace them,
+ * and the scan finds them. The first IDs are looked up by their first
+ * byte in either case; one missing case would leave the ID in place. */
+static void test_letter_first_ids(void) {
+  static const char *const lid[] = {"Ab8fad5b-d9cb-469f-a165-70867728950e",
+                                    "cd9e6679-7425-40de-944b-e07fc1f90ae7"};
+  static const char *const lal[] = {"LA", "LC"};
+  static const char *const seen[] = {"aB8FAD5B-D9CB-469F-A165-70867728950E",
+                                     "CD9E6679742540DE944BE07FC1F90AE7",
+                                     "Ab8fad5bd9cb469f" /* cut */};
+  static const char *const want[] = {"LA", "LC", "LA"};
+  for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++) {
+    cJSON *row = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "v", seen[i]);
+    cJSON *ex = ll_sanitize_row(row, lid, lal, 2);
+    cJSON *sh = ll_sanitize_row_shared(row, lid, lal, 2);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(ex, "v")), want[i]);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(sh, "v")), want[i]);
+    cJSON *dead = NULL;
+    CHECK(ll_sanitize_row_in_place(row, lid, lal, 2, &dead));
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(row, "v")), want[i]);
+    cJSON_Delete(dead);
+    cJSON_Delete(ex);
+    cJSON_Delete(sh);
+    cJSON_Delete(row);
+    char line[96];
+    snprintf(line, sizeof line, "{\"v\":\"%s\"}", seen[i]);
+    ll_scan_result r;
+    ll_sanitize_scan(line, strlen(line), lid, 2, NULL, 0, &r);
+    CHECK_INT((int)r.hits, 1);
+    CHECK_INT((int)r.kind, LL_SCAN_ID);
+    CHECK_INT((int)r.index, want[i][1] == 'A' ? 0 : 1);
+    CHECK_INT((int)r.offset, 6);
+  }
+}
+
 int main(void) {
   test_identity_keys_dropped();
   test_many_secrets();
@@ -685,6 +722,7 @@ int main(void) {
   test_scan();
   test_scan_against_reference();
   test_many_ids();
+  test_letter_first_ids();
   test_in_place_reference();
   return ll_test_report("test_sanitize");
 }
