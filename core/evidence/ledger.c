@@ -118,9 +118,10 @@ ll_status ll_ledger_join(char *out, const char *a, const char *b,
 ll_status ll_ledger_scan_line(const ll_ledger *l, const char *line, size_t len,
                               int with_ids, const char *which, ll_error *err) {
   ll_scan_result r;
-  ll_sanitize_scan(line, len, (const char *const *)l->ids,
-                   with_ids ? l->n_binds : 0, (const char *const *)l->secrets,
-                   l->n_secrets, &r);
+  ll_san_ids own;
+  ll_sanitize_scan_ids(line, len, (const char *const *)l->ids,
+                       with_ids ? ll_ledger_bound_ids(l, &own) : NULL,
+                       (const char *const *)l->secrets, l->n_secrets, &r);
   if (!r.hits)
     return LL_OK;
   if (r.kind == LL_SCAN_ID)
@@ -311,9 +312,10 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
    * tree becomes the export row. The members it drops or replaces stay
    * (on dead) until the export line is printed, since the spans of the
    * protected line point at them. */
-  if (!ll_sanitize_row_in_place(row, (const char *const *)l->ids,
-                                (const char *const *)l->aliases, l->n_binds,
-                                &dead)) {
+  ll_san_ids own;
+  if (!ll_sanitize_row_in_place_ids(row, (const char *const *)l->ids,
+                                    (const char *const *)l->aliases,
+                                    ll_ledger_bound_ids(l, &own), &dead)) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory sanitizing a row");
     goto cleanup;
   }

@@ -10,6 +10,7 @@
 #include "hash.h"
 #include "ledger.h"
 #include "ll.h"
+#include "sanitize.h"
 
 /* The reader refuses longer lines, so the writer refuses to produce them. */
 #define LL_LEDGER_MAX_LINE (1024u * 1024u)
@@ -60,6 +61,8 @@ struct ll_ledger {
   char prev_prot[LL_SHA256_HEX], prev_exp[LL_SHA256_HEX];
   char **ids, **aliases; /* bindings, in registration order */
   size_t n_binds, cap_ids, cap_aliases;
+  ll_san_ids idtab; /* what the scan and the projection derive from ids,
+                       made again at each bind (ll_ledger_bound_ids) */
   char **secrets, **secret_ph; /* the secret, its "{{secret:NAME}}" */
   size_t n_secrets, cap_secrets, cap_secret_ph;
   int broken;   /* a durability failure: every later append fails */
@@ -130,6 +133,11 @@ ll_status ll_ledger_catch_up(ll_ledger *l, ll_error *err) LL_WARN_UNUSED;
 
 /* SHA-256 of prev_hash_hex || a || b, as lowercase hex (ledger_line.c),
  * through h (reset first) or, when h is NULL, a context of its own. */
+/* The table of the bound IDs made at the last bind, or (never expected:
+ * a table that does not match the bindings is not used) one made now in
+ * own. */
+const ll_san_ids *ll_ledger_bound_ids(const ll_ledger *l, ll_san_ids *own);
+
 ll_status ll_ledger_chain_hash(ll_sha256 *h, const char *prev, const char *a,
                                size_t alen, const char *b, size_t blen,
                                char out[LL_SHA256_HEX]) LL_WARN_UNUSED;

@@ -446,8 +446,10 @@ ll_ledger *ll_ledger_open(const char *dir, ll_ledger_mode mode, ll_error *err) {
     return NULL;
   }
   ll_ledger *l = calloc(1, sizeof *l);
-  if (l)
+  if (l) {
     l->dirfd = l->fd_prot = l->fd_exp = -1; /* before anything can fail */
+    ll_san_ids_make(&l->idtab, NULL, 0);
+  }
   if (!l || !(l->dir = strdup(dir)) || !(l->rows = cJSON_CreateArray()) ||
       !(l->export_rows = cJSON_CreateArray()) ||
       !(l->hasher = ll_sha256_new())) {

@@ -69,7 +69,15 @@ ll_status ll_ledger_bind_alias(ll_ledger *l, const char *alias,
   }
   l->aliases[l->n_binds] = a;
   l->ids[l->n_binds++] = id;
+  ll_san_ids_make(&l->idtab, (const char *const *)l->ids, l->n_binds);
   return LL_OK;
+}
+
+const ll_san_ids *ll_ledger_bound_ids(const ll_ledger *l, ll_san_ids *own) {
+  if (l->idtab.made && l->idtab.n == l->n_binds)
+    return &l->idtab;
+  ll_san_ids_make(own, (const char *const *)l->ids, l->n_binds);
+  return own;
 }
 
 ll_status ll_ledger_add_secret(ll_ledger *l, const char *secret,

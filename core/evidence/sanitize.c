@@ -412,39 +412,33 @@ static void record(ll_scan_result *r, ll_scan_kind kind, size_t index,
 void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
                       size_t n_ids, const char *const *secrets,
                       size_t n_secrets, ll_scan_result *out) {
+  ll_san_ids t;
+  if (n_ids)
+    ll_san_ids_make(&t, ids, n_ids);
+  ll_sanitize_scan_ids(text, len, ids, n_ids ? &t : NULL, secrets, n_secrets,
+                       out);
+}
+
+void ll_sanitize_scan_ids(const char *text, size_t len, const char *const *ids,
+                          const ll_san_ids *t, const char *const *secrets,
+                          size_t n_secrets, ll_scan_result *out) {
+  ll_san_ids own;
   memset(out, 0, sizeof *out);
   if (!text)
     return;
+  if (t && !t->made) { /* never trusted unmade: made here */
+    ll_san_ids_make(&own, ids, t->n);
+    t = &own;
+  }
+  size_t n_ids = t ? t->n : 0, id_min = t ? t->id_min : (size_t)-1;
   /* A match of a lease ID spans at least id_min bytes (one for each
    * non-hyphen byte of the ID), each a byte of some ID in either case or a
    * hyphen: it covers one of the offsets id_min - 1, 2 id_min - 1, ...
    * Only the runs of such bytes through those offsets that are long
    * enough are searched, offset by offset; the rest of the line is never
    * looked at, whatever bytes the IDs start with. */
-  unsigned char in_id[256] = {0}, starts[256] = {0};
-  unsigned char first[LL_SAN_KNOWN_IDS], second[LL_SAN_KNOWN_IDS];
-  size_t id_min = (size_t)-1;
-  for (size_t q = 0; q < n_ids; q++) {
-    size_t d = 0;
-    if (!ids[q])
-      continue;
-    unsigned char f = id_first(ids[q]);
-    starts[f] = starts[other_case((char)f)] = 1;
-    if (q < LL_SAN_KNOWN_IDS) {
-      first[q] = f;
-      second[q] = id_second(ids[q]);
-    }
-    for (const unsigned char *p = (const unsigned char *)(ids[q] ? ids[q] : "");
-         *p; p++) {
-      in_id[*p] = 1;
-      d += *p != '-';
-    }
-    if (d && d < id_min)
-      id_min = d;
-  }
-  for (int c = 'a'; c <= 'z'; c++) /* either case matches either */
-    in_id[c] = in_id[c - 32] = in_id[c] | in_id[c - 32];
-  in_id['-'] = 1;
+  const unsigned char *in_id = t ? t->in_id : NULL;
+  const unsigned char *starts = t ? t->starts : NULL;
   /* A value cut inside an ID ends in its first LL_SAN_CUT_MIN or more
    * digits, then '"': runs that end the text or a string are searched for
    * such a prefix too. */
@@ -453,30 +447,36 @@ void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
        at += step) {
     if (at < done || !in_id[(unsigned char)text[at]])
       continue;
-    size_t a = at, e = at + 1;
-    while (a > done && in_id[(unsigned char)text[a - 1]])
-      a--;
+    size_t a = at, e = at + 1, before = done;
     while (e < len && in_id[(unsigned char)text[e]])
       e++;
     done = e;
     /* a match starting at i ends by e: it starts by e - need */
     int cut = e == len || text[e] == '"';
     size_t need = cut ? step : id_min;
+    /* the run starts after at - step (that offset was not in a run, or
+     * in one that ended by before): one that cannot be long enough is not
+     * walked back */
+    if (e - at + step - 1 < need)
+      continue;
+    while (a > before && in_id[(unsigned char)text[a - 1]])
+      a--;
     for (size_t i = a; e - a >= need && i <= e - need; i++) {
       if (!starts[(unsigned char)text[i]])
         continue;
+      /* the IDs whose first two bytes are here: the first ones by their
+       * bit, the rest by their first byte */
       unsigned char c = fold(text[i]);
-      for (size_t k = 0; k < n_ids; k++) {
-        if (!ids[k] ||
-            (k < LL_SAN_KNOWN_IDS ? first[k] : id_first(ids[k])) != c)
-          continue;
-        if (id_second_at(text, len, i,
-                         k < LL_SAN_KNOWN_IDS ? second[k]
-                                              : id_second(ids[k])) &&
+      for (unsigned m = ids_at(t, text, len, i), k = 0; m; k++, m >>= 1)
+        if ((m & 1) && (match_id(text, len, i, ids[k]) ||
+                        (cut && match_id_cut(text, e, i, ids[k]))))
+          record(out, LL_SCAN_ID, k, i);
+      for (size_t k = LL_SAN_KNOWN_IDS; k < n_ids; k++)
+        if (ids[k] && id_first(ids[k]) == c &&
+            id_second_at(text, len, i, id_second(ids[k])) &&
             (match_id(text, len, i, ids[k]) ||
              (cut && match_id_cut(text, e, i, ids[k]))))
           record(out, LL_SCAN_ID, k, i);
-      }
     }
   }
   /* a sig= key (any case, or percent-encoded) by its '=' or '%' */

@@ -6,8 +6,7 @@
 
 #include <stddef.h>
 
-/* Bound IDs whose first two bytes are worked out once per row or scan. */
-#define LL_SAN_KNOWN_IDS 16
+#include "sanitize_ids.h"
 
 /* ASCII case folding: the words and lease IDs matched here are ASCII, and
  * the locale must not change what matches (tolower() would; it also costs
@@ -76,6 +75,21 @@ static inline int ci_prefix(const char *s, size_t len, size_t i,
  * may hand a lease ID back in another case or without hyphens. Returns the
  * end of the match (exclusive), or 0. s[i] must not be a hyphen, so a match
  * neither starts nor ends on one. */
+/* The IDs among t's first LL_SAN_KNOWN_IDS whose first two bytes are at
+ * s[i] (the second after any hyphens, as id_second_at reads it), a bit
+ * each: only they can match there (match_id, match_id_cut). */
+static inline unsigned ids_at(const ll_san_ids *t, const char *s, size_t len,
+                              size_t i) {
+  unsigned m = t->start_ids[(unsigned char)s[i]];
+  size_t j = i + 1;
+  if (!m)
+    return 0;
+  while (j < len && s[j] == '-')
+    j++;
+  return m &
+         (t->any_second | (j < len ? t->second_ids[(unsigned char)s[j]] : 0u));
+}
+
 static inline size_t match_id(const char *s, size_t len, size_t i,
                               const char *id) {
   const char *p = id;

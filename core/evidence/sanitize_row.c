@@ -2,9 +2,10 @@
  * dropped, sig= values and bearer tokens redacted; as a copy, or made of
  * the row itself for the ledger's append. */
 #include <ctype.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "jsonx.h"
 #include "sanitize.h"
@@ -45,22 +46,17 @@ static size_t bearer_at(const char *s, size_t len, size_t i, size_t *tok_end) {
   return j - i;
 }
 
-/* What the copy of one row needs, made once per row. firsts: the bytes
- * where scrub_at can match (the first byte of a bound ID in either case,
- * and s/S, b/B). needed: bytes one of which a value must hold for
- * scrub_at to match anywhere in it (a sig= holds '=' or '%', a bearer token a
- * space or tab after "bearer", an ID its first byte), for strpbrk; ""
- * when there are too many IDs to list (then every value is walked).
- * share: unchanged strings and keys are borrowed from the row, not
- * copied. */
+/* What the copy of one row needs: the table of its bound IDs (made once
+ * per set of IDs, ll_san_ids_make: where in a value scrub_at can match,
+ * and the bytes one of which a value must hold for it to match anywhere,
+ * for strpbrk), and id_min, the fewest bytes a match of an ID (or of a
+ * cut one's first digits) spans. share: unchanged strings and keys are
+ * borrowed from the row, not copied. */
 typedef struct {
-  unsigned char firsts[256];
-  unsigned char first[LL_SAN_KNOWN_IDS],
-      second[LL_SAN_KNOWN_IDS]; /* id_first/second */
-  char needed[64];
+  const ll_san_ids *t;
   const char *const *ids, *const *aliases;
   size_t n;
-  size_t id_min; /* the fewest bytes an ID match spans (or a cut one's) */
+  size_t id_min;
   int share;
 } scrub_ctx;
 
@@ -73,19 +69,21 @@ typedef struct {
 static int scrub_at(const char *s, size_t len, size_t i, const scrub_ctx *x,
                     const char **alias, size_t *keep, size_t *end) {
   unsigned char c = fold(s[i]);
-  if (c != '-')
-    for (size_t k = 0; k < x->n; k++) {
-      const char *id = x->ids[k];
-      unsigned char f = k < LL_SAN_KNOWN_IDS ? x->first[k] : id_first(id);
-      if (f != c)
-        continue;
-      unsigned char sec = k < LL_SAN_KNOWN_IDS ? x->second[k] : id_second(id);
-      if (id_second_at(s, len, i, sec) &&
-          ((*end = match_id(s, len, i, id)) ||
-           (*end = match_id_cut(s, len, i, id)))) {
-        *alias = x->aliases[k];
-        return 1;
-      }
+  /* the IDs whose first two bytes are here, in their order: the first
+   * ones by their bit, the rest by their first byte */
+  for (unsigned m = ids_at(x->t, s, len, i), k = 0; m; k++, m >>= 1)
+    if ((m & 1) && ((*end = match_id(s, len, i, x->ids[k])) ||
+                    (*end = match_id_cut(s, len, i, x->ids[k])))) {
+      *alias = x->aliases[k];
+      return 1;
+    }
+  for (size_t k = LL_SAN_KNOWN_IDS; c != '-' && k < x->n; k++)
+    if (id_first(x->ids[k]) == c &&
+        id_second_at(s, len, i, id_second(x->ids[k])) &&
+        ((*end = match_id(s, len, i, x->ids[k])) ||
+         (*end = match_id_cut(s, len, i, x->ids[k])))) {
+      *alias = x->aliases[k];
+      return 1;
     }
   size_t key;
   if (c == 's' && (key = sig_key_at(s, len, i)) != 0) {
@@ -108,49 +106,16 @@ static int scrub_at(const char *s, size_t len, size_t i, const scrub_ctx *x,
 }
 
 static void scrub_init(scrub_ctx *x, const char *const *ids,
-                       const char *const *aliases, size_t n, int share) {
-  unsigned char *t = x->firsts;
-  size_t m = 0;
-  memset(t, 0, 256);
-  t['s'] = t['S'] = t['b'] = t['B'] = 1;
-  memcpy(x->needed, "= \t%", 4);
-  m = 4;
-  int quick = 1;
-  /* every ID marks its first bytes, even once needed is given up: a
-   * byte left unmarked is an ID never replaced */
-  for (size_t k = 0; k < n; k++) {
-    unsigned char f = id_first(ids[k]);
-    unsigned char u = other_case((char)f);
-    if (k < LL_SAN_KNOWN_IDS) {
-      x->first[k] = f;
-      x->second[k] = id_second(ids[k]);
-    }
-    t[f] = t[u] = 1;
-    if (!quick || (f && memchr(x->needed, f, m)))
-      continue; /* listed already (IDs share first bytes) */
-    if (m + 2 < sizeof x->needed && f) {
-      x->needed[m++] = (char)f;
-      x->needed[m++] = (char)u;
-    } else {
-      quick = 0; /* a NUL first byte or too many IDs: no quick test */
-    }
-  }
-  x->needed[quick ? m : 0] = '\0';
+                       const char *const *aliases, const ll_san_ids *t,
+                       int share) {
+  x->t = t;
   /* match_id takes one byte of s for each non-hyphen byte of the ID (an ID
-   * of hyphens alone never matches): a shorter value holds no ID */
-  x->id_min = (size_t)-1;
-  for (size_t k = 0; k < n; k++) {
-    size_t d = 0;
-    for (const char *p = ids[k]; *p; p++)
-      d += *p != '-';
-    if (d > LL_SAN_CUT_MIN) /* or its first digits, where it was cut */
-      d = LL_SAN_CUT_MIN;
-    if (d && d < x->id_min)
-      x->id_min = d;
-  }
+   * of hyphens alone never matches): a shorter value holds no ID, nor its
+   * first digits where it was cut */
+  x->id_min = t->id_min < LL_SAN_CUT_MIN ? t->id_min : LL_SAN_CUT_MIN;
   x->ids = ids;
   x->aliases = aliases;
-  x->n = n;
+  x->n = t->n;
   x->share = share;
 }
 
@@ -158,48 +123,32 @@ static void scrub_init(scrub_ctx *x, const char *const *ids,
  * values and bearer tokens redacted; *same when nothing was (then NULL is
  * returned and s stands). NULL otherwise only when out of memory. */
 static char *scrub(const char *s, const scrub_ctx *x, int *same) {
-  const unsigned char *firsts = x->firsts;
+  const char *needed = x->t->needed;
   sbuf b = {0};
   size_t len = strlen(s), i = 0, from = 0;
   *same = 0;
   /* Too short for an ID, a sig= value needs '=' (or '%' encoded) and a
    * bearer token a space or tab: most values hold none of these. */
   if ((len < x->id_min && !strpbrk(s, "= \t%")) ||
-      (x->needed[0] && !strpbrk(s, x->needed))) {
+      (needed[0] && !strpbrk(s, needed))) {
     *same = 1;
     return NULL;
   }
-  /* The bytes a match may start at, as a set strpbrk jumps to: the IDs'
-   * first bytes (needed after its "= \t%"), s and S when the value holds
-   * '=' or '%' (a sig= key needs one), b and B when it holds a space or a
-   * tab (a bearer token needs one). Without a quick list, every byte. */
-  char walk[sizeof x->needed + 4];
-  const char *set = NULL;
-  if (x->needed[0]) {
-    size_t w = strlen(x->needed + 4);
-    memcpy(walk, x->needed + 4, w);
-    if (strpbrk(s, "=%")) {
-      walk[w++] = 's';
-      walk[w++] = 'S';
-    }
-    if (strpbrk(s, " \t")) {
-      walk[w++] = 'b';
-      walk[w++] = 'B';
-    }
-    walk[w] = '\0';
-    set = walk;
-  }
+  /* The bytes a match may start at: the IDs' first bytes, s and S when
+   * the value holds '=' or '%' (a sig= key needs one), b and B when it
+   * holds a space or a tab (a bearer token needs one). */
+  int v = 0;
+  if (strpbrk(s, "=% \t"))
+    v = (strpbrk(s, "=%") ? 1 : 0) | (strpbrk(s, " \t") ? 2 : 0);
+  const unsigned char *walk = x->t->walk[v];
   while (i < len && !b.oom) {
     const char *alias;
     size_t keep = 0, end = 0;
-    if (set) {
-      const char *p = *set ? strpbrk(s + i, set) : NULL;
-      if (!p)
-        break;
-      i = (size_t)(p - s);
-    }
-    if (!firsts[(unsigned char)s[i]] ||
-        !scrub_at(s, len, i, x, &alias, &keep, &end)) {
+    while (i < len && !walk[(unsigned char)s[i]])
+      i++;
+    if (i == len)
+      break;
+    if (!scrub_at(s, len, i, x, &alias, &keep, &end)) {
       i++;
       continue;
     }
@@ -224,32 +173,41 @@ static char *scrub(const char *s, const scrub_ctx *x, int *same) {
   return b.p;
 }
 
-static int dropped(const char *key, int top) {
-  /* the first letters of the dropped keys, before comparing whole keys;
-   * tid and oid are the only ones under t and o (LL_IDENTITY_PRIVATE_KEYS:
-   * tests/test_sanitize.c checks that every key of it is dropped) */
-  switch (fold(key[0])) {
-  case 'l':
-  case 'a':
-  case 'c':
-  case 's':
-    break;
-  case 't': /* transport_error, ...: one short compare, not the list */
-    return strcasecmp(key, "tid") == 0;
-  case 'o':
-    return strcasecmp(key, "oid") == 0;
-  case 'p': /* the chain's own keys, at the top only, exactly */
-    return top && key[1] == 'r' && strcmp(key, "prev_hash") == 0;
-  case 'r':
-    return top && key[1] == 'o' && strcmp(key, "row_hash") == 0;
-  default:
-    return 0;
+/* key equals lit (lowercase) in any case: what strcasecmp says, inline
+ * (it is asked for most keys of every row, and most differ early). */
+static int ci_equal(const char *key, const char *lit) {
+  for (; *lit; key++, lit++)
+    if (fold(*key) != (unsigned char)*lit)
+      return 0;
+  return *key == '\0';
+}
+
+/* bit i: dropped_keys[i] starts with this byte, in either case; made
+ * once, from the list itself */
+static uint16_t drop_first[256];
+static pthread_once_t drop_once = PTHREAD_ONCE_INIT;
+_Static_assert(sizeof dropped_keys / sizeof dropped_keys[0] <= 16,
+               "drop_first holds one bit per dropped key");
+
+static void drop_init(void) {
+  for (size_t i = 0; i < sizeof dropped_keys / sizeof dropped_keys[0]; i++) {
+    unsigned char f = (unsigned char)dropped_keys[i][0];
+    drop_first[f] = drop_first[other_case((char)f)] =
+        (uint16_t)(drop_first[f] | (1u << i));
   }
-  for (size_t i = 0; i < sizeof dropped_keys / sizeof dropped_keys[0]; i++)
-    if (fold(key[1]) == dropped_keys[i][1] && /* each is lowercase */
-        strcasecmp(key, dropped_keys[i]) == 0)
+}
+
+/* Whether key is dropped (drop_init has run): one of dropped_keys in any
+ * case, or the chain's own keys at the top only, exactly. */
+static int dropped(const char *key, int top) {
+  if (top &&
+      ((key[0] == 'p' && key[1] == 'r' && strcmp(key, "prev_hash") == 0) ||
+       (key[0] == 'r' && key[1] == 'o' && strcmp(key, "row_hash") == 0)))
+    return 1;
+  for (unsigned m = drop_first[(unsigned char)key[0]], i = 0; m; i++, m >>= 1)
+    if ((m & 1) && ci_equal(key, dropped_keys[i])) /* each is lowercase */
       return 1;
-  return 0; /* prev_hash and row_hash start with neither l, a, c nor s */
+  return 0;
 }
 
 /* Adds copy under c's key: a constant key (a builder's literal) is kept,
@@ -315,9 +273,12 @@ static cJSON *sanitize_item(const cJSON *item, int top, const scrub_ctx *x) {
 static cJSON *sanitize_row(const cJSON *row, const char *const *ids,
                            const char *const *aliases, size_t n, int share) {
   scrub_ctx x;
+  ll_san_ids t;
   if (!row)
     return NULL;
-  scrub_init(&x, ids, aliases, n, share);
+  pthread_once(&drop_once, drop_init);
+  ll_san_ids_make(&t, ids, n);
+  scrub_init(&x, ids, aliases, &t, share);
   return sanitize_item(row, 1, &x);
 }
 
@@ -364,15 +325,17 @@ static void take_place(cJSON *parent, cJSON *c, cJSON *n, cJSON **dead) {
 
 static int sanitize_in_place(cJSON *item, int top, const scrub_ctx *x,
                              cJSON **dead) {
-  int is_obj = cJSON_IsObject(item);
+  int is_obj = (item->type & 0xFF) == cJSON_Object;
   for (cJSON *c = item->child, *next; c; c = next) {
+    /* the type by its low byte, as cJSON_Is* reads it, without a call */
+    int t = c->type & 0xFF;
     next = c->next;
     if (is_obj && (!c->string || dropped(c->string, top))) {
       cJSON_DetachItemViaPointer(item, c);
       bury(dead, c);
       continue;
     }
-    if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+    if (t == cJSON_Object || t == cJSON_Array) {
       if (!(c->type & cJSON_IsReference)) {
         if (!sanitize_in_place(c, 0, x, dead))
           return 0;
@@ -385,14 +348,14 @@ static int sanitize_in_place(cJSON *item, int top, const scrub_ctx *x,
       take_place(item, c, copy, dead);
       continue;
     }
-    if (!(cJSON_IsString(c) || cJSON_IsRaw(c)) || !c->valuestring)
+    if ((t != cJSON_String && t != cJSON_Raw) || !c->valuestring)
       continue; /* numbers, null, booleans: nothing to replace */
     int same = 0;
     char *s = scrub(c->valuestring, x, &same);
     if (same)
       continue;
     cJSON *n = !s                  ? NULL
-               : cJSON_IsString(c) ? cJSON_CreateString(s)
+               : t == cJSON_String ? cJSON_CreateString(s)
                                    : cJSON_CreateRaw(s);
     free(s);
     if (!n)
@@ -405,10 +368,24 @@ static int sanitize_in_place(cJSON *item, int top, const scrub_ctx *x,
 int ll_sanitize_row_in_place(cJSON *row, const char *const *ids,
                              const char *const *aliases, size_t n,
                              cJSON **dead) {
+  ll_san_ids t;
+  ll_san_ids_make(&t, ids, n);
+  return ll_sanitize_row_in_place_ids(row, ids, aliases, &t, dead);
+}
+
+int ll_sanitize_row_in_place_ids(cJSON *row, const char *const *ids,
+                                 const char *const *aliases,
+                                 const ll_san_ids *t, cJSON **dead) {
   scrub_ctx x;
-  if (!row || !dead || !(cJSON_IsObject(row) || cJSON_IsArray(row)) ||
+  ll_san_ids own;
+  if (!row || !dead || !t || !(cJSON_IsObject(row) || cJSON_IsArray(row)) ||
       (row->type & cJSON_IsReference))
     return 0;
-  scrub_init(&x, ids, aliases, n, 0);
+  if (!t->made) { /* never trusted unmade: made here */
+    ll_san_ids_make(&own, ids, t->n);
+    t = &own;
+  }
+  pthread_once(&drop_once, drop_init);
+  scrub_init(&x, ids, aliases, t, 0);
   return sanitize_in_place(row, 1, &x, dead);
 }

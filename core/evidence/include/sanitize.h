@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "ll.h"
+#include "sanitize_ids.h"
 
 #define LL_SANITIZE_ID_MAX 33 /* 32 hex digits and NUL */
 
@@ -46,6 +47,11 @@ cJSON *ll_sanitize_row_shared(const cJSON *row, const char *const *ids,
 int ll_sanitize_row_in_place(cJSON *row, const char *const *ids,
                              const char *const *aliases, size_t n,
                              cJSON **dead);
+
+/* ll_sanitize_row_in_place with the table made for ids (t->n of them). */
+int ll_sanitize_row_in_place_ids(cJSON *row, const char *const *ids,
+                                 const char *const *aliases,
+                                 const ll_san_ids *t, cJSON **dead);
 
 /* What the service handed back that must not be kept: every occurrence of
  * a secret (exact bytes, but for the hex digits of its percent escapes,
@@ -117,6 +123,10 @@ typedef struct {
 void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
                       size_t n_ids, const char *const *secrets,
                       size_t n_secrets, ll_scan_result *out);
+/* The same with the table made for ids (t->n of them); t NULL: no IDs. */
+void ll_sanitize_scan_ids(const char *text, size_t len, const char *const *ids,
+                          const ll_san_ids *t, const char *const *secrets,
+                          size_t n_secrets, ll_scan_result *out);
 
 /* Case/hyphen-insensitive search of text for any GUID in ids, any of the
  * secrets, and any "sig=" value that is not REDACTED. Returns the count of

@@ -1,0 +1,64 @@
+/* The tables the export scan (sanitize.c) and the export projection
+ * (sanitize_row.c) derive from a set of bound lease IDs, made once when
+ * the set changes rather than for every row and line. */
+#include <string.h>
+
+#include "sanitize_ids.h"
+#include "sanitize_impl.h"
+
+void ll_san_ids_make(ll_san_ids *t, const char *const *ids, size_t n) {
+  size_t m = 4;
+  int quick = 1;
+  memset(t, 0, sizeof *t);
+  t->n = n;
+  t->id_min = (size_t)-1;
+  memcpy(t->needed, "= \t%", 4);
+  for (size_t k = 0; k < n; k++) {
+    const char *id = ids[k];
+    size_t d = 0;
+    if (!id)
+      continue; /* never matched: first[k] stays 0, a byte no text holds */
+    unsigned char f = id_first(id), u = other_case((char)f);
+    if (k < LL_SAN_KNOWN_IDS) {
+      t->first[k] = f;
+      t->second[k] = id_second(id);
+    }
+    t->starts[f] = t->starts[u] = 1;
+    if (k < LL_SAN_KNOWN_IDS) {
+      uint16_t bit = (uint16_t)(1u << k);
+      unsigned char sec = t->second[k], su = other_case((char)sec);
+      t->start_ids[f] = t->start_ids[u] = (uint16_t)(t->start_ids[f] | bit);
+      if (!sec)
+        t->any_second = (uint16_t)(t->any_second | bit);
+      else
+        t->second_ids[sec] = t->second_ids[su] =
+            (uint16_t)(t->second_ids[sec] | bit);
+    }
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++) {
+      t->in_id[*p] = t->in_id[other_case((char)*p)] = 1;
+      d += *p != '-';
+    }
+    if (d && d < t->id_min)
+      t->id_min = d;
+    /* every ID marks its first bytes above, even once needed is given up:
+     * a byte left unmarked is an ID never replaced */
+    if (!quick || (f && memchr(t->needed, f, m)))
+      continue; /* listed already (IDs share first bytes) */
+    if (m + 2 < sizeof t->needed && f) {
+      t->needed[m++] = (char)f;
+      t->needed[m++] = (char)u;
+    } else {
+      quick = 0; /* a NUL first byte or too many IDs: no quick test */
+    }
+  }
+  t->in_id['-'] = 1;
+  t->needed[quick ? m : 0] = '\0';
+  for (int v = 0; v < 4; v++) {
+    memcpy(t->walk[v], t->starts, 256);
+    if (v & 1)
+      t->walk[v]['s'] = t->walk[v]['S'] = 1;
+    if (v & 2)
+      t->walk[v]['b'] = t->walk[v]['B'] = 1;
+  }
+  t->made = 1;
+}
