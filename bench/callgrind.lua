@@ -14,7 +14,7 @@ local wanted = {
   "ll_ledger_append_row", -- the rows: print, seal, sanitize, scan, hash, write, fsync
   "ll_ledger_print_spans", -- printing the protected line once (with its hash)
   "ll_ledger_seal_spans",  -- printing the export line once and sealing the row (with its hash)
-  "ll_sanitize_row_in_place", -- the export form of each row, made of the row itself
+  "ll_sanitize_row_in_place_ids", -- the export form of each row, made of the row itself
   "ll_ledger_scan_line",   -- the secret and lease-ID scan of each line
   "ll_sha256_update", "ll_sha256_final", "ll_sha256_new", "ll_sha256_free",
   "http_exchange",      -- libcurl and TLS, with the trace callback

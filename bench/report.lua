@@ -406,7 +406,7 @@ if cg and cg.ir.ll_run_request then
     cg.ir.ll_ledger_seal_spans and
       string.format("%.0f%%", 100 * (cg.ir.ll_ledger_seal_spans + (cg.ir.ll_ledger_print_spans or 0) - sha) / req)
       or "n/a",
-    share("ll_sanitize_row_in_place"), share("ll_ledger_scan_line"), 100 * sha / req, share("http_exchange"),
+    share("ll_sanitize_row_in_place_ids"), share("ll_ledger_scan_line"), 100 * sha / req, share("http_exchange"),
     share("ll_model_apply"), share("ll_row_outcome"), share("ll_row_intent"), share("ll_lua_push_json"))
 end
 -- What one more read costs, by difference of the two profiles: the run's
