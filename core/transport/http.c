@@ -4,17 +4,14 @@
 #include "http.h"
 
 #include <curl/curl.h>
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "http_ca.h"
+#include "http_head.h"
 #include "input.h"
 #include "secret.h"
 #include "url.h"
@@ -40,12 +37,12 @@ typedef struct {
    * libcurl as a blob: what was checked is what is trusted, and a file
    * swapped during the run changes nothing. NULL: the system's CAs. */
   ll_buf ca;
-  /* The same bytes parsed once, as libcurl would parse them for every new
-   * connection (PEM_X509_INFO_read_bio): the certificates are added to
-   * each new connection's store by on_ssl_ctx instead. NULL when libcurl's
-   * TLS backend is not OpenSSL or the bytes are not plainly certificates:
-   * then the bytes go to libcurl as CURLOPT_CAINFO_BLOB, errors and all. */
-  STACK_OF(X509) * ca_certs;
+  /* The same bytes parsed once (http_ca.c), added to each new
+   * connection's store instead of being parsed again for it. NULL when
+   * libcurl's TLS backend is not OpenSSL or the bytes are not plainly
+   * certificates: then the bytes go to libcurl as CURLOPT_CAINFO_BLOB,
+   * errors and all. */
+  void *ca_certs;
   /* The last URL that passed ll_http_check_url, which depends on the text
    * alone: the same URL again (a poller's reads) is not parsed again. */
   char *checked_url;
@@ -177,62 +174,6 @@ static int on_debug(CURL *c, curl_infotype type, char *data, size_t size,
   return 0;
 }
 
-static size_t trimmed(const char **p, size_t n) {
-  while (n > 0 && ((*p)[0] == ' ' || (*p)[0] == '\t')) {
-    (*p)++;
-    n--;
-  }
-  while (n > 0 && ((*p)[n - 1] == ' ' || (*p)[n - 1] == '\t' ||
-                   (*p)[n - 1] == '\r' || (*p)[n - 1] == '\n'))
-    n--;
-  return n;
-}
-
-/* Folded continuation line (obs-fold): joined to the previous value. */
-static int append_fold(ll_headers *hs, const char *v, size_t vn) {
-  if (hs->n == 0 || vn == 0)
-    return 1;
-  char **dst = &hs->v[hs->n - 1].value;
-  size_t on = strlen(*dst);
-  char *nv = malloc(on + 1 + vn + 1);
-  if (!nv)
-    return 0;
-  memcpy(nv, *dst, on);
-  nv[on] = ' ';
-  memcpy(nv + on + 1, v, vn);
-  nv[on + 1 + vn] = '\0';
-  free(*dst);
-  *dst = nv;
-  return 1;
-}
-
-/* What ll_headers_add stores (a name and a value, each its own
- * allocation, freed by ll_headers_clear), copied from the line's bytes
- * directly rather than through a NUL-terminated copy and two strdup. */
-static int take_header(ll_headers *hs, const char *name, size_t name_n,
-                       const char *val, size_t val_n) {
-  if (hs->n == hs->cap) {
-    size_t cap = hs->cap ? hs->cap * 2 : 16;
-    ll_header *v = realloc(hs->v, cap * sizeof *v);
-    if (!v)
-      return 0;
-    hs->v = v;
-    hs->cap = cap;
-  }
-  char *nm = malloc(name_n + 1), *vl = malloc(val_n + 1);
-  if (!nm || !vl) {
-    free(nm);
-    free(vl);
-    return 0;
-  }
-  memcpy(nm, name, name_n);
-  nm[name_n] = '\0';
-  memcpy(vl, val, val_n);
-  vl[val_n] = '\0';
-  hs->v[hs->n++] = (ll_header){.name = nm, .value = vl};
-  return 1;
-}
-
 static size_t on_header(char *buf, size_t size, size_t nitems, void *ud) {
   http_transport *h = ud;
   size_t n = size * nitems;
@@ -241,34 +182,7 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud) {
     h->header_overflow = 1;
     return 0;
   }
-  ll_headers *hs = &h->resp->headers;
-  /* Every status line starts a new response (100 Continue, then the final
-   * one): only the final response's headers are kept. */
-  if (n >= 5 && memcmp(buf, "HTTP/", 5) == 0) {
-    ll_headers_clear(hs);
-    return n;
-  }
-  const char *line = buf;
-  int fold = n > 0 && (buf[0] == ' ' || buf[0] == '\t');
-  size_t len = trimmed(&line, n);
-  if (len == 0)
-    return n;
-  if (fold) {
-    if (!append_fold(hs, line, len)) {
-      h->nomem = 1;
-      return 0;
-    }
-    return n;
-  }
-  const char *colon = memchr(line, ':', len);
-  if (!colon)
-    return n; /* not a header; curl has its own opinion of the framing */
-  const char *name = line, *val = colon + 1;
-  size_t name_n = trimmed(&name, (size_t)(colon - line));
-  size_t val_n = trimmed(&val, len - (size_t)(val - line));
-  if (name_n == 0)
-    return n;
-  if (!take_header(hs, name, name_n, val, val_n)) {
+  if (!ll_http_head_line(&h->resp->headers, buf, n)) {
     h->nomem = 1;
     return 0;
   }
@@ -312,61 +226,6 @@ static size_t on_read(char *buf, size_t size, size_t nitems, void *ud) {
     memcpy(buf, h->up + h->up_off, n);
   h->up_off += n;
   return n;
-}
-
-/* ---- the CA file, parsed once ------------------------------------------ */
-
-static int ssl_is_openssl(void) {
-  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-  return v && v->ssl_version && strncmp(v->ssl_version, "OpenSSL/", 8) == 0;
-}
-
-/* NULL unless every entry of the bytes is a certificate (no CRL, no key)
- * and there is at least one: anything else keeps libcurl's own path. */
-static STACK_OF(X509) * parse_ca(const ll_buf *ca) {
-  if (!ca->p || ca->n == 0 || ca->n > INT32_MAX || !ssl_is_openssl())
-    return NULL;
-  BIO *bio = BIO_new_mem_buf(ca->p, (int)ca->n);
-  if (!bio)
-    return NULL;
-  STACK_OF(X509_INFO) *inf = PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL);
-  BIO_free(bio);
-  ERR_clear_error();
-  STACK_OF(X509) *certs = inf ? sk_X509_new_null() : NULL;
-  int n = inf ? sk_X509_INFO_num(inf) : 0, ok = certs && n > 0;
-  for (int i = 0; ok && i < n; i++) {
-    X509_INFO *it = sk_X509_INFO_value(inf, i);
-    if (!it->x509 || it->crl || it->x_pkey || !sk_X509_push(certs, it->x509))
-      ok = 0;
-    else
-      it->x509 = NULL; /* owned by certs now */
-  }
-  sk_X509_INFO_pop_free(inf, X509_INFO_free);
-  if (!ok) {
-    sk_X509_pop_free(certs, X509_free);
-    return NULL;
-  }
-  return certs;
-}
-
-/* Runs after libcurl set up the new connection's store (flags, the CA
- * path) and before the handshake: adds the CA file's certificates, as
- * CURLOPT_CAINFO_BLOB would have. */
-static CURLcode on_ssl_ctx(CURL *c, void *ssl_ctx, void *ud) {
-  (void)c;
-  http_transport *h = ud;
-  X509_STORE *store = SSL_CTX_get_cert_store(ssl_ctx);
-  /* libcurl installs a message callback (CURLOPT_VERBOSE with a debug
-   * function) that formats a line of text per TLS record for
-   * CURLINFO_SSL_DATA_*; on_debug records none of it, only request heads
-   * (CURLINFO_HEADER_OUT, which does not go through this callback). */
-  SSL_CTX_set_msg_callback(ssl_ctx, NULL);
-  if (!store)
-    return CURLE_SSL_CACERT_BADFILE;
-  for (int i = 0; i < sk_X509_num(h->ca_certs); i++)
-    if (!X509_STORE_add_cert(store, sk_X509_value(h->ca_certs, i)))
-      return CURLE_SSL_CACERT_BADFILE;
-  return CURLE_OK;
 }
 
 /* ---- one exchange ----------------------------------------------------- */
@@ -520,8 +379,8 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
   if (h->ca_certs) {
     /* what the blob overrides: the default CA bundle file */
     SETOPT(CURLOPT_CAINFO, (char *)NULL);
-    SETOPT(CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx);
-    SETOPT(CURLOPT_SSL_CTX_DATA, h);
+    SETOPT(CURLOPT_SSL_CTX_FUNCTION, ll_http_ca_ssl_ctx);
+    SETOPT(CURLOPT_SSL_CTX_DATA, h->ca_certs);
   } else if (h->ca.p) {
     struct curl_blob blob = {h->ca.p, h->ca.n, CURL_BLOB_NOCOPY};
     SETOPT(CURLOPT_CAINFO_BLOB, &blob); /* h->ca outlives the handle */
@@ -612,7 +471,7 @@ cleanup:
 static void http_free(ll_transport *t) {
   http_transport *h = t->impl;
   curl_easy_cleanup(h->curl);
-  sk_X509_pop_free(h->ca_certs, X509_free);
+  ll_http_ca_free(h->ca_certs);
   free(h->checked_url);
   ll_secret_free(h->proxy);
   free(h->noproxy);
@@ -671,10 +530,10 @@ ll_transport *ll_http_new(const ll_http_options *opts, ll_clock *clock,
     ll_fail(err, LL_E_NOMEM, "out of memory for the http transport");
     return NULL;
   }
-  h->ca_certs = parse_ca(&h->ca);
+  h->ca_certs = ll_http_ca_parse(&h->ca);
   h->curl = curl_easy_init();
   if (!h->curl) {
-    sk_X509_pop_free(h->ca_certs, X509_free);
+    ll_http_ca_free(h->ca_certs);
     ll_secret_free(h->proxy);
     free(h->noproxy);
     free(h->ca.p);
