@@ -297,12 +297,12 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
   /* A row whose printing is not plain JSON (raw text could hold a newline
    * and split the line) is refused by the printer; a lease_bind row is
    * checked before it binds anything. */
-  if (ll_ledger_is_lease_bind(row) && !ll_line_plain(row)) {
+  int binds = ll_ledger_is_lease_bind(row);
+  if (binds && !ll_line_plain(row)) {
     st = ll_fail(err, LL_E_USAGE, "evidence row holds a raw or invalid item");
     goto cleanup;
   }
-  if (ll_ledger_is_lease_bind(row) &&
-      (st = ll_ledger_bind_from_row(l, row, err)))
+  if (binds && (st = ll_ledger_bind_from_row(l, row, err)))
     goto cleanup;
   long seq = l->count + 1;
   if ((st = ll_ledger_print_spans(row, seq, l->prev_prot, &l->line_prot,
