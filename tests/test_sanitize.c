@@ -710,6 +710,46 @@ static void test_letter_first_ids(void) {
   }
 }
 
+/* Two bound IDs that share bytes in a value (the first ends with what the
+ * second starts with): both are replaced, not the first alone with 31
+ * digits of the second left where the scan cannot see them. And an ID
+ * that starts with '=' (not a GUID: the public API takes any) does not
+ * take the first digit of a GUID after "lease=". */
+static void test_overlapping_ids(void) {
+  static const char *const oid[] = {"11111111-2222-3333-4444-55555555555a",
+                                    "a7c3e9f1-5b2d-4e8a-9c6f-0d1b3a5e7f92"};
+  static const char *const eid[] = {"a7c3e9f1-5b2d-4e8a-9c6f-0d1b3a5e7f92",
+                                    "=a"};
+  static const char *const al[] = {"X0", "X1"};
+  struct {
+    const char *const *ids;
+    const char *in, *want;
+  } c[] = {
+      {oid,
+       "11111111-2222-3333-4444-55555555555a7c3e9f1-5b2d-4e8a-9c6f-"
+       "0d1b3a5e7f92",
+       "X0X1"},
+      {oid, "<1111111122223333444455555555555A7C3E9F15b2d4e8a9c6f0d1b3a5e7f92>",
+       "<X0X1>"},
+      {eid, "lease=a7c3e9f1-5b2d-4e8a-9c6f-0d1b3a5e7f92", "lease=X0"},
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    cJSON *row = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "v", c[i].in);
+    cJSON *ex = ll_sanitize_row(row, c[i].ids, al, 2);
+    cJSON *sh = ll_sanitize_row_shared(row, c[i].ids, al, 2);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(ex, "v")), c[i].want);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(sh, "v")), c[i].want);
+    cJSON *dead = NULL;
+    CHECK(ll_sanitize_row_in_place(row, c[i].ids, al, 2, &dead));
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(row, "v")), c[i].want);
+    cJSON_Delete(dead);
+    cJSON_Delete(ex);
+    cJSON_Delete(sh);
+    cJSON_Delete(row);
+  }
+}
+
 int main(void) {
   test_identity_keys_dropped();
   test_many_secrets();
@@ -723,6 +763,7 @@ int main(void) {
   test_scan_against_reference();
   test_many_ids();
   test_letter_first_ids();
+  test_overlapping_ids();
   test_in_place_reference();
   return ll_test_report("test_sanitize");
 }

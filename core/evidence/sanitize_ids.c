@@ -55,6 +55,11 @@ void ll_san_ids_make(ll_san_ids *t, const char *const *ids, size_t n) {
   t->needed[quick ? m : 0] = '\0';
   for (int v = 0; v < 4; v++) {
     memcpy(t->walk[v], t->starts, 256);
+    /* an ID that starts with one of needed's own four bytes is left to the
+     * scan, as the strpbrk walk on needed did (it never stopped there):
+     * matched here, it could take the first byte of a GUID that follows */
+    for (const char *c = quick ? "= \t%" : ""; *c; c++)
+      t->walk[v][(unsigned char)*c] = 0;
     if (v & 1)
       t->walk[v]['s'] = t->walk[v]['S'] = 1;
     if (v & 2)

@@ -122,6 +122,25 @@ static void scrub_init(scrub_ctx *x, const char *const *ids,
 /* A new string: s with bound lease IDs replaced by their aliases, sig=
  * values and bearer tokens redacted; *same when nothing was (then NULL is
  * returned and s stands). NULL otherwise only when out of memory. */
+/* A bound ID that starts inside the one matched at s[i..end) and runs past
+ * its end (two IDs sharing bytes) is replaced too, its alias after the
+ * first one's: otherwise what is left of it would stay in clear, where the
+ * scan, which looks for an ID from its first byte, could not see it.
+ * Returns where the replaced text now ends. */
+static size_t overlapping_ids(const char *s, size_t len, size_t i, size_t end,
+                              const scrub_ctx *x, sbuf *b) {
+  for (size_t j = i + 1; j < end; j++) {
+    const char *alias = NULL;
+    size_t keep = 0, e = 0;
+    if (x->t->starts[(unsigned char)s[j]] &&
+        scrub_at(s, len, j, x, &alias, &keep, &e) && alias && e > end) {
+      ll_buf_put(b, alias, strlen(alias));
+      end = e;
+    }
+  }
+  return end;
+}
+
 static char *scrub(const char *s, const scrub_ctx *x, int *same) {
   const char *needed = x->t->needed;
   sbuf b = {0};
@@ -155,6 +174,7 @@ static char *scrub(const char *s, const scrub_ctx *x, int *same) {
     ll_buf_put(&b, s + from, i - from);
     if (alias) {
       ll_buf_put(&b, alias, strlen(alias));
+      end = overlapping_ids(s, len, i, end, x, &b);
     } else {
       ll_buf_put(&b, s + i, keep);
       ll_buf_put(&b, "REDACTED", 8);
