@@ -426,10 +426,8 @@ void ll_sanitize_scan_ids(const char *text, size_t len, const char *const *ids,
   memset(out, 0, sizeof *out);
   if (!text)
     return;
-  if (t && !t->made) { /* never trusted unmade: made here */
-    ll_san_ids_make(&own, ids, t->n);
-    t = &own;
-  }
+  if (t)
+    t = ll_san_ids_ready(t, ids, &own);
   size_t n_ids = t ? t->n : 0, id_min = t ? t->id_min : (size_t)-1;
   /* A match of a lease ID spans at least id_min bytes (one for each
    * non-hyphen byte of the ID), each a byte of some ID in either case or a

@@ -17,16 +17,12 @@ void ll_san_ids_make(ll_san_ids *t, const char *const *ids, size_t n) {
     const char *id = ids[k];
     size_t d = 0;
     if (!id)
-      continue; /* never matched: first[k] stays 0, a byte no text holds */
+      continue; /* never matched: no bit, no byte marked */
     unsigned char f = id_first(id), u = other_case((char)f);
-    if (k < LL_SAN_KNOWN_IDS) {
-      t->first[k] = f;
-      t->second[k] = id_second(id);
-    }
     t->starts[f] = t->starts[u] = 1;
     if (k < LL_SAN_KNOWN_IDS) {
       uint16_t bit = (uint16_t)(1u << k);
-      unsigned char sec = t->second[k], su = other_case((char)sec);
+      unsigned char sec = id_second(id), su = other_case((char)sec);
       t->start_ids[f] = t->start_ids[u] = (uint16_t)(t->start_ids[f] | bit);
       if (!sec)
         t->any_second = (uint16_t)(t->any_second | bit);
@@ -66,4 +62,12 @@ void ll_san_ids_make(ll_san_ids *t, const char *const *ids, size_t n) {
       t->walk[v]['b'] = t->walk[v]['B'] = 1;
   }
   t->made = 1;
+}
+
+const ll_san_ids *ll_san_ids_ready(const ll_san_ids *t, const char *const *ids,
+                                   ll_san_ids *own) {
+  if (t->made)
+    return t;
+  ll_san_ids_make(own, ids, t->n);
+  return own;
 }

@@ -401,10 +401,7 @@ int ll_sanitize_row_in_place_ids(cJSON *row, const char *const *ids,
   if (!row || !dead || !t || !(cJSON_IsObject(row) || cJSON_IsArray(row)) ||
       (row->type & cJSON_IsReference))
     return 0;
-  if (!t->made) { /* never trusted unmade: made here */
-    ll_san_ids_make(&own, ids, t->n);
-    t = &own;
-  }
+  t = ll_san_ids_ready(t, ids, &own);
   pthread_once(&drop_once, drop_init);
   scrub_init(&x, ids, aliases, t, 0);
   return sanitize_in_place(row, 1, &x, dead);

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bound IDs whose first two bytes an ll_san_ids keeps (the others' are
- * worked out where they are needed). */
+/* Bound IDs whose first two bytes an ll_san_ids keeps, a bit each (the
+ * others' are worked out where they are needed). */
 #define LL_SAN_KNOWN_IDS 16
 _Static_assert(LL_SAN_KNOWN_IDS <= 16, "start_ids holds one bit per ID");
 
@@ -22,7 +22,6 @@ typedef struct {
   size_t id_min; /* the fewest non-hyphen bytes of an ID; (size_t)-1: none */
   unsigned char in_id[256];  /* a byte of some ID in either case, or '-' */
   unsigned char starts[256]; /* an ID's first byte, in either case */
-  unsigned char first[LL_SAN_KNOWN_IDS], second[LL_SAN_KNOWN_IDS];
   /* bit k: the first byte of ID k (k < LL_SAN_KNOWN_IDS), in either case;
    * and its second (after any hyphens), or in any_second when it has none */
   uint16_t start_ids[256], second_ids[256], any_second;
@@ -37,5 +36,9 @@ typedef struct {
 } ll_san_ids;
 
 void ll_san_ids_make(ll_san_ids *t, const char *const *ids, size_t n);
+/* t when it is made; otherwise one made now in own for ids (t->n of
+ * them), so that a table not made is never read. */
+const ll_san_ids *ll_san_ids_ready(const ll_san_ids *t, const char *const *ids,
+                                   ll_san_ids *own);
 
 #endif
