@@ -131,13 +131,13 @@ const char *ll_ledger_check_line(const char *buf, size_t len, long n,
 /* The export rows up to the last appended, read back (ledger_back.c). */
 ll_status ll_ledger_catch_up(ll_ledger *l, ll_error *err) LL_WARN_UNUSED;
 
-/* SHA-256 of prev_hash_hex || a || b, as lowercase hex (ledger_line.c),
- * through h (reset first) or, when h is NULL, a context of its own. */
 /* The table of the bound IDs made at the last bind, or (never expected:
  * a table that does not match the bindings is not used) one made now in
  * own. */
 const ll_san_ids *ll_ledger_bound_ids(const ll_ledger *l, ll_san_ids *own);
 
+/* SHA-256 of prev_hash_hex || a || b, as lowercase hex (ledger_line.c),
+ * through h (reset first) or, when h is NULL, a context of its own. */
 ll_status ll_ledger_chain_hash(ll_sha256 *h, const char *prev, const char *a,
                                size_t alen, const char *b, size_t blen,
                                char out[LL_SHA256_HEX]) LL_WARN_UNUSED;

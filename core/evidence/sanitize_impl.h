@@ -71,10 +71,6 @@ static inline int ci_prefix(const char *s, size_t len, size_t i,
   return 1;
 }
 
-/* Matches id at s[i] ignoring case and hyphens on both sides; the service
- * may hand a lease ID back in another case or without hyphens. Returns the
- * end of the match (exclusive), or 0. s[i] must not be a hyphen, so a match
- * neither starts nor ends on one. */
 /* The IDs among t's first LL_SAN_KNOWN_IDS whose first two bytes are at
  * s[i] (the second after any hyphens, as id_second_at reads it), a bit
  * each: only they can match there (match_id, match_id_cut). */
@@ -90,6 +86,10 @@ static inline unsigned ids_at(const ll_san_ids *t, const char *s, size_t len,
          (t->any_second | (j < len ? t->second_ids[(unsigned char)s[j]] : 0u));
 }
 
+/* Matches id at s[i] ignoring case and hyphens on both sides; the service
+ * may hand a lease ID back in another case or without hyphens. Returns the
+ * end of the match (exclusive), or 0. s[i] must not be a hyphen, so a match
+ * neither starts nor ends on one. */
 static inline size_t match_id(const char *s, size_t len, size_t i,
                               const char *id) {
   const char *p = id;

@@ -119,9 +119,6 @@ static void scrub_init(scrub_ctx *x, const char *const *ids,
   x->share = share;
 }
 
-/* A new string: s with bound lease IDs replaced by their aliases, sig=
- * values and bearer tokens redacted; *same when nothing was (then NULL is
- * returned and s stands). NULL otherwise only when out of memory. */
 /* A bound ID that starts inside the one matched at s[i..end) and runs past
  * its end (two IDs sharing bytes) is replaced too, its alias after the
  * first one's: otherwise what is left of it would stay in clear, where the
@@ -141,6 +138,9 @@ static size_t overlapping_ids(const char *s, size_t len, size_t i, size_t end,
   return end;
 }
 
+/* A new string: s with bound lease IDs replaced by their aliases, sig=
+ * values and bearer tokens redacted; *same when nothing was (then NULL is
+ * returned and s stands). NULL otherwise only when out of memory. */
 static char *scrub(const char *s, const scrub_ctx *x, int *same) {
   const char *needed = x->t->needed;
   sbuf b = {0};
