@@ -130,6 +130,12 @@ void ll_headers_cleanup(ll_headers *h) {
 }
 
 ll_status ll_headers_add(ll_headers *h, const char *name, const char *value) {
+  value = value ? value : "";
+  return ll_headers_add_n(h, name, strlen(name), value, strlen(value));
+}
+
+ll_status ll_headers_add_n(ll_headers *h, const char *name, size_t name_n,
+                           const char *value, size_t value_n) {
   if (h->n == h->cap) {
     size_t cap = h->cap ? h->cap * 2 : 16;
     ll_header *v = realloc(h->v, cap * sizeof *v);
@@ -138,12 +144,16 @@ ll_status ll_headers_add(ll_headers *h, const char *name, const char *value) {
     h->v = v;
     h->cap = cap;
   }
-  char *n = strdup(name), *val = strdup(value ? value : "");
+  char *n = malloc(name_n + 1), *val = malloc(value_n + 1);
   if (!n || !val) {
     free(n);
     free(val);
     return LL_E_NOMEM;
   }
+  memcpy(n, name, name_n);
+  n[name_n] = '\0';
+  memcpy(val, value, value_n);
+  val[value_n] = '\0';
   h->v[h->n].name = n;
   h->v[h->n].value = val;
   h->n++;

@@ -35,33 +35,6 @@ static int append_fold(ll_headers *hs, const char *v, size_t vn) {
   return 1;
 }
 
-/* What ll_headers_add stores (a name and a value, each its own
- * allocation, freed by ll_headers_clear), copied from the line's bytes
- * directly rather than through a NUL-terminated copy and two strdup. */
-static int take_header(ll_headers *hs, const char *name, size_t name_n,
-                       const char *val, size_t val_n) {
-  if (hs->n == hs->cap) {
-    size_t cap = hs->cap ? hs->cap * 2 : 16;
-    ll_header *v = realloc(hs->v, cap * sizeof *v);
-    if (!v)
-      return 0;
-    hs->v = v;
-    hs->cap = cap;
-  }
-  char *nm = malloc(name_n + 1), *vl = malloc(val_n + 1);
-  if (!nm || !vl) {
-    free(nm);
-    free(vl);
-    return 0;
-  }
-  memcpy(nm, name, name_n);
-  nm[name_n] = '\0';
-  memcpy(vl, val, val_n);
-  vl[val_n] = '\0';
-  hs->v[hs->n++] = (ll_header){.name = nm, .value = vl};
-  return 1;
-}
-
 int ll_http_head_line(ll_headers *hs, const char *buf, size_t n) {
   /* Every status line starts a new response (100 Continue, then the final
    * one): only the final response's headers are kept. */
@@ -84,5 +57,5 @@ int ll_http_head_line(ll_headers *hs, const char *buf, size_t n) {
   size_t val_n = trimmed(&val, len - (size_t)(val - line));
   if (name_n == 0)
     return 1;
-  return take_header(hs, name, name_n, val, val_n);
+  return ll_headers_add_n(hs, name, name_n, val, val_n) == LL_OK;
 }

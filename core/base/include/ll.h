@@ -124,6 +124,10 @@ void ll_headers_cleanup(ll_headers *h);
 void ll_headers_clear(ll_headers *h);
 ll_status ll_headers_add(ll_headers *h, const char *name,
                          const char *value) LL_WARN_UNUSED;
+/* The same from a name and a value given by length (not NUL-terminated:
+ * a response's header line as it came). */
+ll_status ll_headers_add_n(ll_headers *h, const char *name, size_t name_n,
+                           const char *value, size_t value_n) LL_WARN_UNUSED;
 /* Adds or replaces. */
 ll_status ll_headers_set(ll_headers *h, const char *name,
                          const char *value) LL_WARN_UNUSED;
