@@ -370,6 +370,51 @@ static void test_sig_by_character(void) {
   }
 }
 
+/* Two secrets that share bytes in a value: the first found ends inside
+ * the second, or both start at one offset and the shorter is found
+ * first. Each is replaced whole; none leaves a tail of its bytes. Found
+ * leftmost-first alone, "xx{{a}}CCCC-tail" kept the second token's last
+ * bytes. */
+static void test_overlapping_secrets(void) {
+  static const char *const sec[] = {"tokAAAA1111", "1111BBBB2222",
+                                    "2222CCCC3333", "tokAAAA", "zzsig=98"};
+  static const char *const ph[] = {"{{a}}", "{{b}}", "{{c}}", "{{d}}", "{{e}}"};
+  static const struct {
+    const char *in, *out;
+    unsigned hit;
+  } cases[] = {
+      /* the first ends inside the second */
+      {"x tokAAAA1111BBBB2222 y", "x {{a}}{{b}} y", 3u},
+      /* a chain of three */
+      {"x tokAAAA1111BBBB2222CCCC3333 y", "x {{a}}{{b}}{{c}} y", 7u},
+      /* the shorter (d) listed after the longer one that starts with it */
+      {"tokAAAA1111", "{{a}}", 1u},
+      /* alone, each as before */
+      {"1111BBBB2222", "{{b}}", 2u},
+      {"p tokAAAA q", "p {{d}} q", 8u},
+      /* a sig= value right after a token */
+      {"tokAAAA1111sig=abcdef&x=1", "{{a}}sig=REDACTED&x=1",
+       1u | LL_REDACT_SIG},
+      /* a sig= value that starts inside a secret and runs past it */
+      {"zzsig=987654&k", "{{e}}sig=REDACTED&k", 16u | LL_REDACT_SIG},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ll_buf out = {0};
+    unsigned hit =
+        ll_sanitize_replace(cases[i].in, strlen(cases[i].in), sec, ph, 5, &out);
+    CHECK_INT(hit, cases[i].hit);
+    CHECK_STR(out.p, cases[i].out);
+    free(out.p);
+  }
+  /* the shorter listed first: replaced, and the longer's tail with it */
+  static const char *const rev[] = {"tokAAAA", "tokAAAA1111"};
+  ll_buf out = {0};
+  unsigned hit = ll_sanitize_replace("x tokAAAA1111 y", 15, rev, ph, 2, &out);
+  CHECK_INT(hit, 3u);
+  CHECK_STR(out.p, "x {{a}}{{b}} y");
+  free(out.p);
+}
+
 int main(void) {
   char *d = ll_test_tmpdir();
   CHECK(d != NULL);
@@ -380,6 +425,7 @@ int main(void) {
   test_sig_by_character();
   test_learnt_id_forms();
   test_cut_id();
+  test_overlapping_secrets();
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
   CHECK(system(cmd) == 0);

@@ -256,6 +256,41 @@ int ll_sanitize_needs_replace(const char *s, size_t len,
   return 0;
 }
 
+/* A secret (or an unredacted sig= value) that starts inside what is
+ * replaced, [at, end), and runs past it is replaced with it, its
+ * placeholder after the first: found leftmost-first alone, the first
+ * match would cut the second and keep its tail. Asked only where
+ * something was found, which is rare. Returns the new end. */
+static size_t overlapping_secrets(const char *s, size_t len, size_t at,
+                                  size_t end, const char *const *secrets,
+                                  const char *const *placeholders, size_t n,
+                                  unsigned *found, ll_buf *out) {
+  for (size_t j = at; j < end; j++) {
+    for (size_t m = 0; m < n; m++) {
+      const char *sec = secrets[m];
+      size_t e;
+      if (!sec || !sec[0] ||
+          (e = secret_at(s, len, j, sec, strlen(sec), is_guid(sec))) <= end)
+        continue;
+      ll_buf_put(out, placeholders[m], strlen(placeholders[m]));
+      *found |= m < 30 ? 1u << m : LL_REDACT_MORE;
+      end = e;
+    }
+    size_t kl, e = 0;
+    if ((s[j] == 's' || s[j] == 'S') && (kl = sig_key_at(s, len, j)) != 0 &&
+        sig_unredacted(s, len, j, kl, is_sig_end)) {
+      for (e = j + kl; e < len && !is_sig_end(s[e]); e++)
+        ;
+      if (e > end) {
+        ll_buf_put(out, "sig=REDACTED", 12);
+        *found |= LL_REDACT_SIG;
+        end = e;
+      }
+    }
+  }
+  return end;
+}
+
 unsigned ll_sanitize_replace(const char *s, size_t len,
                              const char *const *secrets,
                              const char *const *placeholders, size_t n,
@@ -276,7 +311,8 @@ unsigned ll_sanitize_replace(const char *s, size_t len,
       ll_buf_put(out, "REDACTED", 8);
       found |= LL_REDACT_SIG;
     }
-    i = end;
+    i = overlapping_secrets(s, len, at, end, secrets, placeholders, n, &found,
+                            out);
   }
   return found;
 }
