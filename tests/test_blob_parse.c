@@ -107,6 +107,7 @@ static const struct {
     {"X-MS-LEASE-ID: " LB, F(lease_id), LB},
     {"x-ms-lease-time: 30", F(lease_time), "30"},
     {"x-ms-error-code:  Odd Case ", F(error_code), " Odd Case "},
+    {"Server: Azurite-Blob/3.37.0", F(server), "Azurite-Blob/3.37.0"},
 };
 
 static void test_parse_verbatim(void) {
@@ -166,6 +167,14 @@ static const struct {
      F(error_code), "", "x-ms-error-code: different values in 2 headers"},
     {"x-ms-lease-state: leasedddddddddddddddddddddddddddd", F(lease_state), "",
      "x-ms-lease-state: longer than 31 bytes"},
+    /* the known deviations are matched on Server: a second, differing
+     * one is not dropped in silence */
+    {"Server: Azurite-Blob/3.37.0\nserver: Windows-Azure-Blob/1.0", F(server),
+     "", "Server: different values in 2 headers"},
+    {"Server: Azurite-Blob/3.37.0\nSERVER: Azurite-Blob/3.37.0", F(server),
+     "Azurite-Blob/3.37.0", ""},
+    {"Server: " LONG_ID LONG_ID LONG_ID, F(server), "",
+     "Server: longer than 255 bytes"},
     /* two problems, in the parser's order; the other fields kept */
     {"ETag: \"0x1\"\nx-ms-lease-id: " LONG_ID "\nEtag: \"0x2\"\n"
      "x-ms-lease-state: leased",

@@ -557,6 +557,7 @@ ll_status ll_blob_parse(const ll_http_response *resp, ll_blob_result *out) {
   COPY("ETag", etag);
   COPY("Last-Modified", last_modified);
   COPY("Content-Length", content_length);
+  out->server_kept = COPY("Server", server);
   int code_kept = COPY("x-ms-error-code", error_code);
 #undef COPY
 

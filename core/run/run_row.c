@@ -289,8 +289,13 @@ cJSON *ll_row_outcome(const ll_outcome_ctx *c, const cJSON *in,
    * baseline makes the row an EVIDENCE_ERROR */
   if (got && br.header_problems[0])
     ll_row_str(&b, "header_problems", br.header_problems);
+  /* as received, or null when it was absent or not kept (two differing
+   * values, or too long: then header_problems names it) */
   ll_row_str_or_null(&b, "server",
-                     got ? ll_headers_get(&resp->headers, "Server") : NULL);
+                     got && br.server_kept &&
+                             ll_headers_get(&resp->headers, "Server")
+                         ? br.server
+                         : NULL);
   ll_row_str_or_null(&b, "observed_lease_state", props ? br.lease_state : NULL);
   ll_row_str_or_null(&b, "observed_lease_status",
                      props ? br.lease_status : NULL);

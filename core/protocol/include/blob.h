@@ -115,6 +115,10 @@ typedef struct {
   char etag[128];
   char last_modified[64];
   char content_length[32];
+  /* Server, the responder's name: the known deviations are matched on it,
+   * so two differing values are a problem like any other header's */
+  char server[256];
+  int server_kept; /* 1 when Server was absent or agreed and fitted */
   /* "" or why headers were not kept, e.g. "x-ms-lease-id: different
    * values in 2 headers; ETag: longer than 127 bytes" (names, never a
    * value: it may be a lease ID) */
