@@ -185,12 +185,11 @@ static size_t next_sig(const char *s, size_t len, size_t from, size_t *key_len,
 /* The next offset >= i where ll_sanitize_replace replaces something, or
  * len, with the end of what is replaced in *end: secret *k (with *k < n),
  * or a sig= value not REDACTED (*k == n). */
-static size_t replace_next(const char *s, size_t len, size_t i,
-                           const char *const *secrets, size_t n, size_t *k,
-                           size_t *end) {
-  /* the bytes where a match can start: a secret's first byte (either case
-   * for a GUID's), s or S */
-  unsigned char first[256] = {0};
+/* The bytes where a match can start: a secret's first byte (either case
+ * for a GUID's), s or S (a sig= key). */
+static void start_bytes(const char *const *secrets, size_t n,
+                        unsigned char first[256]) {
+  memset(first, 0, 256);
   first['s'] = first['S'] = 1;
   for (size_t j = 0; j < n; j++)
     if (secrets[j] && secrets[j][0] == LL_SANITIZE_SIG_MARK) {
@@ -201,6 +200,13 @@ static size_t replace_next(const char *s, size_t len, size_t i,
       if (is_guid(secrets[j]))
         first[fold((char)f)] = first[other_case((char)f)] = 1;
     }
+}
+
+static size_t replace_next(const char *s, size_t len, size_t i,
+                           const char *const *secrets, size_t n, size_t *k,
+                           size_t *end) {
+  unsigned char first[256];
+  start_bytes(secrets, n, first);
   for (; i < len; i++) {
     unsigned char c = (unsigned char)s[i];
     if (!first[c])
@@ -265,7 +271,15 @@ static size_t overlapping_secrets(const char *s, size_t len, size_t at,
                                   size_t end, const char *const *secrets,
                                   const char *const *placeholders, size_t n,
                                   unsigned *found, ll_buf *out) {
+  unsigned char first[256];
+  start_bytes(secrets, n, first);
+  /* the end of the last sig= value read: a key inside it ends with it, so
+   * each value is read once however many keys it holds (linear, not
+   * quadratic, in a value made of keys) */
+  size_t value_end = 0;
   for (size_t j = at; j < end; j++) {
+    if (!first[(unsigned char)s[j]])
+      continue;
     for (size_t m = 0; m < n; m++) {
       const char *sec = secrets[m];
       size_t e;
@@ -277,10 +291,12 @@ static size_t overlapping_secrets(const char *s, size_t len, size_t at,
       end = e;
     }
     size_t kl, e = 0;
-    if ((s[j] == 's' || s[j] == 'S') && (kl = sig_key_at(s, len, j)) != 0 &&
+    if ((s[j] == 's' || s[j] == 'S') && j >= value_end &&
+        (kl = sig_key_at(s, len, j)) != 0 &&
         sig_unredacted(s, len, j, kl, is_sig_end)) {
       for (e = j + kl; e < len && !is_sig_end(s[e]); e++)
         ;
+      value_end = e;
       if (e > end) {
         ll_buf_put(out, "sig=REDACTED", 12);
         *found |= LL_REDACT_SIG;
