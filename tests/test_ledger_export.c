@@ -74,6 +74,23 @@ static void test_secret_refusal(const char *root) {
   CHECK(ll_ledger_alias_of(l, GUID2) == NULL);
   CHECK(ll_ledger_alias_of(l, "not-a-guid") == NULL);
   CHECK(ll_ledger_alias_of(l, NULL) == NULL);
+  /* A stretch from inside a bound ID (its first digits gone, as when a
+   * secret was replaced over them) reaches neither file: refused, naming
+   * the alias, never the digits; the ledger carries on. */
+  psize = file_size(pfile);
+  esize = file_size(efile);
+  CHECK_INT(append_text(l,
+                        "{\"record\":\"note\",\"debug\":\"{{secret:token}}"
+                        "4f89-41d3-9a0c-0305e82c3301 lost\"}",
+                        &seq, &err),
+            LL_E_INTERNAL);
+  CHECK(strstr(err.message, "export row refused") != NULL);
+  CHECK(strstr(err.message, "alias A") != NULL);
+  CHECK(strstr(err.message, "0305e82c") == NULL);
+  CHECK_INT(file_size(pfile), psize);
+  CHECK_INT(file_size(efile), esize);
+  CHECK_INT(append_text(l, base_rows[1], &seq, &err), LL_OK);
+  CHECK_INT(seq, 3);
 
   /* write_json: atomic, pretty, same secret rules, plain names only. */
   cJSON *v = cJSON_Parse("{\"run_id\":\"r1\",\"n\":[1,2]}");

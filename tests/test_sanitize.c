@@ -361,6 +361,18 @@ static const scan_case scan_cases[] = {
      LL_SCAN_ID, 1, 3},
     {"a secret before an ID", "SIGKEY " ID_A, 2, LL_SCAN_SECRET, 1, 0},
     {"a live sig=", "q=1&sig=abc", 1, LL_SCAN_SIG, 0, 4},
+    /* a stretch from inside an ID: 16 digits or more, hyphens anywhere */
+    {"an ID's last 28 digits", "x ad5b-d9cb-469f-a165-70867728950e", 1,
+     LL_SCAN_ID, 0, 2},
+    {"a token replaced over an ID's first digits",
+     "x {{secret:token}}ad5b-d9cb-469f-a165-70867728950e y", 1, LL_SCAN_ID, 0,
+     18},
+    {"16 digits from its middle, flat, in upper case", "[D9CB469FA1657086]", 1,
+     LL_SCAN_ID, 0, 1},
+    {"15 are not told from other hex", "[D9CB469FA165708]", 0, LL_SCAN_NONE, 0,
+     0},
+    {"B's middle, hyphens moved", "7425-40DE944Be07f-c1f9", 1, LL_SCAN_ID, 1,
+     0},
     {"sig=REDACTED escaped in printed JSON", "\"sig=REDACTED\\\"\"", 0,
      LL_SCAN_NONE, 0, 0},
 };

@@ -3,6 +3,7 @@
  * built from the pieces a match is made of must give the same count, the
  * same first hit, and the same answer to "would replace". Split from
  * test_sanitize.c, which tests the projections and the scan's cases. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,16 +47,75 @@ static int ref_sig_end(char c) {
   return strchr("& \t\r\n\"'#<>\\", c) != NULL && c != '\0';
 }
 
+/* Whether 16 hex digits (hyphens skipped, none other between) starting
+ * at t[i], folded, stand somewhere in the 32 digits of id. */
+static int ref_stretch_at(const char *t, size_t e, size_t i, const char *id) {
+  char d[64], w[17];
+  size_t n = 0, m = 0;
+  for (const char *p = id; *p && n < sizeof d - 1; p++)
+    if (*p != '-')
+      d[n++] = (char)ref_fold(*p);
+  d[n] = '\0';
+  if (n != 32 || t[i] == '-')
+    return 0;
+  for (size_t j = i; j < e && m < 16; j++) {
+    char c = (char)ref_fold(t[j]);
+    if (c == '-')
+      continue;
+    if (!strchr("0123456789abcdef", c) || c == '\0')
+      return 0;
+    w[m++] = c;
+  }
+  w[m] = '\0';
+  return m == 16 && strstr(d, w) != NULL;
+}
+
+/* The stretch rule: in a maximal run of bytes of the bound IDs (either
+ * case) and hyphens that holds no ID from its first digit, the first 16
+ * digits of each ID it holds are one hit at their first digit. stretch[i]
+ * gets a bit for each ID k found so at offset i. */
+static void ref_stretches(const char *t, size_t len, const char *const *rid,
+                          size_t nid, unsigned *stretch) {
+  unsigned char in_id[256] = {0};
+  in_id['-'] = 1;
+  for (size_t k = 0; k < nid; k++)
+    for (const char *p = rid[k]; *p; p++)
+      in_id[(unsigned char)tolower((unsigned char)*p)] =
+          in_id[(unsigned char)toupper((unsigned char)*p)] = 1;
+  memset(stretch, 0, len * sizeof *stretch);
+  for (size_t a = 0, e; a < len; a = e + 1) {
+    for (e = a; e < len && in_id[(unsigned char)t[e]]; e++)
+      ;
+    int whole = 0;
+    for (size_t i = a; i < e && !whole; i++)
+      for (size_t k = 0; k < nid; k++)
+        whole |= ref_id_at(t, e, i, rid[k]);
+    for (size_t k = 0; !whole && e - a >= 16 && k < nid; k++)
+      for (size_t i = a; i < e; i++)
+        if (ref_stretch_at(t, e, i, rid[k])) {
+          stretch[i] |= 1u << k;
+          break;
+        }
+  }
+}
+
 /* Every offset, every pattern, in the documented order: the first hit by
  * offset wins; at one offset an ID (lowest index), a sig=, a secret. */
 static void ref_scan(const char *t, size_t len, const char *const *rid,
                      size_t nid, const char *const *sec, size_t nsec,
                      ll_scan_result *r) {
+  unsigned stretch[512];
   memset(r, 0, sizeof *r);
+  if (len > sizeof stretch / sizeof stretch[0])
+    return;
+  ref_stretches(t, len, rid, nid, stretch);
   for (size_t i = 0; i < len; i++) {
     size_t before = r->hits;
     for (size_t k = 0; k < nid; k++)
       if (ref_id_at(t, len, i, rid[k]) && r->hits++ == 0)
+        *r = (ll_scan_result){1, LL_SCAN_ID, k, i};
+    for (size_t k = 0; k < nid; k++)
+      if ((stretch[i] >> k & 1u) && r->hits++ == 0)
         *r = (ll_scan_result){1, LL_SCAN_ID, k, i};
     if (i + 4 <= len && ref_fold(t[i]) == 's' && ref_fold(t[i + 1]) == 'i' &&
         ref_fold(t[i + 2]) == 'g' && t[i + 3] == '=') {

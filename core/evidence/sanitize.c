@@ -4,6 +4,7 @@
 #include "sanitize.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -461,6 +462,56 @@ static void record(ll_scan_result *r, ll_scan_kind kind, size_t index,
   }
 }
 
+static int hex_value(char c, unsigned *d) {
+  if (c >= '0' && c <= '9')
+    *d = (unsigned)(c - '0');
+  else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+    *d = (unsigned)((c | 0x20) - 'a' + 10);
+  else
+    return 0;
+  return 1;
+}
+
+/* The first offset in text[a..e) where LL_SAN_CUT_MIN consecutive digits
+ * of the GUID id stand (either case, hyphens skipped anywhere), or e: a
+ * stretch from inside an ID, which no match from the ID's first digit
+ * finds (a value cut at its front, or a secret replaced over its first
+ * digits). Sixteen digits are 64 bits, as for a cut ID; fewer are not
+ * told from other hex text. An ID that is not a GUID has no stretches. */
+static size_t id_stretch(const char *text, size_t a, size_t e, const char *id) {
+  char norm[LL_SANITIZE_ID_MAX];
+  enum { W = LL_SAN_CUT_MIN, NW = LL_SANITIZE_ID_MAX - LL_SAN_CUT_MIN };
+  uint64_t win[NW], v = 0;
+  size_t pos[W], got = 0;
+  if (!ll_sanitize_norm_id(id, norm))
+    return e;
+  for (size_t o = 0; o < NW; o++) {
+    win[o] = 0;
+    for (size_t j = 0; j < W; j++) {
+      unsigned d = 0;
+      (void)hex_value(norm[o + j], &d);
+      win[o] = win[o] << 4 | d;
+    }
+  }
+  for (size_t j = a; j < e; j++) {
+    unsigned d;
+    if (text[j] == '-')
+      continue;
+    if (!hex_value(text[j], &d)) {
+      got = 0;
+      continue;
+    }
+    v = v << 4 | d; /* the last 16 digits */
+    pos[got++ % W] = j;
+    if (got < W)
+      continue;
+    for (size_t o = 0; o < NW; o++)
+      if (v == win[o])
+        return pos[got % W]; /* the window's first digit */
+  }
+  return e;
+}
+
 void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
                       size_t n_ids, const char *const *secrets,
                       size_t n_secrets, ll_scan_result *out) {
@@ -504,13 +555,15 @@ void ll_sanitize_scan_ids(const char *text, size_t len, const char *const *ids,
     /* a match starting at i ends by e: it starts by e - need */
     int cut = e == len || text[e] == '"';
     size_t need = cut ? step : id_min;
+    size_t least = need < LL_SAN_CUT_MIN ? need : LL_SAN_CUT_MIN;
     /* the run starts after at - step (that offset was not in a run, or
-     * in one that ended by before): one that cannot be long enough is not
-     * walked back */
-    if (e - at + step - 1 < need)
+     * in one that ended by before): one that cannot be long enough for a
+     * match or a stretch is not walked back */
+    if (e - at + step - 1 < least)
       continue;
     while (a > before && in_id[(unsigned char)text[a - 1]])
       a--;
+    size_t hits = out->hits;
     for (size_t i = a; e - a >= need && i <= e - need; i++) {
       if (!starts[(unsigned char)text[i]])
         continue;
@@ -528,6 +581,15 @@ void ll_sanitize_scan_ids(const char *text, size_t len, const char *const *ids,
              (cut && match_id_cut(text, e, i, ids[k]))))
           record(out, LL_SCAN_ID, k, i);
     }
+    /* A run that holds no ID from its first digit may hold a stretch from
+     * inside one: one hit for each ID found so (the line is refused all
+     * the same; a run with a match is not searched again). */
+    if (out->hits == hits && e - a >= LL_SAN_CUT_MIN)
+      for (size_t k = 0; k < n_ids; k++) {
+        size_t o = ids[k] ? id_stretch(text, a, e, ids[k]) : e;
+        if (o < e)
+          record(out, LL_SCAN_ID, k, o);
+      }
   }
   /* a sig= key (any case, or percent-encoded) by its '=' or '%' */
   size_t kl;
