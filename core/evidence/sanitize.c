@@ -4,7 +4,6 @@
 #include "sanitize.h"
 
 #include <ctype.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,56 +461,6 @@ static void record(ll_scan_result *r, ll_scan_kind kind, size_t index,
   }
 }
 
-static int hex_value(char c, unsigned *d) {
-  if (c >= '0' && c <= '9')
-    *d = (unsigned)(c - '0');
-  else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-    *d = (unsigned)((c | 0x20) - 'a' + 10);
-  else
-    return 0;
-  return 1;
-}
-
-/* The first offset in text[a..e) where LL_SAN_CUT_MIN consecutive digits
- * of the GUID id stand (either case, hyphens skipped anywhere), or e: a
- * stretch from inside an ID, which no match from the ID's first digit
- * finds (a value cut at its front, or a secret replaced over its first
- * digits). Sixteen digits are 64 bits, as for a cut ID; fewer are not
- * told from other hex text. An ID that is not a GUID has no stretches. */
-static size_t id_stretch(const char *text, size_t a, size_t e, const char *id) {
-  char norm[LL_SANITIZE_ID_MAX];
-  enum { W = LL_SAN_CUT_MIN, NW = LL_SANITIZE_ID_MAX - LL_SAN_CUT_MIN };
-  uint64_t win[NW], v = 0;
-  size_t pos[W], got = 0;
-  if (!ll_sanitize_norm_id(id, norm))
-    return e;
-  for (size_t o = 0; o < NW; o++) {
-    win[o] = 0;
-    for (size_t j = 0; j < W; j++) {
-      unsigned d = 0;
-      (void)hex_value(norm[o + j], &d);
-      win[o] = win[o] << 4 | d;
-    }
-  }
-  for (size_t j = a; j < e; j++) {
-    unsigned d;
-    if (text[j] == '-')
-      continue;
-    if (!hex_value(text[j], &d)) {
-      got = 0;
-      continue;
-    }
-    v = v << 4 | d; /* the last 16 digits */
-    pos[got++ % W] = j;
-    if (got < W)
-      continue;
-    for (size_t o = 0; o < NW; o++)
-      if (v == win[o])
-        return pos[got % W]; /* the window's first digit */
-  }
-  return e;
-}
-
 void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
                       size_t n_ids, const char *const *secrets,
                       size_t n_secrets, ll_scan_result *out) {
@@ -544,6 +493,8 @@ void ll_sanitize_scan_ids(const char *text, size_t len, const char *const *ids,
    * digits, then '"': runs that end the text or a string are searched for
    * such a prefix too. */
   size_t step = id_min < LL_SAN_CUT_MIN ? id_min : LL_SAN_CUT_MIN;
+  ll_san_stretch stretch;
+  ll_san_stretch_init(&stretch);
   for (size_t at = step - 1, done = 0; id_min != (size_t)-1 && at < len;
        at += step) {
     if (at < done || !in_id[(unsigned char)text[at]])
@@ -582,15 +533,14 @@ void ll_sanitize_scan_ids(const char *text, size_t len, const char *const *ids,
           record(out, LL_SCAN_ID, k, i);
     }
     /* A run that holds no ID from its first digit may hold a stretch from
-     * inside one: one hit for each ID found so (the line is refused all
-     * the same; a run with a match is not searched again). */
-    if (out->hits == hits && e - a >= LL_SAN_CUT_MIN)
-      for (size_t k = 0; k < n_ids; k++) {
-        size_t o = ids[k] ? id_stretch(text, a, e, ids[k]) : e;
-        if (o < e)
-          record(out, LL_SCAN_ID, k, o);
-      }
+     * inside one (sanitize_stretch.c): one hit, at its first (the line is
+     * refused all the same; a run with a match is not searched again). */
+    size_t k, o;
+    if (out->hits == hits && e - a >= LL_SAN_CUT_MIN &&
+        (o = ll_san_stretch_find(&stretch, ids, n_ids, text, a, e, &k)) < e)
+      record(out, LL_SCAN_ID, k, o);
   }
+  ll_san_stretch_free(&stretch);
   /* a sig= key (any case, or percent-encoded) by its '=' or '%' */
   size_t kl;
   for (size_t i = 0; (i = next_sig(text, len, i, &kl, is_scan_sig_end)) < len;
