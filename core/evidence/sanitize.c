@@ -461,19 +461,28 @@ static void record(ll_scan_result *r, ll_scan_kind kind, size_t index,
   }
 }
 
+static void scan(const char *text, size_t len, const char *const *ids,
+                 const ll_san_ids *t, const char *const *secrets,
+                 size_t n_secrets, int stretches, ll_scan_result *out);
+
 void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
                       size_t n_ids, const char *const *secrets,
                       size_t n_secrets, ll_scan_result *out) {
   ll_san_ids t;
   if (n_ids)
     ll_san_ids_make(&t, ids, n_ids);
-  ll_sanitize_scan_ids(text, len, ids, n_ids ? &t : NULL, secrets, n_secrets,
-                       out);
+  scan(text, len, ids, n_ids ? &t : NULL, secrets, n_secrets, 0, out);
 }
 
 void ll_sanitize_scan_ids(const char *text, size_t len, const char *const *ids,
                           const ll_san_ids *t, const char *const *secrets,
                           size_t n_secrets, ll_scan_result *out) {
+  scan(text, len, ids, t, secrets, n_secrets, 1, out);
+}
+
+static void scan(const char *text, size_t len, const char *const *ids,
+                 const ll_san_ids *t, const char *const *secrets,
+                 size_t n_secrets, int stretches, ll_scan_result *out) {
   ll_san_ids own;
   memset(out, 0, sizeof *out);
   if (!text)
@@ -506,7 +515,7 @@ void ll_sanitize_scan_ids(const char *text, size_t len, const char *const *ids,
     /* a match starting at i ends by e: it starts by e - need */
     int cut = e == len || text[e] == '"';
     size_t need = cut ? step : id_min;
-    size_t least = need < LL_SAN_CUT_MIN ? need : LL_SAN_CUT_MIN;
+    size_t least = stretches && need > LL_SAN_CUT_MIN ? LL_SAN_CUT_MIN : need;
     /* the run starts after at - step (that offset was not in a run, or
      * in one that ended by before): one that cannot be long enough for a
      * match or a stretch is not walked back */
@@ -536,7 +545,7 @@ void ll_sanitize_scan_ids(const char *text, size_t len, const char *const *ids,
      * inside one (sanitize_stretch.c): one hit, at its first (the line is
      * refused all the same; a run with a match is not searched again). */
     size_t k, o;
-    if (out->hits == hits && e - a >= LL_SAN_CUT_MIN &&
+    if (stretches && out->hits == hits && e - a >= LL_SAN_CUT_MIN &&
         (o = ll_san_stretch_find(&stretch, ids, n_ids, text, a, e, &k)) < e)
       record(out, LL_SCAN_ID, k, o);
   }

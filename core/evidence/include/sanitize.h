@@ -123,7 +123,12 @@ typedef struct {
 void ll_sanitize_scan(const char *text, size_t len, const char *const *ids,
                       size_t n_ids, const char *const *secrets,
                       size_t n_secrets, ll_scan_result *out);
-/* The same with the table made for ids (t->n of them); t NULL: no IDs. */
+/* The same with the table made for ids (t->n of them); t NULL: no IDs.
+ * This is the ledger's scan of its export lines, and it also refuses a
+ * stretch from inside a bound GUID: 16 consecutive digits of it, in a run
+ * of hex digits that holds no whole ID (a value cut at its front, or a
+ * secret replaced over the ID's first digits). ll_sanitize_scan (verify,
+ * corroboration, recordings) finds whole and cut IDs only. */
 void ll_sanitize_scan_ids(const char *text, size_t len, const char *const *ids,
                           const ll_san_ids *t, const char *const *secrets,
                           size_t n_secrets, ll_scan_result *out);
