@@ -91,6 +91,23 @@ static void test_secret_refusal(const char *root) {
   CHECK_INT(file_size(efile), esize);
   CHECK_INT(append_text(l, base_rows[1], &seq, &err), LL_OK);
   CHECK_INT(seq, 3);
+  /* An identifier bound under a placeholder alias (an identity's oid) is
+   * found whole, not by stretches: a made-up one shares long runs of
+   * zeros with other made-up GUIDs. */
+  CHECK_INT(ll_ledger_bind_alias(l, "{{identity}}", GUID2, &err), LL_OK);
+  CHECK_INT(append_text(l,
+                        "{\"record\":\"note\",\"debug\":\"x"
+                        "0e4f-4a5b-8c6d-7e8f90a1b2c3\"}",
+                        &seq, &err),
+            LL_OK);
+  CHECK_INT(append_text(l, "{\"record\":\"note\",\"debug\":\"" GUID2 "\"}",
+                        &seq, &err),
+            LL_OK); /* whole: replaced by its alias in the export */
+  char *etext = read_all(efile, &(size_t){0});
+  CHECK(etext && strstr(etext, "7e8f90a1b2c3") &&
+        strstr(etext, "{{identity}}"));
+  CHECK(etext && !strstr(etext, GUID2));
+  free(etext);
 
   /* write_json: atomic, pretty, same secret rules, plain names only. */
   cJSON *v = cJSON_Parse("{\"run_id\":\"r1\",\"n\":[1,2]}");

@@ -222,7 +222,24 @@ static void test_scan_against_reference(void) {
   }
 }
 
+/* The windows a GUID is looked up by: 16 digits each, in any case and
+ * hyphenation; anything but 32 hex digits has none (a 'g' read as a
+ * digit would give a made-up ID windows). */
+static void test_guid_windows(void) {
+  uint64_t w[LL_SAN_WINDOWS];
+  CHECK_INT(ll_san_guid_windows(ID_A, w), 1);
+  CHECK(w[0] == 0x0f8fad5bd9cb469full);
+  CHECK(w[16] == 0xa16570867728950eull);
+  CHECK_INT(ll_san_guid_windows(ID_A_FLAT_UPPER, w), 1);
+  CHECK(w[1] == 0xf8fad5bd9cb469fall);
+  CHECK_INT(ll_san_guid_windows("0f8fad5b-d9cb-469f-a165-70867728950g", w), 0);
+  CHECK_INT(ll_san_guid_windows("0f8fad5b-d9cb-469f-a165-7086772895 e", w), 0);
+  CHECK_INT(ll_san_guid_windows(ID_A "0", w), 0);
+  CHECK_INT(ll_san_guid_windows("0f8fad5b", w), 0);
+}
+
 int main(void) {
+  test_guid_windows();
   test_scan_against_reference();
   return ll_test_report("test_sanitize_scan");
 }

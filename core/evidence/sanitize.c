@@ -502,6 +502,8 @@ static void scan(const char *text, size_t len, const char *const *ids,
    * digits, then '"': runs that end the text or a string are searched for
    * such a prefix too. */
   size_t step = id_min < LL_SAN_CUT_MIN ? id_min : LL_SAN_CUT_MIN;
+  /* stretches are looked for only where some ID has windows */
+  stretches = stretches && t && (t->nwins || !t->wins_all);
   ll_san_stretch stretch;
   ll_san_stretch_init(&stretch);
   for (size_t at = step - 1, done = 0; id_min != (size_t)-1 && at < len;
@@ -546,7 +548,7 @@ static void scan(const char *text, size_t len, const char *const *ids,
      * refused all the same; a run with a match is not searched again). */
     size_t k, o;
     if (stretches && out->hits == hits && e - a >= LL_SAN_CUT_MIN &&
-        (o = ll_san_stretch_find(&stretch, ids, n_ids, text, a, e, &k)) < e)
+        (o = ll_san_stretch_find(&stretch, t, ids, text, a, e, &k)) < e)
       record(out, LL_SCAN_ID, k, o);
   }
   ll_san_stretch_free(&stretch);

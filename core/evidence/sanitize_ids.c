@@ -1,10 +1,88 @@
 /* The tables the export scan (sanitize.c) and the export projection
  * (sanitize_row.c) derive from a set of bound lease IDs, made once when
  * the set changes rather than for every row and line. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "sanitize_ids.h"
 #include "sanitize_impl.h"
+
+int ll_san_guid_windows(const char *id, uint64_t w[LL_SAN_WINDOWS]) {
+  unsigned char d[32];
+  size_t n = 0;
+  for (const char *p = id; *p; p++) {
+    unsigned c = (unsigned char)*p, v = c - '0', x = (c | 0x20) - 'a';
+    if (c == '-')
+      continue;
+    if (v > 9 && x > 5)
+      return 0; /* not a hex digit */
+    if (v > 9)
+      v = x + 10;
+    if (n == sizeof d)
+      return 0;
+    d[n++] = (unsigned char)v;
+  }
+  if (n != sizeof d)
+    return 0;
+  for (size_t o = 0; o < LL_SAN_WINDOWS; o++) {
+    w[o] = 0;
+    for (size_t j = 0; j < 16; j++)
+      w[o] = w[o] << 4 | d[o + j];
+  }
+  return 1;
+}
+
+static int win_cmp(const void *pa, const void *pb) {
+  const ll_san_win *a = pa, *b = pb;
+  if (a->v != b->v)
+    return a->v < b->v ? -1 : 1;
+  return a->k < b->k ? -1 : a->k > b->k;
+}
+
+void ll_san_wins_sort(ll_san_win *w, size_t n) {
+  qsort(w, n, sizeof *w, win_cmp);
+}
+
+int ll_san_wins_find(const ll_san_win *w, size_t n, uint64_t v, size_t *k) {
+  size_t lo = 0, hi = n; /* the first window >= v */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (w[mid].v < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == n || w[lo].v != v)
+    return 0;
+  *k = w[lo].k;
+  return 1;
+}
+
+/* Every GUID's windows (but those whose alias is a placeholder): in the
+ * filter, and kept while they fit. */
+static void make_windows(ll_san_ids *t, const char *const *ids, size_t n,
+                         const char *const *aliases) {
+  uint64_t w[LL_SAN_WINDOWS];
+  size_t cap = sizeof t->wins / sizeof t->wins[0];
+  memset(t->bloom, 0, sizeof t->bloom);
+  t->nwins = 0;
+  t->wins_all = 1;
+  for (size_t k = 0; k < n; k++) {
+    if (aliases && aliases[k] && strncmp(aliases[k], "{{", 2) == 0)
+      continue;
+    if (!ids[k] || !ll_san_guid_windows(ids[k], w))
+      continue;
+    for (size_t o = 0; o < LL_SAN_WINDOWS; o++) {
+      unsigned b = ll_san_win_bit(w[o]);
+      t->bloom[b / 64] |= 1ull << (b % 64);
+      if (t->nwins < cap)
+        t->wins[t->nwins++] = (ll_san_win){w[o], k};
+      else
+        t->wins_all = 0;
+    }
+  }
+  ll_san_wins_sort(t->wins, t->nwins);
+}
 
 void ll_san_ids_make(ll_san_ids *t, const char *const *ids, size_t n) {
   size_t m = 4;
@@ -61,7 +139,13 @@ void ll_san_ids_make(ll_san_ids *t, const char *const *ids, size_t n) {
     if (v & 2)
       t->walk[v]['b'] = t->walk[v]['B'] = 1;
   }
+  make_windows(t, ids, n, NULL);
   t->made = 1;
+}
+
+void ll_san_ids_lease_windows(ll_san_ids *t, const char *const *ids,
+                              const char *const *aliases) {
+  make_windows(t, ids, t->n, aliases);
 }
 
 const ll_san_ids *ll_san_ids_ready(const ll_san_ids *t, const char *const *ids,

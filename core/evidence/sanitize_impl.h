@@ -181,14 +181,9 @@ size_t ll_san_sig_find(const char *s, size_t len, const char *d, size_t *end);
 
 /* ---- a stretch from inside a lease ID (sanitize_stretch.c) ------------ */
 
+/* Every GUID's windows, made at the first call that needs them when
+ * the table could not keep them all (more IDs than it holds). */
 typedef struct {
-  uint64_t v; /* 16 digits of an ID, packed */
-  size_t k;   /* which ID */
-} ll_san_win;
-/* The windows of the first 8 GUIDs fit here; more are allocated. */
-#define LL_SAN_STRETCH_STACK (8 * 17)
-typedef struct {
-  ll_san_win stack[LL_SAN_STRETCH_STACK];
   ll_san_win *w; /* sorted by v, then k; NULL: not made, or no memory */
   size_t n;
   int made;
@@ -196,11 +191,10 @@ typedef struct {
 void ll_san_stretch_init(ll_san_stretch *s);
 void ll_san_stretch_free(ll_san_stretch *s);
 /* The first offset in text[a..e) where LL_SAN_CUT_MIN consecutive digits
- * of a GUID among ids stand (either case, hyphens skipped anywhere), or
- * e; in *k the lowest index of an ID holding them. The windows are made
- * at the first call, for the rest of the scan. */
-size_t ll_san_stretch_find(ll_san_stretch *s, const char *const *ids,
-                           size_t n_ids, const char *text, size_t a, size_t e,
-                           size_t *k);
+ * of a GUID among ids (t made for them) stand, either case, hyphens
+ * skipped anywhere, or e; in *k the lowest index of an ID holding them. */
+size_t ll_san_stretch_find(ll_san_stretch *s, const ll_san_ids *t,
+                           const char *const *ids, const char *text, size_t a,
+                           size_t e, size_t *k);
 
 #endif

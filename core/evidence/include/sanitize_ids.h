@@ -11,6 +11,21 @@
 #define LL_SAN_KNOWN_IDS 16
 _Static_assert(LL_SAN_KNOWN_IDS <= 16, "start_ids holds one bit per ID");
 
+/* A stretch from inside a GUID, as the ledger's export scan looks for
+ * it (sanitize_stretch.c): each window of 16 of its 32 digits, packed. */
+#define LL_SAN_WINDOWS 17
+typedef struct {
+  uint64_t v; /* 16 digits of an ID, 4 bits each */
+  size_t k;   /* which ID */
+} ll_san_win;
+/* A filter over every GUID's windows: a window whose bit is clear is no
+ * ID's. One probe of 8192 bits: a few percent of the text's windows
+ * are looked up in vain with a handful of GUIDs bound. */
+#define LL_SAN_BLOOM_BITS 8192
+static inline unsigned ll_san_win_bit(uint64_t v) {
+  return (unsigned)((v * 0x9E3779B97F4A7C15ull) >> 51); /* 13 bits */
+}
+
 /* What the export scan and the export projection derive from a set of
  * bound lease IDs: made once when the set changes (the ledger's binds),
  * not once per row. made is 0 until ll_san_ids_make has run: a table not
@@ -33,9 +48,26 @@ typedef struct {
    * of the index a '=' or '%' (then s/S, a sig= key), bit 1 a space or a
    * tab (then b/B, a bearer token); and the IDs' first bytes always */
   unsigned char walk[4][256];
+  /* the windows of every GUID among the IDs: their bits in bloom; and
+   * themselves, sorted (by v, then k), when they fit (wins_all) */
+  uint64_t bloom[LL_SAN_BLOOM_BITS / 64];
+  ll_san_win wins[LL_SAN_KNOWN_IDS * LL_SAN_WINDOWS];
+  size_t nwins;
+  int wins_all;
 } ll_san_ids;
 
 void ll_san_ids_make(ll_san_ids *t, const char *const *ids, size_t n);
+/* The stretch windows of t made again for the lease IDs alone: an ID
+ * whose alias is a placeholder ("{{identity}}": an identifier bound so
+ * that the scan finds a whole copy) gets none. The ledger's tables. */
+void ll_san_ids_lease_windows(ll_san_ids *t, const char *const *ids,
+                              const char *const *aliases);
+/* The windows of id when it is a GUID (32 hex digits, hyphens anywhere,
+ * either case): 1; else 0. */
+int ll_san_guid_windows(const char *id, uint64_t w[LL_SAN_WINDOWS]);
+void ll_san_wins_sort(ll_san_win *w, size_t n);
+/* The lowest k of a window v among w (sorted), or none: returns 0. */
+int ll_san_wins_find(const ll_san_win *w, size_t n, uint64_t v, size_t *k);
 /* t when it is made; otherwise one made now in own for ids (t->n of
  * them), so that a table not made is never read. */
 const ll_san_ids *ll_san_ids_ready(const ll_san_ids *t, const char *const *ids,
