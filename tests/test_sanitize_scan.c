@@ -238,8 +238,42 @@ static void test_guid_windows(void) {
   CHECK_INT(ll_san_guid_windows("0f8fad5b", w), 0);
 }
 
+/* More GUIDs than the table keeps the windows of (16): the rest are made
+ * at the scan that needs them, and a stretch of the last is found. */
+static void test_many_stretches(void) {
+  enum { N = 20 };
+  char idbuf[N][37];
+  const char *idv[N];
+  unsigned long x = 99;
+  for (int i = 0; i < N; i++) {
+    char *p = idbuf[i];
+    for (int j = 0; j < 32; j++) {
+      x = x * 6364136223846793005ul + 1442695040888963407ul;
+      *p++ = "0123456789abcdef"[(x >> 40) & 15];
+      if (j == 7 || j == 11 || j == 15 || j == 19)
+        *p++ = '-';
+    }
+    *p = '\0';
+    idv[i] = idbuf[i];
+  }
+  ll_san_ids t;
+  ll_san_ids_make(&t, idv, N);
+  CHECK_INT(t.wins_all, 0);
+  char text[80];
+  snprintf(text, sizeof text, "[%s]", idbuf[N - 1] + 9); /* its last 28 */
+  ll_scan_result r;
+  ll_sanitize_scan_ids(text, strlen(text), idv, &t, NULL, 0, &r);
+  CHECK_INT(r.hits, 1);
+  CHECK_INT(r.index, N - 1);
+  CHECK_INT(r.offset, 1);
+  snprintf(text, sizeof text, "[%.15s]", idbuf[N - 1] + 20); /* 15 digits */
+  ll_sanitize_scan_ids(text, strlen(text), idv, &t, NULL, 0, &r);
+  CHECK_INT(r.hits, 0);
+}
+
 int main(void) {
   test_guid_windows();
+  test_many_stretches();
   test_scan_against_reference();
   return ll_test_report("test_sanitize_scan");
 }
