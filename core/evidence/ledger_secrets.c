@@ -69,18 +69,16 @@ ll_status ll_ledger_bind_alias(ll_ledger *l, const char *alias,
   }
   l->aliases[l->n_binds] = a;
   l->ids[l->n_binds++] = id;
-  ll_san_ids_make(&l->idtab, (const char *const *)l->ids, l->n_binds);
-  ll_san_ids_lease_windows(&l->idtab, (const char *const *)l->ids,
-                           (const char *const *)l->aliases);
+  ll_san_ids_make_lease(&l->idtab, (const char *const *)l->ids, l->n_binds,
+                        (const char *const *)l->aliases);
   return LL_OK;
 }
 
 const ll_san_ids *ll_ledger_bound_ids(const ll_ledger *l, ll_san_ids *own) {
   if (l->idtab.made && l->idtab.n == l->n_binds)
     return &l->idtab;
-  ll_san_ids_make(own, (const char *const *)l->ids, l->n_binds);
-  ll_san_ids_lease_windows(own, (const char *const *)l->ids,
-                           (const char *const *)l->aliases);
+  ll_san_ids_make_lease(own, (const char *const *)l->ids, l->n_binds,
+                        (const char *const *)l->aliases);
   return own;
 }
 

@@ -6,20 +6,17 @@
 
 #include "sanitize_ids.h"
 #include "sanitize_impl.h"
+#include "text.h"
 
 int ll_san_guid_windows(const char *id, uint64_t w[LL_SAN_WINDOWS]) {
   unsigned char d[32];
   size_t n = 0;
   for (const char *p = id; *p; p++) {
-    unsigned c = (unsigned char)*p, v = c - '0', x = (c | 0x20) - 'a';
-    if (c == '-')
+    if (*p == '-')
       continue;
-    if (v > 9 && x > 5)
-      return 0; /* not a hex digit */
-    if (v > 9)
-      v = x + 10;
-    if (n == sizeof d)
-      return 0;
+    int v = ll_hexval(*p);
+    if (v < 0 || n == sizeof d)
+      return 0; /* not a hex digit, or more than 32 */
     d[n++] = (unsigned char)v;
   }
   if (n != sizeof d)
@@ -85,6 +82,11 @@ static void make_windows(ll_san_ids *t, const char *const *ids, size_t n,
 }
 
 void ll_san_ids_make(ll_san_ids *t, const char *const *ids, size_t n) {
+  ll_san_ids_make_lease(t, ids, n, NULL);
+}
+
+void ll_san_ids_make_lease(ll_san_ids *t, const char *const *ids, size_t n,
+                           const char *const *aliases) {
   size_t m = 4;
   int quick = 1;
   memset(t, 0, sizeof *t);
@@ -139,13 +141,8 @@ void ll_san_ids_make(ll_san_ids *t, const char *const *ids, size_t n) {
     if (v & 2)
       t->walk[v]['b'] = t->walk[v]['B'] = 1;
   }
-  make_windows(t, ids, n, NULL);
+  make_windows(t, ids, n, aliases);
   t->made = 1;
-}
-
-void ll_san_ids_lease_windows(ll_san_ids *t, const char *const *ids,
-                              const char *const *aliases) {
-  make_windows(t, ids, t->n, aliases);
 }
 
 const ll_san_ids *ll_san_ids_ready(const ll_san_ids *t, const char *const *ids,

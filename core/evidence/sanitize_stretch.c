@@ -48,6 +48,7 @@ size_t ll_san_stretch_find(ll_san_stretch *s, const ll_san_ids *t,
   uint64_t v = 0;
   size_t pos[LL_SAN_CUT_MIN], got = 0;
   for (size_t j = a; j < e; j++) {
+    /* ll_hexval inline: this loop reads every byte of a hex run */
     unsigned c = (unsigned char)text[j], d = c - '0';
     if (d > 9) {
       d = (c | 0x20) - 'a';

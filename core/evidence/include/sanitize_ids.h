@@ -57,11 +57,11 @@ typedef struct {
 } ll_san_ids;
 
 void ll_san_ids_make(ll_san_ids *t, const char *const *ids, size_t n);
-/* The stretch windows of t made again for the lease IDs alone: an ID
- * whose alias is a placeholder ("{{identity}}": an identifier bound so
- * that the scan finds a whole copy) gets none. The ledger's tables. */
-void ll_san_ids_lease_windows(ll_san_ids *t, const char *const *ids,
-                              const char *const *aliases);
+/* The same with the stretch windows for the lease IDs alone: an ID whose
+ * alias is a placeholder ("{{identity}}": an identifier bound so that the
+ * scan finds a whole copy) gets none. The ledger's tables. */
+void ll_san_ids_make_lease(ll_san_ids *t, const char *const *ids, size_t n,
+                           const char *const *aliases);
 /* The windows of id when it is a GUID (32 hex digits, hyphens anywhere,
  * either case): 1; else 0. */
 int ll_san_guid_windows(const char *id, uint64_t w[LL_SAN_WINDOWS]);
