@@ -433,9 +433,7 @@ int main(void) {
   test_base64_body(clock);
   test_hidden_ids(clock);
   ll_clock_free(clock);
-  char cmd[700];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-  CHECK(system(cmd) == 0);
+  CHECK(ll_test_rmtree(root) == 0);
   free(d);
   return ll_test_report("test_fixture_leaks");
 }

@@ -519,10 +519,7 @@ int main(void) {
   test_wait_broken_kept();
   test_decide();
   test_decide_clean();
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-  if (system(cmd) != 0)
-    fprintf(stderr, "could not remove %s\n", root);
+  ll_test_rmtree(root);
   free(root);
   return ll_test_report("test_flow");
 }

@@ -261,9 +261,7 @@ int main(void) {
   test_refusals();
   test_limits();
   test_read_into();
-  char cmd[700];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-  CHECK(system(cmd) == 0);
+  CHECK(ll_test_rmtree(root) == 0);
   free(d);
   return ll_test_report("test_input");
 }

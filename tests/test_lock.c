@@ -16,12 +16,8 @@
 
 static char *root;
 
-static char *path(const char *leaf) {
-  static char buf[8][512];
-  static int k;
-  char *p = buf[k++ % 8];
-  snprintf(p, 512, "%s/%s", root, leaf);
-  return p;
+static const char *path(const char *leaf) {
+  return ll_test_path(root, leaf);
 }
 
 static void mkdirs(const char *leaf) {
@@ -471,10 +467,7 @@ int main(void) {
   test_index_parent();
   test_lock_dir();
   test_root_bound();
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-  if (system(cmd) != 0)
-    fprintf(stderr, "could not remove %s\n", root);
+  ll_test_rmtree(root);
   free(root);
   return ll_test_report("test_lock");
 }

@@ -18,12 +18,8 @@
 
 static char *root;
 
-static char *path(const char *leaf) {
-  static char buf[4][512];
-  static int k;
-  k = (k + 1) % 4;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", root, leaf);
-  return buf[k];
+static const char *path(const char *leaf) {
+  return ll_test_path(root, leaf);
 }
 
 #define LOCKS path("locks")
@@ -470,10 +466,7 @@ int main(void) {
     test_open_fresh();
     test_request_pipeline();
     test_crash_recovered();
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    if (system(cmd) != 0)
-      fprintf(stderr, "could not remove %s\n", root);
+    ll_test_rmtree(root);
     free(root);
   }
   return ll_test_report("test_run");

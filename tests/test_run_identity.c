@@ -234,10 +234,7 @@ int main(void) {
   CHECK(root != NULL);
   if (root) {
     test_user_assigned_mi();
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    if (system(cmd) != 0)
-      fprintf(stderr, "could not remove %s\n", root);
+    ll_test_rmtree(root);
     free(root);
   }
   return ll_test_report("test_run_identity");

@@ -441,9 +441,7 @@ int main(void) {
   test_learnt_id_forms();
   test_cut_id();
   test_overlapping_secrets();
-  char cmd[700];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-  CHECK(system(cmd) == 0);
+  CHECK(ll_test_rmtree(root) == 0);
   free(d);
   return ll_test_report("test_sanitize_forms");
 }

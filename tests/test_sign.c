@@ -463,9 +463,7 @@ int main(void) {
   test_malformed_sums();
   test_dash_dir();
   test_declared();
-  char cmd[700];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-  CHECK(system(cmd) == 0);
+  CHECK(ll_test_rmtree(root) == 0);
   free(d);
   return ll_test_report("test_sign");
 }

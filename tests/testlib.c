@@ -17,3 +17,20 @@ char *ll_test_tmpdir(void) {
   char *d = mkdtemp(tmpl);
   return d ? strdup(d) : NULL;
 }
+
+const char *ll_test_path(const char *root, const char *leaf) {
+  static char buf[8][512];
+  static int k;
+  char *p = buf[k++ % 8];
+  snprintf(p, 512, "%s/%s", root, leaf);
+  return p;
+}
+
+int ll_test_rmtree(const char *root) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  if (system(cmd) == 0)
+    return 0;
+  fprintf(stderr, "could not remove %s\n", root);
+  return -1;
+}

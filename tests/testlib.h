@@ -47,5 +47,11 @@ extern int ll_test_pass, ll_test_fail;
 int ll_test_report(const char *name);
 /* A fresh private temporary directory (mkdtemp); caller frees. */
 char *ll_test_tmpdir(void);
+/* root/leaf in one of eight rotating buffers: up to eight paths may be
+ * in use at once (arguments of one call). */
+const char *ll_test_path(const char *root, const char *leaf);
+/* Removes the directory tree root (rm -rf): 0, or -1 and a line on
+ * stderr when it cannot. */
+int ll_test_rmtree(const char *root);
 
 #endif
