@@ -553,83 +553,6 @@ static void test_many_secrets(void) {
   free(note.p);
 }
 
-/* IDs that start with a letter, found where the text holds that letter in
- * the other case: the projections (copy, shared, in place) replace them,
- * and the scan finds them. The first IDs are looked up by their first
- * byte in either case; one missing case would leave the ID in place. */
-static void test_letter_first_ids(void) {
-  static const char *const lid[] = {"Ab8fad5b-d9cb-469f-a165-70867728950e",
-                                    "cd9e6679-7425-40de-944b-e07fc1f90ae7"};
-  static const char *const lal[] = {"LA", "LC"};
-  static const char *const seen[] = {"aB8FAD5B-D9CB-469F-A165-70867728950E",
-                                     "CD9E6679742540DE944BE07FC1F90AE7",
-                                     "Ab8fad5bd9cb469f" /* cut */};
-  static const char *const want[] = {"LA", "LC", "LA"};
-  for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++) {
-    cJSON *row = cJSON_CreateObject();
-    cJSON_AddStringToObject(row, "v", seen[i]);
-    cJSON *ex = ll_sanitize_row(row, lid, lal, 2);
-    cJSON *sh = ll_sanitize_row_shared(row, lid, lal, 2);
-    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(ex, "v")), want[i]);
-    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(sh, "v")), want[i]);
-    cJSON *dead = NULL;
-    CHECK(ll_sanitize_row_in_place(row, lid, lal, 2, &dead));
-    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(row, "v")), want[i]);
-    cJSON_Delete(dead);
-    cJSON_Delete(ex);
-    cJSON_Delete(sh);
-    cJSON_Delete(row);
-    char line[96];
-    snprintf(line, sizeof line, "{\"v\":\"%s\"}", seen[i]);
-    ll_scan_result r;
-    ll_sanitize_scan(line, strlen(line), lid, 2, NULL, 0, &r);
-    CHECK_INT((int)r.hits, 1);
-    CHECK_INT((int)r.kind, LL_SCAN_ID);
-    CHECK_INT((int)r.index, want[i][1] == 'A' ? 0 : 1);
-    CHECK_INT((int)r.offset, 6);
-  }
-}
-
-/* Two bound IDs that share bytes in a value (the first ends with what the
- * second starts with): both are replaced, not the first alone with 31
- * digits of the second left where the scan cannot see them. And an ID
- * that starts with '=' (not a GUID: the public API takes any) does not
- * take the first digit of a GUID after "lease=". */
-static void test_overlapping_ids(void) {
-  static const char *const oid[] = {"11111111-2222-3333-4444-55555555555a",
-                                    "a7c3e9f1-5b2d-4e8a-9c6f-0d1b3a5e7f92"};
-  static const char *const eid[] = {"a7c3e9f1-5b2d-4e8a-9c6f-0d1b3a5e7f92",
-                                    "=a"};
-  static const char *const al[] = {"X0", "X1"};
-  struct {
-    const char *const *ids;
-    const char *in, *want;
-  } c[] = {
-      {oid,
-       "11111111-2222-3333-4444-55555555555a7c3e9f1-5b2d-4e8a-9c6f-"
-       "0d1b3a5e7f92",
-       "X0X1"},
-      {oid, "<1111111122223333444455555555555A7C3E9F15b2d4e8a9c6f0d1b3a5e7f92>",
-       "<X0X1>"},
-      {eid, "lease=a7c3e9f1-5b2d-4e8a-9c6f-0d1b3a5e7f92", "lease=X0"},
-  };
-  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-    cJSON *row = cJSON_CreateObject();
-    cJSON_AddStringToObject(row, "v", c[i].in);
-    cJSON *ex = ll_sanitize_row(row, c[i].ids, al, 2);
-    cJSON *sh = ll_sanitize_row_shared(row, c[i].ids, al, 2);
-    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(ex, "v")), c[i].want);
-    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(sh, "v")), c[i].want);
-    cJSON *dead = NULL;
-    CHECK(ll_sanitize_row_in_place(row, c[i].ids, al, 2, &dead));
-    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(row, "v")), c[i].want);
-    cJSON_Delete(dead);
-    cJSON_Delete(ex);
-    cJSON_Delete(sh);
-    cJSON_Delete(row);
-  }
-}
-
 int main(void) {
   test_identity_keys_dropped();
   test_many_secrets();
@@ -641,8 +564,6 @@ int main(void) {
   test_note();
   test_scan();
   test_many_ids();
-  test_letter_first_ids();
-  test_overlapping_ids();
   test_in_place_reference();
   return ll_test_report("test_sanitize");
 }
