@@ -265,6 +265,34 @@ describe("verify on tampered evidence", function()
     refused(dir, "has no lease_real_id field: this is not the run's protected ledger")
   end)
 
+  it("never prints a lease ID it quotes from a tampered protected row", function()
+    -- the real ID written where verify quotes an alias: refused, and no
+    -- 16 digits of it on stderr, in --json or in the JUnit file
+    local dir = copy()
+    local path = dir .. "/protected/ledger.jsonl"
+    local lines = slow.lines(path)
+    local n, id
+    for i, line in ipairs(lines) do
+      id = line:find('"record":"intent"', 1, true) and line:match('"lease_real_id":"([%x%-]+)"')
+      if id then n = i break end
+    end
+    assert(n, "no intent row with a lease ID")
+    lines[n] = lines[n]:gsub('"lease_alias_supplied":"[^"]*"', '"lease_alias_supplied":"' .. id .. '"', 1)
+    write_lines(path, rechain(lines))
+    local junit = dir .. "/verify.xml"
+    local rc, out, err = slow.run_host { "verify", "--json", "--junit", junit, dir }
+    assert.equals(2, rc, out .. err)
+    assert.truthy(err:find("INCONSISTENT at row " .. n .. ":", 1, true), err)
+    assert.truthy(err:find("alias <withheld>", 1, true), err)
+    local flat = id:gsub("%-", ""):lower()
+    for _, text in ipairs { out, err, helper.read(junit) } do
+      local digits = text:lower():gsub("%-", "")
+      for k = 1, #flat - 15 do
+        assert.falsy(digits:find(flat:sub(k, k + 15), 1, true), "16 digits of the lease ID printed")
+      end
+    end
+  end)
+
   it("refuses a symbolic link to the export as the protected ledger", function()
     local dir = copy()
     assert(os.execute("ln -sf ../export/ledger.jsonl " .. helper.quote(dir .. "/protected/ledger.jsonl")))

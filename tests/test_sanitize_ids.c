@@ -1,8 +1,9 @@
 /* Bound lease IDs the table must find whatever their first byte's case,
  * and IDs that share bytes in a value: every projection of the export
  * (copy, shared, in place; core/evidence/sanitize*.c) replaces each by its
- * alias, and the scan finds what the projections would have missed.
- * Split from test_sanitize.c. */
+ * alias, and the scan finds what the projections would have missed
+ * (split from test_sanitize.c). And a message quoting ledger values is
+ * made safe to print: no 16 digits of an ID, no sig= value. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,7 +77,39 @@ static void test_overlapping_ids(void) {
                     "lease=X0");
 }
 
+/* ll_sanitize_message: what verify's problems go through. */
+static void test_message(void) {
+  static const struct {
+    const char *in, *want;
+  } c[] = {
+      {"row 21: the lease ID sent for alias "
+       "0f8fad5b-d9cb-469f-a165-70867728950e is not bound",
+       "row 21: the lease ID sent for alias <withheld> is not bound"},
+      {"flat 0F8FAD5BD9CB469FA16570867728950E, cut 0f8fad5bd9cb469f.",
+       "flat <withheld>, cut <withheld>."},
+      /* 15 digits, hyphens apart, event IDs and numbers: kept */
+      {"0f8fad5b-d9cb-469 e0023 row 123456789012345 --",
+       "0f8fad5b-d9cb-469 e0023 row 123456789012345 --"},
+      {"hyphens anywhere: 0f-8f-ad-5b-d9-cb-46-9f!",
+       "hyphens anywhere: <withheld>!"},
+      {"url ?sv=2023&sig=AbC%2Bd%2Fe12345xyz&se=1",
+       "url ?sv=2023&sig=REDACTED&se=1"},
+      {"", ""},
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    char buf[160];
+    snprintf(buf, sizeof buf, "%s", c[i].in);
+    ll_sanitize_message(buf, sizeof buf);
+    CHECK_STR(buf, c[i].want);
+  }
+  /* a message at its buffer's end: cut, still terminated, still safe */
+  char small[24] = "id 0f8fad5bd9cb469fa165";
+  ll_sanitize_message(small, sizeof small);
+  CHECK_STR(small, "id <withheld>");
+}
+
 int main(void) {
+  test_message();
   test_letter_first_ids();
   test_overlapping_ids();
   return ll_test_report("test_sanitize_ids");

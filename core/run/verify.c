@@ -572,6 +572,10 @@ ll_status ll_verify_dir_rows(const char *dir, ll_verify_mode mode,
   if (st == LL_OK && !rep->export_only)
     st = corroboration_chain(dir, rep, err);
 done:
+  /* a problem may quote a protected row's value: never a lease ID */
+  ll_sanitize_message(rep->problem, sizeof rep->problem);
+  if (st != LL_OK && err)
+    ll_sanitize_message(err->message, sizeof err->message);
   binds_free(&b);
   cJSON_Delete(prot);
   /* a check that ran short of memory proves nothing either way */

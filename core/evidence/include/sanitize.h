@@ -140,4 +140,12 @@ size_t ll_secret_scan(const char *text, size_t len, const char *const *ids,
                       size_t n_ids, const char *const *secrets,
                       size_t n_secrets, char *what, size_t what_cap);
 
+/* A message that quotes values read from a ledger, made safe to print
+ * (sanitize_message.c), in place within cap: every run of hex digits and
+ * hyphens holding 16 or more digits (a lease ID or an identity's GUID,
+ * whole or cut, in any case: the cut rule's 64 bits) becomes
+ * "<withheld>", and every sig= value "sig=REDACTED". For text that goes
+ * where the export goes (verify's problems: stderr, --json, JUnit). */
+void ll_sanitize_message(char *msg, size_t cap);
+
 #endif
