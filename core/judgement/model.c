@@ -52,38 +52,6 @@ static void drop_key_from_end(cJSON *o, const char *k) {
     }
 }
 
-static void remember_event(ll_model *m, const cJSON *row, const char *cls) {
-  const char *id = ll_json_str(row, "event_id");
-  if (!id)
-    return;
-  cJSON *e = cJSON_CreateObject();
-  cJSON_AddStringToObject(e, "operation", ll_json_str(row, "operation"));
-  cJSON_AddStringToObject(e, "class", cls ? cls : "");
-  cJSON_AddStringToObject(e, "state",
-                          ll_json_str(row, "observed_lease_state")
-                              ? ll_json_str(row, "observed_lease_state")
-                              : "");
-  cJSON_AddStringToObject(e, "status",
-                          ll_json_str(row, "observed_lease_status")
-                              ? ll_json_str(row, "observed_lease_status")
-                              : "");
-  cJSON_AddNumberToObject(e, "http_status",
-                          ll_json_long(row, "http_status", 0));
-  /* what a lease-table cell row copies from it, and where it stands
-   * (model_cell.c) */
-  cJSON_AddNumberToObject(e, "seq", ll_json_double(row, "seq", 0));
-  cJSON_AddNumberToObject(e, "fixture_epoch",
-                          ll_json_double(row, "fixture_epoch", -1));
-  if (ll_json_str(row, "cell"))
-    cJSON_AddStringToObject(e, "cell", ll_json_str(row, "cell"));
-  if (ll_json_str(row, "azure_error_code"))
-    cJSON_AddStringToObject(e, "code", ll_json_str(row, "azure_error_code"));
-  if (cJSON_IsNumber(ll_json_get(row, "content_revision")))
-    cJSON_AddNumberToObject(e, "content_revision",
-                            ll_json_double(row, "content_revision", -1));
-  ll_model_event_put(m, id, e); /* a failure is counted (ll_model_apply) */
-}
-
 /* The poller's hint: when the break was answered and how long the service
  * said the lease would stay breaking. */
 static void note_break(ll_epoch_state *ep, const cJSON *row) {
@@ -360,7 +328,7 @@ static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
       }
     }
     outcome(m, row, (ll_op)opi, cls);
-    remember_event(m, row, cls);
+    ll_model_remember_event(m, row, cls);
     if (opi == LL_OP_LEASE_BREAK &&
         strcmp(cls, "BREAK_ACCEPTED_NOT_COMPLETE") == 0)
       note_break(&m->ep, row);
@@ -574,8 +542,14 @@ static ll_status apply_row(ll_model *m, cJSON *row, int fill, ll_error *err) {
       cpy(m->abandoned, sizeof m->abandoned, why);
   } else if (strcmp(rec, "recovery") == 0) {
     m->stopped[0] = m->abandoned[0] = '\0'; /* a new session goes on */
+  } else if (strcmp(rec, "lease_bind") != 0 && strcmp(rec, "refusal") != 0 &&
+             strcmp(rec, "note") != 0) {
+    /* a row no writer makes, which every reader would skip: a forger's
+     * way to hide a row without deleting it */
+    return ll_fail(err, LL_E_TAMPER, "row %ld: unknown record type %.40s", seq,
+                   rec);
   }
-  /* lease_bind, refusal, flow and note rows change no state. */
+  /* lease_bind, refusal and note rows change no state. */
   return LL_OK;
 }
 

@@ -70,6 +70,41 @@ int ll_model_event_put(ll_model *m, const char *id, cJSON *e) {
   return 1;
 }
 
+/* An outcome's summary, kept under its event ID: its operation, class,
+ * observed lease state and status, HTTP status, seq and lifecycle, and
+ * the cell, error code and content revision where it has them. */
+void ll_model_remember_event(ll_model *m, const cJSON *row, const char *cls) {
+  const char *id = ll_json_str(row, "event_id");
+  if (!id)
+    return;
+  cJSON *e = cJSON_CreateObject();
+  cJSON_AddStringToObject(e, "operation", ll_json_str(row, "operation"));
+  cJSON_AddStringToObject(e, "class", cls ? cls : "");
+  cJSON_AddStringToObject(e, "state",
+                          ll_json_str(row, "observed_lease_state")
+                              ? ll_json_str(row, "observed_lease_state")
+                              : "");
+  cJSON_AddStringToObject(e, "status",
+                          ll_json_str(row, "observed_lease_status")
+                              ? ll_json_str(row, "observed_lease_status")
+                              : "");
+  cJSON_AddNumberToObject(e, "http_status",
+                          ll_json_long(row, "http_status", 0));
+  /* what a lease-table cell row copies from it, and where it stands
+   * (model_cell.c) */
+  cJSON_AddNumberToObject(e, "seq", ll_json_double(row, "seq", 0));
+  cJSON_AddNumberToObject(e, "fixture_epoch",
+                          ll_json_double(row, "fixture_epoch", -1));
+  if (ll_json_str(row, "cell"))
+    cJSON_AddStringToObject(e, "cell", ll_json_str(row, "cell"));
+  if (ll_json_str(row, "azure_error_code"))
+    cJSON_AddStringToObject(e, "code", ll_json_str(row, "azure_error_code"));
+  if (cJSON_IsNumber(ll_json_get(row, "content_revision")))
+    cJSON_AddNumberToObject(e, "content_revision",
+                            ll_json_double(row, "content_revision", -1));
+  ll_model_event_put(m, id, e); /* a failure is counted (ll_model_apply) */
+}
+
 void ll_model_events_free(ll_model *m) {
   ll_free(m->ev_slots);
   m->ev_slots = NULL;

@@ -188,6 +188,8 @@ ll_status ll_model_settle(cJSON *row, cJSON *derived, int fill,
  * freed). */
 const cJSON *ll_model_event(const ll_model *m, const char *id);
 int ll_model_event_put(ll_model *m, const char *id, cJSON *e);
+/* An outcome row's summary, put under its event ID (model_events.c). */
+void ll_model_remember_event(ll_model *m, const cJSON *row, const char *cls);
 void ll_model_events_free(ll_model *m);
 
 /* model_cell.c: the lease table's cell rows and its counts. */
