@@ -348,6 +348,31 @@ static const scenario scenarios[] = {
      "result_classification",
      "EXPECTED_REJECTION",
      ""},
+    /* ---- the old holder again after broken (helper-27) ---------------- */
+    {"hold: B releases, A re-acquires its old ID and writes the content",
+     &LL_AZURE,
+     {CHAIN_FULL, RELEASE("B", 200), ACQ("A", 201, NULL),
+      PUT("A", 101, 201, NULL), READ(101)},
+     "HOLD",
+     "the old holder A was granted the lease or a write again after broken",
+     "REPRODUCED",
+     NOMARK},
+    {"hold: A re-acquires and writes after broken, then B takes over",
+     &LL_AZURE,
+     {AFTER_BROKEN, ACQ("A", 201, NULL), PUT("A", 101, 201, NULL), READ(101),
+      RELEASE("A", 200), CHAIN_B, CHAIN_END},
+     "HOLD",
+     "the old holder A was granted the lease or a write again after broken",
+     "REPRODUCED",
+     NOMARK},
+    {"hold: the last accepted write is not the new holder's",
+     &LL_AZURE,
+     {CHAIN_FULL, RELEASE("B", 200), PUT(NULL, 100, 201, NULL), READ(100)},
+     "HOLD",
+     "the last accepted write (revision 100) is not the new holder's "
+     "(revision 5)",
+     "REPRODUCED",
+     NOMARK},
 };
 
 int main(void) {

@@ -91,7 +91,8 @@ static int chain_complete(const ll_model *m) {
          ep->new_holder[0] && ep->old_holder[0] &&
          strcmp(ep->new_holder, ep->old_holder) != 0 &&
          ep->new_write_readback && ep->new_write_rev >= 0 &&
-         ep->old_rejected_under_new && final_content_ok(ep);
+         ep->old_rejected_under_new && !ep->old_regained[0] &&
+         ep->last_accepted == ep->new_write_rev && final_content_ok(ep);
 }
 
 /* The lease table's own decision (docs/API.md): ACCEPT when every cell of
@@ -208,6 +209,16 @@ static ll_decision fold(const ll_model *m, cJSON *hold, cJSON *rec,
     if (!final_content_ok(ep))
       reason(reasons, "final content not read back equal to "
                       "the last accepted revision");
+    if (ep->old_regained[0])
+      reason(reasons,
+             "the old holder %s was granted the lease or a write again "
+             "after broken (event %s): the handoff does not stand",
+             ep->old_holder, ep->old_regained);
+    if (ep->new_write_rev >= 0 && ep->last_accepted != ep->new_write_rev)
+      reason(reasons,
+             "the last accepted write (revision %ld) is not the new "
+             "holder's (revision %ld)",
+             ep->last_accepted, ep->new_write_rev);
   }
   if (chain_complete(m))
     return LL_DEC_ACCEPT;

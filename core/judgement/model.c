@@ -270,6 +270,14 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
     ep->cleanup_confirmed = 1;
     m->blob_deleted = 1;
   }
+  /* After broken, the old holder is never granted the lease again, nor a
+   * write: a re-acquire of its ID, a renew or an accepted Put under it
+   * means the blob may hold its bytes under its lease, whatever B did. */
+  if (ok && ep->saw_broken_after_breaking && !ep->old_regained[0] &&
+      (op == LL_OP_LEASE_ACQUIRE || op == LL_OP_LEASE_RENEW ||
+       op == LL_OP_PUT_BLOB) &&
+      is_alias(lease, ep->old_holder))
+    cpy(ep->old_regained, sizeof ep->old_regained, id ? id : "?");
   if (ep->phase != LL_PH_NONE)
     m->run_leased = 1;
 }

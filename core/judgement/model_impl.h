@@ -91,6 +91,9 @@ typedef struct {
   int new_write_readback; /* new holder's Put accepted and read back */
   long new_write_rev;
   int old_rejected_under_new;
+  /* the event of the first lease grant or accepted write to the old
+   * holder after broken was observed: the handoff does not stand */
+  char old_regained[16];
   int content_uncertain; /* a doubtful Put not settled by a later write */
   int cleanup_confirmed;
   ll_window window_reproduced;
