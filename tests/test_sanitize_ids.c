@@ -79,32 +79,41 @@ static void test_overlapping_ids(void) {
 
 /* ll_sanitize_message: what verify's problems go through. */
 static void test_message(void) {
+  static const char *const bound[] = {"0f8fad5b-d9cb-469f-a165-70867728950e"};
   static const struct {
     const char *in, *want;
+    int with_ids;
   } c[] = {
       {"row 21: the lease ID sent for alias "
        "0f8fad5b-d9cb-469f-a165-70867728950e is not bound",
-       "row 21: the lease ID sent for alias <withheld> is not bound"},
+       "row 21: the lease ID sent for alias <withheld> is not bound", 0},
+      /* 16 flat digits: a bound ID's stretch is withheld, a principal's
+       * fingerprint (no bound ID's) is kept */
       {"flat 0F8FAD5BD9CB469FA16570867728950E, cut 0f8fad5bd9cb469f.",
-       "flat <withheld>, cut <withheld>."},
+       "flat <withheld>, cut <withheld>.", 1},
+      {"cut 0f8fad5bd9cb469f.", "cut 0f8fad5bd9cb469f.", 0},
+      {"principal cfab3fdd669e727d of actor B",
+       "principal cfab3fdd669e727d of actor B", 1},
+      {"a65-70867728950e9", "<withheld>", 0}, /* 17 digits, any */
       /* 15 digits, hyphens apart, event IDs and numbers: kept */
       {"0f8fad5b-d9cb-469 e0023 row 123456789012345 --",
-       "0f8fad5b-d9cb-469 e0023 row 123456789012345 --"},
+       "0f8fad5b-d9cb-469 e0023 row 123456789012345 --", 1},
       {"hyphens anywhere: 0f-8f-ad-5b-d9-cb-46-9f!",
-       "hyphens anywhere: <withheld>!"},
+       "hyphens anywhere: <withheld>!", 0},
       {"url ?sv=2023&sig=AbC%2Bd%2Fe12345xyz&se=1",
-       "url ?sv=2023&sig=REDACTED&se=1"},
-      {"", ""},
+       "url ?sv=2023&sig=REDACTED&se=1", 0},
+      {"", "", 0},
   };
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
     char buf[160];
     snprintf(buf, sizeof buf, "%s", c[i].in);
-    ll_sanitize_message(buf, sizeof buf);
+    ll_sanitize_message(buf, sizeof buf, c[i].with_ids ? bound : NULL,
+                        c[i].with_ids ? 1 : 0);
     CHECK_STR(buf, c[i].want);
   }
   /* a message at its buffer's end: cut, still terminated, still safe */
   char small[24] = "id 0f8fad5bd9cb469fa165";
-  ll_sanitize_message(small, sizeof small);
+  ll_sanitize_message(small, sizeof small, NULL, 0);
   CHECK_STR(small, "id <withheld>");
 }
 
