@@ -603,6 +603,32 @@ describe("leaselua corroborate", function()
       verify_fails(d2, "corroboration%.jsonl is present without corroboration%.json")
     end)
 
+  it("verify refuses a corroboration that names another run, with --export-only too (helper-26)", function()
+    local dir = bundle("azure-main-handoff-accept")
+    assert.are.equal(0, (corroborate(dir, { log_file(dir, "t.json", gen.text(gen.records(dir), "diagnostic")) })))
+    rp.assert_verifies(dir)
+    local chain, summary = helper.read(dir .. "/corroboration.jsonl"), helper.read(dir .. "/corroboration.json")
+    -- another run's ID, or another blob, in every row, the chain rewritten
+    for key, other in pairs { run_id = "run-19990101T000000Z", blob_path = "/other/other.json" } do
+      local pat = '"' .. key .. '":"[^"]*"'
+      local lines = {}
+      for l in chain:gmatch("[^\n]+") do lines[#lines + 1] = l:gsub(pat, '"' .. key .. '":"' .. other .. '"') end
+      helper.write(dir .. "/corroboration.jsonl",
+        table.concat(require("support.ledger_builder").rechain(lines), "\n") .. "\n")
+      helper.write(dir .. "/corroboration.json", (summary:gsub(pat, '"' .. key .. '":"' .. other .. '"')))
+      for _, flag in ipairs { false, "--export-only" } do
+        local vrc, vout, verr = helper.run(flag and { "verify", flag, dir } or { "verify", dir })
+        assert.are.equal(2, vrc, vout .. verr)
+        assert.matches("corroboration%.jsonl row %d+ is not this run's: its " .. key, verr)
+      end
+    end
+    -- a summary with no chain is refused from the export alone too
+    os.remove(dir .. "/corroboration.jsonl")
+    local vrc, vout, verr = helper.run { "verify", "--export-only", dir }
+    assert.are.equal(2, vrc, vout .. verr)
+    assert.matches("corroboration%.json is present without corroboration%.jsonl", verr)
+  end)
+
   it("verify names settlement rows whose corroboration row never came (a half-written corroboration)", function()
     local dir = bundle("rev5-lost")
     local rc = corroborate(dir, { log_file(dir, "h.json", gen.text(gen.records(dir, { unknown = "201" }),

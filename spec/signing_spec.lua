@@ -4,6 +4,7 @@
 -- docs/EVIDENCE.md as printed, must accept them and reject every change.
 local helper = require "helper"
 local rp = require "support.replay"
+local bd = require "support.bundles"
 local cjson = require "cjson"
 
 local q = helper.quote
@@ -232,13 +233,14 @@ describe("signed bundles", function()
       helper.write(path, forged)
       rechain(path)
     end
+    bd.sync_decision(d) -- decision.json too, as the rewritten export says
     local rc, v, err = verify_json(d, allowed)
     assert.are.equal(2, rc, err)
     -- the forgery fools the chains: the only problem is the signature's
     assert.are.equal(1, #v.problems, cjson.encode(v.problems))
     assert.is_nil(err:find("INCONSISTENT", 1, true), err)
-    assert.matches("^signature: 2 of %d+ files listed in SHA256SUMS differ", v.problems[1].problem)
-    assert.are.same({ "export/ledger.jsonl", "protected/ledger.jsonl" }, v.signature.mismatched)
+    assert.matches("^signature: 3 of %d+ files listed in SHA256SUMS differ", v.problems[1].problem)
+    assert.are.same({ "decision.json", "export/ledger.jsonl", "protected/ledger.jsonl" }, v.signature.mismatched)
     local prc, pout = plain_check(d, home)
     assert.are_not.equal(0, prc, pout)
     assert.matches("protected/ledger.jsonl: FAILED", pout, 1, true)

@@ -69,6 +69,7 @@ local function edit(src, name, fn)
     local lines = renumber(fn(split(assert(helper.read(dir .. f)))))
     helper.write(dir .. f, table.concat(LB.rechain(lines), "\n") .. "\n")
   end
+  bd.sync_decision(dir)
   return dir
 end
 

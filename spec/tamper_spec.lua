@@ -265,6 +265,31 @@ describe("verify on tampered evidence", function()
     refused(dir, "has no lease_real_id field: this is not the run's protected ledger")
   end)
 
+  it("catches decision.json edited to ACCEPT beside a HOLD ledger (helper-26)", function()
+    local dir = copy()
+    local text = helper.read(dir .. "/decision.json")
+    local edited, n = text:gsub('("decision":%s*)"HOLD"', '%1"ACCEPT"', 1)
+    assert.are.equal(1, n, text)
+    helper.write(dir .. "/decision.json", edited)
+    local rc, out, err = verify(dir)
+    assert.equals(2, rc, out .. err)
+    assert.truthy(err:find("decision.json is not the export's last decision row", 1, true), err)
+    rc, out, err = verify(dir, "--export-only")
+    assert.equals(2, rc, out .. err)
+    -- and one left where the ledger holds no decision at all
+    dir = copy()
+    for _, f in ipairs { "/export/ledger.jsonl", "/protected/ledger.jsonl" } do
+      local kept = {}
+      for _, line in ipairs(slow.lines(dir .. f)) do
+        if not line:find('"record":"decision"', 1, true) then kept[#kept + 1] = line end
+      end
+      write_lines(dir .. f, rechain(kept))
+    end
+    rc, out, err = verify(dir)
+    assert.equals(2, rc, out .. err)
+    assert.truthy(err:find("decision.json is present, but the ledger holds no decision row", 1, true), err)
+  end)
+
   it("never prints a lease ID it quotes from a tampered protected row", function()
     -- the real ID written where verify quotes an alias: refused, and no
     -- 16 digits of it on stderr, in --json or in the JUnit file

@@ -8,7 +8,6 @@
 #include "jsonx.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,15 +24,14 @@
 
 static ll_status problem(ll_verify_report *rep, ll_error *err, long row,
                          const char *fmt, ...) LL_PRINTF(4, 5);
-
 static ll_status problem(ll_verify_report *rep, ll_error *err, long row,
                          const char *fmt, ...) {
+  ll_verify_out o = {rep->problem, sizeof rep->problem, &rep->bad_row};
   va_list ap;
-  rep->bad_row = row;
   va_start(ap, fmt);
-  vsnprintf(rep->problem, sizeof rep->problem, fmt, ap);
+  ll_status st = ll_verify_vproblem(&o, err, row, fmt, ap);
   va_end(ap);
-  return ll_fail(err, LL_E_TAMPER, "%s", rep->problem);
+  return st;
 }
 
 /* The lease bindings of the protected ledger, in order, without a limit:
@@ -391,133 +389,6 @@ static ll_status rederive(const cJSON *exp, ll_verify_report *rep,
   return st;
 }
 
-/* Settlement rows belong to the corroboration row that follows them
- * (settlement_seq_first names the first): one without it is what a write
- * that stopped between the two appends leaves. Returns the last
- * corroboration row (NULL: none). */
-static const cJSON *corr_rows(const cJSON *rows, ll_verify_report *rep,
-                              ll_error *err, ll_status *st) {
-  const cJSON *row, *last = NULL;
-  long pending = 0; /* seq of the first settlement not yet claimed */
-  cJSON_ArrayForEach(row, rows) {
-    const char *rec = ll_json_str(row, "record");
-    long seq = ll_json_long(row, "seq", 0);
-    if (ll_streq(rec, "settlement")) {
-      if (!pending)
-        pending = seq;
-    } else if (ll_streq(rec, "corroboration")) {
-      long first = ll_json_long(row, "settlement_seq_first", 0);
-      if (pending && (!first || pending < first)) {
-        *st = problem(rep, err, pending,
-                      "corroboration.jsonl: settlement row %ld has no "
-                      "corroboration row of its own (an incomplete "
-                      "corroboration: run leaselua corroborate again)",
-                      pending);
-        return NULL;
-      }
-      pending = 0;
-      last = row;
-    }
-  }
-  if (pending)
-    *st = problem(rep, err, pending,
-                  "corroboration.jsonl: settlement row %ld has no "
-                  "corroboration row after it (an incomplete corroboration: "
-                  "run leaselua corroborate again)",
-                  pending);
-  return last;
-}
-
-/* corroboration.json must say what the chain's last corroboration row
- * says: the same verdict, counts and row. */
-static ll_status corr_summary(const char *dir, const cJSON *last,
-                              ll_verify_report *rep, ll_error *err) {
-  char path[1024];
-  ll_buf buf = {0};
-  snprintf(path, sizeof path, "%s/corroboration.json", dir);
-  ll_status st = ll_buf_read_file(&buf, path, 16u * 1024u * 1024u);
-  cJSON *j = st == LL_OK ? cJSON_ParseWithLength(buf.p, buf.n) : NULL;
-  free(buf.p);
-  if (st == LL_E_NOMEM)
-    return ll_fail(err, LL_E_NOMEM, "out of memory");
-  if (!j) {
-    cJSON_Delete(j);
-    return problem(rep, err, 0, "corroboration.json is unreadable or not JSON");
-  }
-  static const char *const strs[] = {"record", "verdict", "run_id",
-                                     "corroborated_utc"};
-  static const char *const nums[] = {
-      "requests",         "log_records",      "contradictions_total",
-      "missing_total",    "unrecorded_total", "inferred_key_notes_total",
-      "settlements_total"};
-  const char *bad = NULL;
-  for (size_t i = 0; !bad && i < sizeof strs / sizeof *strs; i++) {
-    const char *a = ll_json_str(j, strs[i]), *b = ll_json_str(last, strs[i]);
-    if (!a || !b || strcmp(a, b) != 0)
-      bad = strs[i];
-  }
-  for (size_t i = 0; !bad && i < sizeof nums / sizeof *nums; i++)
-    if (ll_json_long(j, nums[i], -1) != ll_json_long(last, nums[i], -2))
-      bad = nums[i];
-  if (!bad &&
-      ll_json_long(j, "corroboration_seq", -1) != ll_json_long(last, "seq", -2))
-    bad = "corroboration_seq";
-  cJSON_Delete(j);
-  if (bad)
-    return problem(rep, err, ll_json_long(last, "seq", 0),
-                   "corroboration.json differs from corroboration.jsonl's "
-                   "last corroboration row in '%s'",
-                   bad);
-  return LL_OK;
-}
-
-/* A corroboration appended beside the run (docs/CORROBORATION.md) keeps
- * its own chain; when either file is there, both must be, the chain must
- * hold, every settlement row must have its corroboration row, and
- * corroboration.json must equal the chain's last corroboration row. */
-static ll_status corroboration_chain(const char *dir, ll_verify_report *rep,
-                                     ll_error *err) {
-  char path[1024], jpath[1024];
-  struct stat sb, jb;
-  snprintf(path, sizeof path, "%s/corroboration.jsonl", dir);
-  snprintf(jpath, sizeof jpath, "%s/corroboration.json", dir);
-  int have_l = lstat(path, &sb) == 0, have_j = lstat(jpath, &jb) == 0;
-  if (!have_l && !have_j)
-    return LL_OK;
-  if (!have_l)
-    return problem(rep, err, 0,
-                   "corroboration.json is present without "
-                   "corroboration.jsonl, the chain it must come from");
-  if (!S_ISREG(sb.st_mode))
-    return problem(rep, err, 0, "corroboration.jsonl is not a regular file");
-  if (have_j && !S_ISREG(jb.st_mode))
-    return problem(rep, err, 0, "corroboration.json is not a regular file");
-  cJSON *rows = NULL;
-  long bad = 0;
-  ll_error e = {0};
-  ll_status st = ll_ledger_read_file(path, &rows, &bad, &e);
-  if (st == LL_E_TAMPER) {
-    cJSON_Delete(rows);
-    return problem(rep, err, 0, "corroboration.jsonl: %s", e.message);
-  }
-  if (st != LL_OK) {
-    cJSON_Delete(rows);
-    return ll_fail(err, st, "%s", e.message);
-  }
-  const cJSON *last = corr_rows(rows, rep, err, &st);
-  if (st == LL_OK && !last)
-    st = problem(rep, err, 0, "corroboration.jsonl holds no corroboration row");
-  else if (st == LL_OK && !have_j)
-    st = problem(rep, err, 0,
-                 "corroboration.jsonl is present without corroboration.json "
-                 "(the corroboration was not finished: run leaselua "
-                 "corroborate again)");
-  else if (st == LL_OK)
-    st = corr_summary(dir, last, rep, err);
-  cJSON_Delete(rows);
-  return st;
-}
-
 ll_status ll_verify_dir_rows(const char *dir, ll_verify_mode mode,
                              ll_verify_report *rep, cJSON **rows,
                              ll_error *err) {
@@ -569,13 +440,19 @@ ll_status ll_verify_dir_rows(const char *dir, ll_verify_mode mode,
     st = scan_export(epath, &b, rep, err);
   if (st == LL_OK)
     st = rederive(exp, rep, err);
-  if (st == LL_OK && !rep->export_only)
-    st = corroboration_chain(dir, rep, err);
+  /* the files beside the ledgers: what a reader is shown as the run's */
+  ll_verify_out o = {rep->problem, sizeof rep->problem, &rep->bad_row};
+  if (st == LL_OK)
+    st = ll_verify_corroboration(dir, exp, &o, err);
+  if (st == LL_OK)
+    st = ll_verify_decision_file(dir, exp, &o, err);
 done:
   /* a problem may quote a protected row's value: never a lease ID */
-  ll_sanitize_message(rep->problem, sizeof rep->problem);
+  ll_sanitize_message(rep->problem, sizeof rep->problem,
+                      (const char *const *)b.ids, b.n);
   if (st != LL_OK && err)
-    ll_sanitize_message(err->message, sizeof err->message);
+    ll_sanitize_message(err->message, sizeof err->message,
+                        (const char *const *)b.ids, b.n);
   binds_free(&b);
   cJSON_Delete(prot);
   /* a check that ran short of memory proves nothing either way */

@@ -6,7 +6,10 @@
 #define LL_VERIFY_IMPL_H
 
 #include <cjson/cJSON.h>
+#include <stdarg.h>
 #include <stddef.h>
+
+#include "ll.h"
 
 /* The decision row that stands in rows (ledger rows in order, a cJSON
  * array): the last decision row, when no request row (an intent or an
@@ -30,5 +33,28 @@ const cJSON *ll_verify_stands(const cJSON *rows, long *decision_seq,
  * out. An intent without an outcome is no pairing problem: it is an open
  * request, which the decision counts (decide.c). */
 long ll_verify_pairs(const cJSON *rows, char *why, size_t cap);
+
+/* verify_files.c. Where a problem of the bundle is written (verify's
+ * report: its text and its row), and the writing: o's text and row, and
+ * LL_E_TAMPER with that text. */
+typedef struct {
+  char *text;
+  size_t cap;
+  long *row;
+} ll_verify_out;
+ll_status ll_verify_vproblem(const ll_verify_out *o, ll_error *err, long row,
+                             const char *fmt, va_list ap);
+/* A corroboration appended beside the run (docs/CORROBORATION.md) keeps
+ * its own chain; when either file is there, both must be, the chain must
+ * hold, every settlement row must have its corroboration row, every
+ * corroboration row must name this run (run ID, blob, account, from the
+ * export's manifest row) and corroboration.json must equal the chain's
+ * last corroboration row. exp: the export's rows. */
+ll_status ll_verify_corroboration(const char *dir, const cJSON *exp,
+                                  const ll_verify_out *o, ll_error *err);
+/* decision.json, when present, must be the export's last decision row;
+ * present with none in the ledger is a problem. */
+ll_status ll_verify_decision_file(const char *dir, const cJSON *exp,
+                                  const ll_verify_out *o, ll_error *err);
 
 #endif

@@ -59,6 +59,22 @@ local function plain(s)
   return (s:gsub("[%p]", "%%%0"))
 end
 
+-- sync_decision(dir): decision.json made the export's last decision row
+-- again after the ledgers were edited (verify checks that it is), or
+-- removed when no decision row is left, as a forger thorough enough to
+-- fool the chains would do.
+function M.sync_decision(dir)
+  local last
+  for _, l in ipairs(lines_of(dir .. "/export/ledger.jsonl")) do
+    if l:find('"record":"decision"', 1, true) then last = l end
+  end
+  if last then
+    helper.write(dir .. "/decision.json", last .. "\n")
+  else
+    os.remove(dir .. "/decision.json")
+  end
+end
+
 -- relabel(src, dst[, opts]) -> dst: a copy of the replayed bundle src
 -- whose evidence says endpoint kind opts.kind (default azure), host
 -- opts.host (default M.AZURE_HOST, or 127.0.0.1 for an emulator);
@@ -84,7 +100,8 @@ function M.relabel(src, dst, opts)
     for l in t:gmatch("[^\n]+") do lines[#lines + 1] = l end
     helper.write(dst .. f, table.concat(rechain(lines), "\n") .. "\n")
   end
-  for _, f in ipairs { "/manifest.json", "/decision.json", "/environment.json" } do
+  M.sync_decision(dst)
+  for _, f in ipairs { "/manifest.json", "/environment.json" } do
     local t = helper.read(dst .. f)
     if t then
       t = t:gsub('"replay.invalid"', '"' .. host .. '"'):gsub('"replay"', '"' .. kind .. '"')

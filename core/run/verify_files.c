@@ -1,0 +1,229 @@
+/* The files beside a bundle's ledgers that a reader is shown as the
+ * run's (verify_impl.h): the corroboration chain and its summary, tied to
+ * this run, and decision.json, the standing decision row's copy. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "jsonx.h"
+#include "ledger.h"
+#include "verify_impl.h"
+
+ll_status ll_verify_vproblem(const ll_verify_out *o, ll_error *err, long row,
+                             const char *fmt, va_list ap) {
+  *o->row = row;
+  vsnprintf(o->text, o->cap, fmt, ap);
+  return ll_fail(err, LL_E_TAMPER, "%s", o->text);
+}
+
+static ll_status problem(const ll_verify_out *o, ll_error *err, long row,
+                         const char *fmt, ...) LL_PRINTF(4, 5);
+static ll_status problem(const ll_verify_out *o, ll_error *err, long row,
+                         const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  ll_status st = ll_verify_vproblem(o, err, row, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+/* The export's manifest row (its first row of that record), or NULL. */
+static const cJSON *manifest_of(const cJSON *exp) {
+  const cJSON *row;
+  cJSON_ArrayForEach(row, exp) {
+    if (ll_json_is(row, "record", "manifest"))
+      return row;
+  }
+  return NULL;
+}
+
+/* Every corroboration row names this run: its run ID, blob and account
+ * (helper-26 moved another run's chain into a bundle, and verify said
+ * consistent, CORROBORATED). */
+static ll_status corr_run(const cJSON *rows, const cJSON *exp,
+                          const ll_verify_out *o, ll_error *err) {
+  static const char *const keys[] = {"run_id", "blob_path", "account_host"};
+  const cJSON *man = manifest_of(exp), *row;
+  cJSON_ArrayForEach(row, rows) {
+    if (!ll_json_is(row, "record", "corroboration"))
+      continue;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+      const char *a = ll_json_str(row, keys[i]), *b = ll_json_str(man, keys[i]);
+      if (!a || !b || strcmp(a, b) != 0)
+        return problem(
+            o, err, ll_json_long(row, "seq", 0),
+            "corroboration.jsonl row %ld is not this run's: its %s is %.80s, "
+            "the manifest's %.80s",
+            ll_json_long(row, "seq", 0), keys[i], a ? a : "absent",
+            b ? b : "absent");
+    }
+  }
+  return LL_OK;
+}
+
+/* Settlement rows belong to the corroboration row that follows them
+ * (settlement_seq_first names the first): one without it is what a write
+ * that stopped between the two appends leaves. Returns the last
+ * corroboration row (NULL: none). */
+static const cJSON *corr_rows(const cJSON *rows, const ll_verify_out *o,
+                              ll_error *err, ll_status *st) {
+  const cJSON *row, *last = NULL;
+  long pending = 0; /* seq of the first settlement not yet claimed */
+  cJSON_ArrayForEach(row, rows) {
+    const char *rec = ll_json_str(row, "record");
+    long seq = ll_json_long(row, "seq", 0);
+    if (ll_streq(rec, "settlement")) {
+      if (!pending)
+        pending = seq;
+    } else if (ll_streq(rec, "corroboration")) {
+      long first = ll_json_long(row, "settlement_seq_first", 0);
+      if (pending && (!first || pending < first)) {
+        *st = problem(o, err, pending,
+                      "corroboration.jsonl: settlement row %ld has no "
+                      "corroboration row of its own (an incomplete "
+                      "corroboration: run leaselua corroborate again)",
+                      pending);
+        return NULL;
+      }
+      pending = 0;
+      last = row;
+    }
+  }
+  if (pending)
+    *st = problem(o, err, pending,
+                  "corroboration.jsonl: settlement row %ld has no "
+                  "corroboration row after it (an incomplete corroboration: "
+                  "run leaselua corroborate again)",
+                  pending);
+  return last;
+}
+
+/* corroboration.json must say what the chain's last corroboration row
+ * says: the same verdict, counts and row. */
+static ll_status corr_summary(const char *dir, const cJSON *last,
+                              const ll_verify_out *o, ll_error *err) {
+  char path[1024];
+  ll_buf buf = {0};
+  snprintf(path, sizeof path, "%s/corroboration.json", dir);
+  ll_status st = ll_buf_read_file(&buf, path, 16u * 1024u * 1024u);
+  cJSON *j = st == LL_OK ? cJSON_ParseWithLength(buf.p, buf.n) : NULL;
+  free(buf.p);
+  if (st == LL_E_NOMEM)
+    return ll_fail(err, LL_E_NOMEM, "out of memory");
+  if (!j) {
+    cJSON_Delete(j);
+    return problem(o, err, 0, "corroboration.json is unreadable or not JSON");
+  }
+  static const char *const strs[] = {"record", "verdict", "run_id",
+                                     "corroborated_utc"};
+  static const char *const nums[] = {
+      "requests",         "log_records",      "contradictions_total",
+      "missing_total",    "unrecorded_total", "inferred_key_notes_total",
+      "settlements_total"};
+  const char *bad = NULL;
+  for (size_t i = 0; !bad && i < sizeof strs / sizeof *strs; i++) {
+    const char *a = ll_json_str(j, strs[i]), *b = ll_json_str(last, strs[i]);
+    if (!a || !b || strcmp(a, b) != 0)
+      bad = strs[i];
+  }
+  for (size_t i = 0; !bad && i < sizeof nums / sizeof *nums; i++)
+    if (ll_json_long(j, nums[i], -1) != ll_json_long(last, nums[i], -2))
+      bad = nums[i];
+  if (!bad &&
+      ll_json_long(j, "corroboration_seq", -1) != ll_json_long(last, "seq", -2))
+    bad = "corroboration_seq";
+  cJSON_Delete(j);
+  if (bad)
+    return problem(o, err, ll_json_long(last, "seq", 0),
+                   "corroboration.json differs from corroboration.jsonl's "
+                   "last corroboration row in '%s'",
+                   bad);
+  return LL_OK;
+}
+
+ll_status ll_verify_corroboration(const char *dir, const cJSON *exp,
+                                  const ll_verify_out *o, ll_error *err) {
+  char path[1024], jpath[1024];
+  struct stat sb, jb;
+  snprintf(path, sizeof path, "%s/corroboration.jsonl", dir);
+  snprintf(jpath, sizeof jpath, "%s/corroboration.json", dir);
+  int have_l = lstat(path, &sb) == 0, have_j = lstat(jpath, &jb) == 0;
+  if (!have_l && !have_j)
+    return LL_OK;
+  if (!have_l)
+    return problem(o, err, 0,
+                   "corroboration.json is present without "
+                   "corroboration.jsonl, the chain it must come from");
+  if (!S_ISREG(sb.st_mode))
+    return problem(o, err, 0, "corroboration.jsonl is not a regular file");
+  if (have_j && !S_ISREG(jb.st_mode))
+    return problem(o, err, 0, "corroboration.json is not a regular file");
+  cJSON *rows = NULL;
+  long bad = 0;
+  ll_error e = {0};
+  ll_status st = ll_ledger_read_file(path, &rows, &bad, &e);
+  if (st == LL_E_TAMPER) {
+    cJSON_Delete(rows);
+    return problem(o, err, 0, "corroboration.jsonl: %s", e.message);
+  }
+  if (st != LL_OK) {
+    cJSON_Delete(rows);
+    return ll_fail(err, st, "%s", e.message);
+  }
+  const cJSON *last = corr_rows(rows, o, err, &st);
+  if (st == LL_OK)
+    st = corr_run(rows, exp, o, err);
+  if (st == LL_OK && !last)
+    st = problem(o, err, 0, "corroboration.jsonl holds no corroboration row");
+  else if (st == LL_OK && !have_j)
+    st = problem(o, err, 0,
+                 "corroboration.jsonl is present without corroboration.json "
+                 "(the corroboration was not finished: run leaselua "
+                 "corroborate again)");
+  else if (st == LL_OK)
+    st = corr_summary(dir, last, o, err);
+  cJSON_Delete(rows);
+  return st;
+}
+
+/* decision.json, when there, is the export's last decision row, equal as
+ * JSON values: never another decision (helper-26 set it to ACCEPT beside
+ * a HOLD ledger, and verify said nothing), never one where the ledger has
+ * none. The last, not the standing one: a recovered session killed before
+ * its own decision leaves the first session's file, which is still the
+ * last decision the ledger holds. */
+ll_status ll_verify_decision_file(const char *dir, const cJSON *exp,
+                                  const ll_verify_out *o, ll_error *err) {
+  char path[1024];
+  struct stat sb;
+  snprintf(path, sizeof path, "%s/decision.json", dir);
+  if (lstat(path, &sb) != 0)
+    return LL_OK; /* a run stopped before its decision has none */
+  if (!S_ISREG(sb.st_mode))
+    return problem(o, err, 0, "decision.json is not a regular file");
+  ll_buf buf = {0};
+  ll_status st = ll_buf_read_file(&buf, path, 16u * 1024u * 1024u);
+  cJSON *j = st == LL_OK ? cJSON_ParseWithLength(buf.p, buf.n) : NULL;
+  free(buf.p);
+  if (st == LL_E_NOMEM)
+    return ll_fail(err, LL_E_NOMEM, "out of memory");
+  const cJSON *row, *last = NULL;
+  cJSON_ArrayForEach(row, exp) {
+    if (ll_json_is(row, "record", "decision"))
+      last = row;
+  }
+  int same = j && last && cJSON_Compare(j, last, 1);
+  cJSON_Delete(j);
+  if (same)
+    return LL_OK;
+  if (!last)
+    return problem(o, err, 0,
+                   "decision.json is present, but the ledger "
+                   "holds no decision row");
+  return problem(o, err, ll_json_long(last, "seq", 0),
+                 "decision.json is not the export's last decision "
+                 "row (row %ld)",
+                 ll_json_long(last, "seq", 0));
+}
