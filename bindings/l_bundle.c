@@ -6,6 +6,7 @@
  * JSON lines to its own temporary file, read back in order. */
 #include "l_bundle.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
@@ -310,6 +311,50 @@ static int relative_ok(const char *d) {
   return 1;
 }
 
+/* Whether dir/sub holds a bundle (its export ledger). */
+static int holds_bundle(const char *dir, const char *sub) {
+  char p[PATH_MAX];
+  struct stat sb;
+  int len = snprintf(p, sizeof p, "%s/%s/export/ledger.jsonl", dir, sub);
+  return len > 0 && (size_t)len < sizeof p && lstat(p, &sb) == 0;
+}
+
+/* The index is not evidence, but it chooses what is read: it must not
+ * leave out a bundle its directory holds. Every subdirectory of dir that
+ * holds one is among runs with "bundle" not false (helper-26 hid a signed
+ * HOLD bundle from qualify --require-signature by marking it "bundle":
+ * false, or by dropping its entry). 0, or 64 with one line. */
+static int index_covers(const char *cmd, const char *path, const char *dir,
+                        const cJSON *runs, FILE *errs) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    fprintf(errs, "leaselua: %s: cannot list %s: %s\n", cmd, dir,
+            strerror(errno));
+    return 64;
+  }
+  int rc = 0;
+  for (struct dirent *e; !rc && (e = readdir(d));) {
+    if (e->d_name[0] == '.' || !holds_bundle(dir, e->d_name))
+      continue;
+    const cJSON *r;
+    int listed = 0;
+    cJSON_ArrayForEach(r, runs) {
+      listed |= ll_streq(ll_json_str(r, "dir"), e->d_name) &&
+                !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "bundle"));
+    }
+    if (!listed) {
+      fprintf(errs,
+              "leaselua: %s: %s does not list %s/%s as a bundle, and it holds "
+              "one: an index may not leave evidence out (list it, or move it "
+              "away)\n",
+              cmd, path, dir, e->d_name);
+      rc = 64;
+    }
+  }
+  closedir(d);
+  return rc;
+}
+
 int ll_bundle_expand_index(const char *cmd, const char *dir, char ***list,
                            int *n, int *cap, FILE *errs) {
   char path[PATH_MAX];
@@ -376,6 +421,8 @@ int ll_bundle_expand_index(const char *cmd, const char *dir, char ***list,
     (*list)[(*n)++] = full;
     i++;
   }
+  if (rc == 1 && index_covers(cmd, path, dir, runs, errs))
+    rc = 64; /* after each entry's own check: a bad dir is named first */
   if (rc == 1 && *n == before) {
     fprintf(errs, "leaselua: %s: %s lists no runs with a bundle\n", cmd, path);
     rc = 64;

@@ -239,6 +239,18 @@ describe("leaselua qualify", function()
     local rc2, _, err = qualify_json { parent }
     assert.are.equal(64, rc2)
     assert.matches("runs[0].dir must be a relative path", err, 1, true)
+    -- an index never leaves out a bundle its directory holds (helper-26: a
+    -- signed HOLD bundle marked "bundle": false, or dropped, was not read)
+    for _, runs in ipairs {
+      { { dir = "2023-11-03" }, { dir = "2021-12-02", bundle = false } },
+      { { dir = "2023-11-03" } },
+    } do
+      helper.write(parent .. "/index.json", cjson.encode { format = "leaselua-index-v1", runs = runs })
+      local rc5, _, err5 = qualify_json { parent }
+      assert.are.equal(64, rc5, err5)
+      assert.matches("does not list " .. parent .. "/2021-12-02 as a bundle, and it holds one", err5, 1, true)
+    end
+    assert(os.rename(parent .. "/2021-12-02", B.base .. "/matrix-2021-12-02"))
     -- a run refused before it made a bundle (bundle: false) is skipped, said so
     helper.write(parent .. "/index.json", cjson.encode {
       format = "leaselua-index-v1", runs = { { api_version = "2023-11-03", dir = "2023-11-03", exit = 0 },
@@ -247,6 +259,7 @@ describe("leaselua qualify", function()
     assert.are.equal(0, rc3)
     assert.are.equal(1, t3.bundles)
     assert.matches("runs[1] (2024-08-04) made no bundle: skipped", err3, 1, true)
+    assert(os.rename(parent .. "/2023-11-03", B.base .. "/matrix-2023-11-03"))
     helper.write(parent .. "/index.json", cjson.encode {
       format = "leaselua-index-v1", runs = { { dir = "2024-08-04", bundle = false } } })
     local rc4, _, err4 = qualify_json { parent }
