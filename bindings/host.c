@@ -301,14 +301,16 @@ static int run_once(const ll_operator *op, const run_input *in, int *decision,
     rc = ll_lua_host_exit(host.decision, host.stop_exit);
   else if (rc < 0 && host.opened)
     rc = 70; /* a run whose decision could not be recorded */
-  else if (rc < 0 && !host.help) {
+  else if (rc < 0 && host.help && asks_help(in->nrest, in->rest))
+    rc = 0; /* only its usage or plan was printed, as the arguments asked */
+  else if (rc < 0) {
+    /* a script that printed a usage or a plan nobody asked for claims
+     * nothing either: 0 is ACCEPT's alone (helper-27) */
     fprintf(stderr,
             "leaselua: %s opened no run, so there is no decision "
             "(exit 64)\n",
             in->script);
     rc = 64;
-  } else if (rc < 0) {
-    rc = 0; /* only its usage was printed */
   }
   if (sign_rc)
     rc = sign_rc;

@@ -116,7 +116,7 @@ print("os=" .. tostring(os) .. " io=" .. tostring(io) .. " debug=" .. tostring(d
 ll.help("done")
 ]])
     local rc, out, err = helper.run({ s }, offline_target { AZURE_STORAGE_TOKEN = "secret-token-value" })
-    assert.are.equal(0, rc, out .. err)
+    assert.are.equal(64, rc, out .. err) -- a usage nobody asked for opens no run: no decision
     assert.truthy(out:find("AZURE_STORAGE_TOKEN=false\nAZURE_STORAGE_SAS=false\n" ..
       "AZURE_STORAGE_ACCOUNT_URL=false\nHOME=false\n", 1, true), out)
     assert.truthy(out:find("os=nil io=nil debug=nil package=nil", 1, true), out)
@@ -138,6 +138,21 @@ ll.help("done")
       "--manifest", manifest(), "--evidence", d .. "/ev" }, { AZURE_STORAGE_ACCOUNT_URL = false })
     assert.truthy(out:find("false\tLL_E_USAGE\ta script opens one run", 1, true), out .. err)
     assert.are.equal(64, rc, "the replay's unused exchanges are a strict failure: " .. err)
+  end)
+
+  it("5: a usage or plan printed unasked opens nothing and claims nothing: exit 64, never 0", function()
+    -- helper-27: a script that printed an ACCEPT line and a plan exited 0
+    for _, body in ipairs { 'll.lease_plan { break_period = 10 }', 'll.help("usage: hostile")' } do
+      local s = script('local ll = require "leaselua"\nprint("DECISION: ACCEPT")\n' .. body .. '\n')
+      local rc, out, err = helper.run({ s, "--manifest", manifest(), "--evidence", helper.tmpdir() .. "/ev" },
+        offline_target())
+      assert.are.equal(64, rc, body .. ": " .. out .. err)
+      assert.truthy(err:find("opened no run, so there is no decision (exit 64)", 1, true), err)
+      -- asked for by the arguments: the usage or plan is the answer, exit 0
+      rc, out, err = helper.run({ s, "--manifest", manifest(), body:find("help", 1, true) and "--help" or "--plan" },
+        offline_target())
+      assert.are.equal(0, rc, body .. ": " .. out .. err)
+    end
   end)
 
   it("a destructive lifecycle or a recovery is the operator's boundary, not the script's", function()
@@ -379,7 +394,7 @@ describe("script code runs only where the script orders it", function()
       .. 'mt.__gc = function() print("finalizer ran") end\nt = nil\ncollectgarbage()\n'
       .. 'require("leaselua").help("usage")\n')
     local rc, out = helper.run_env({ s, "--manifest", manifest(), "--evidence", d .. "/ev" }, offline_target())
-    assert.are.equal(0, rc)
+    assert.are.equal(64, rc) -- it opened no run: no decision
     assert.is_nil(out:find("finalizer ran", 1, true))
   end)
 
