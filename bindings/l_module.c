@@ -241,6 +241,9 @@ int ll_lua_open_module(lua_State *L) {
   ll_lua_run_flow_methods(L);
   ll_lua_lease_methods(L);
   ll_lua_register_run(L);
-  ll_lua_register_failalloc(L); /* test builds only */
+  /* test builds only, and never under the host: a sandboxed script's own
+   * `package` table would carry the fault injector to it (helper-27) */
+  if (!ll_lua_host(L))
+    ll_lua_register_failalloc(L);
   return 1;
 }

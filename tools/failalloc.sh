@@ -32,6 +32,21 @@ done
   echo "failalloc: $build has no leaselua.so (make check-asan builds it)" >&2
   exit 1
 }
+# The fault injector is the sweep's, never a sandboxed script's: a script
+# that makes its own package.preload finds no leaselua.failalloc there.
+if [[ -x $build/leaselua ]]; then
+  probe=$(mktemp /tmp/leaselua-failalloc.XXXXXX.lua)
+  printf '%s\n' 'package = { preload = {} }' 'require "leaselua"' \
+    'print("injector " .. tostring(package.preload["leaselua.failalloc"] ~= nil))' >"$probe"
+  seen=$(env AZURE_STORAGE_ACCOUNT_URL=https://127.0.0.1:9 AZURE_STORAGE_TOKEN=offline-token \
+    ASAN_OPTIONS=detect_leaks=0 "$build/leaselua" "$probe" 2>/dev/null || true)
+  rm -f "$probe"
+  [[ $seen == "injector false" ]] || {
+    echo "failalloc: a sandboxed script reached the fault injector (it printed '$seen')" >&2
+    exit 1
+  }
+  echo "failalloc: the host's scripts see no fault injector"
+fi
 preload=()
 if ldd "$build/leaselua.so" | grep libasan >/dev/null; then # not -q: ldd would get SIGPIPE (pipefail)
   preload=(LD_PRELOAD="$(${CC:-gcc} -print-file-name=libasan.so)")
