@@ -212,4 +212,17 @@ describe("lib.compare.diff on two API versions", function()
     }, d.changed[1].fields)
     assert.is_true(d.differs)
   end)
+
+  it("shows a control byte of a script's label as \\xHH, never raw (helper-27)", function()
+    -- a step label that would erase this output's line and forge another
+    local forged = "s\27[2K\r\27[1A\27[2Kbundle   decision HOLD -> ACCEPT\n"
+    local a, b = summary("2021-12-02", "2021-12-02"), summary("2021-12-02", "2021-12-02")
+    b.steps[1].step, b.steps[1].key = forged, "1\31" .. forged .. "\31Put Blob\31request\31" .. "1"
+    a.steps[1].step, a.steps[1].key = forged, b.steps[1].key
+    b.steps[1].status = "412"
+    local text = cmp.text(cmp.diff(a, b))
+    assert.falsy(text:find("[\27\r]"), text)
+    assert.truthy(text:find("s\\x1b[2K\\x0d\\x1b[1A", 1, true), text)
+    for line in text:gmatch("[^\n]+") do assert.falsy(line:find("^bundle   decision"), text) end
+  end)
 end)

@@ -126,6 +126,16 @@ local function head_line(tag, h)
     h.decision and ("decision " .. tostring(h.decision)) or "no decision", tostring(h.window or "-"))
 end
 
+-- The lines, joined, each control byte of a value (a step label, a note:
+-- a script's text) shown as \xHH: never a terminal's escape, carriage
+-- return or line of its own that could forge a line of this output.
+local function lines(out)
+  for i, l in ipairs(out) do
+    out[i] = l:gsub("[%c\127]", function(c) return string.format("\\x%02x", c:byte()) end)
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
 -- text(d) -> the comparison in lines.
 function M.text(d)
   local out = { head_line("A", d.a), head_line("B", d.b) }
@@ -136,7 +146,7 @@ function M.text(d)
   end
   if not d.compared then
     out[#out + 1] = "compare: not compared step by step: only what verify proves consistent is read"
-    return table.concat(out, "\n") .. "\n"
+    return lines(out)
   end
   out[#out + 1] = string.format("compare: %d steps in both: %d changed, %d the same; %d only in A, %d only in B",
     d.both, #d.changed, d.same, #d.only_a, #d.only_b)
@@ -148,7 +158,7 @@ function M.text(d)
   end
   for _, v in ipairs(d.only_a) do out[#out + 1] = "only A   " .. step_name(v) .. ": " .. v.summary end
   for _, v in ipairs(d.only_b) do out[#out + 1] = "only B   " .. step_name(v) .. ": " .. v.summary end
-  return table.concat(out, "\n") .. "\n"
+  return lines(out)
 end
 
 local function esc(v)
