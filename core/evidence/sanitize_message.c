@@ -4,29 +4,24 @@
 #include <string.h>
 
 #include "sanitize.h"
+#include "sanitize_ids.h"
 #include "sanitize_impl.h"
 #include "text.h"
 
 static const char withheld[] = "<withheld>";
 
-/* Whether the run p[0..len) of 16 hex digits (no hyphen) is a stretch of
- * one of the ids, in either case and whatever their hyphens. */
-static int in_bound(const char *p, size_t len, const char *const *ids,
-                    size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    char flat[LL_SANITIZE_ID_MAX];
-    size_t k = 0;
-    for (const char *c = ids[i]; c && *c && k + 1 < sizeof flat; c++)
-      if (*c != '-')
-        flat[k++] = (char)(*c | 0x20);
-    for (size_t at = 0; at + len <= k; at++) {
-      size_t j = 0;
-      while (j < len && (char)(p[j] | 0x20) == flat[at + j])
-        j++;
-      if (j == len)
-        return 1;
-    }
-  }
+/* Whether the 16 hex digits at p are a stretch of one of the ids: one of
+ * its 16-digit windows, as the ledger's export scan matches a stretch
+ * (ll_san_guid_windows; every lease ID verify binds is a GUID). */
+static int in_bound(const char *p, const char *const *ids, size_t n) {
+  uint64_t v = 0, w[LL_SAN_WINDOWS];
+  for (size_t j = 0; j < LL_SAN_CUT_MIN; j++)
+    v = v << 4 | (unsigned)ll_hexval(p[j]);
+  for (size_t i = 0; i < n; i++)
+    if (ids[i] && ll_san_guid_windows(ids[i], w))
+      for (size_t o = 0; o < LL_SAN_WINDOWS; o++)
+        if (w[o] == v)
+          return 1;
   return 0;
 }
 
@@ -50,8 +45,8 @@ static void withhold_hex(char *msg, const char *const *ids, size_t n) {
     }
     size_t len = (size_t)(q - p);
     int keep =
-        digits < LL_SAN_CUT_MIN || (digits == LL_SAN_CUT_MIN && len == digits &&
-                                    !in_bound(p, len, ids, n));
+        digits < LL_SAN_CUT_MIN ||
+        (digits == LL_SAN_CUT_MIN && len == digits && !in_bound(p, ids, n));
     if (!keep) {
       memcpy(out, withheld, sizeof withheld - 1);
       out += sizeof withheld - 1;

@@ -146,8 +146,9 @@ size_t ll_secret_scan(const char *text, size_t len, const char *const *ids,
  * whole or cut, in any case: the cut rule's 64 bits) becomes
  * "<withheld>", and every sig= value "sig=REDACTED". A run of exactly 16
  * digits and no hyphen is kept unless it is a stretch of one of the n ids
- * (the lease IDs bound so far): that is a principal's fingerprint, which
- * the export holds too. For text that goes where the export goes
+ * (the lease GUIDs bound so far; a stretch as the ledger's export scan
+ * finds one): that is a principal's fingerprint, which the export holds
+ * too. For text that goes where the export goes
  * (verify's problems: stderr, --json, JUnit). */
 void ll_sanitize_message(char *msg, size_t cap, const char *const *ids,
                          size_t n);
