@@ -1,6 +1,6 @@
 /* The files beside a bundle's ledgers that a reader is shown as the
  * run's (verify_impl.h): the corroboration chain and its summary, tied to
- * this run, and decision.json, the standing decision row's copy. */
+ * this run, and decision.json, the export's last decision row. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +27,18 @@ static ll_status problem(const ll_verify_out *o, ll_error *err, long row,
   ll_status st = ll_verify_vproblem(o, err, row, fmt, ap);
   va_end(ap);
   return st;
+}
+
+/* dir/name read whole (16 MiB at most) and parsed: NULL when it could not
+ * be read or is not JSON, *st LL_E_NOMEM when memory ran out reading. */
+static cJSON *read_json(const char *dir, const char *name, ll_status *st) {
+  char path[1024];
+  ll_buf buf = {0};
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  *st = ll_buf_read_file(&buf, path, 16u * 1024u * 1024u);
+  cJSON *j = *st == LL_OK ? cJSON_ParseWithLength(buf.p, buf.n) : NULL;
+  free(buf.p);
+  return j;
 }
 
 /* The export's manifest row (its first row of that record), or NULL. */
@@ -104,18 +116,12 @@ static const cJSON *corr_rows(const cJSON *rows, const ll_verify_out *o,
  * says: the same verdict, counts and row. */
 static ll_status corr_summary(const char *dir, const cJSON *last,
                               const ll_verify_out *o, ll_error *err) {
-  char path[1024];
-  ll_buf buf = {0};
-  snprintf(path, sizeof path, "%s/corroboration.json", dir);
-  ll_status st = ll_buf_read_file(&buf, path, 16u * 1024u * 1024u);
-  cJSON *j = st == LL_OK ? cJSON_ParseWithLength(buf.p, buf.n) : NULL;
-  free(buf.p);
+  ll_status st;
+  cJSON *j = read_json(dir, "corroboration.json", &st);
   if (st == LL_E_NOMEM)
     return ll_fail(err, LL_E_NOMEM, "out of memory");
-  if (!j) {
-    cJSON_Delete(j);
+  if (!j)
     return problem(o, err, 0, "corroboration.json is unreadable or not JSON");
-  }
   static const char *const strs[] = {"record", "verdict", "run_id",
                                      "corroborated_utc"};
   static const char *const nums[] = {
@@ -203,10 +209,8 @@ ll_status ll_verify_decision_file(const char *dir, const cJSON *exp,
     return LL_OK; /* a run stopped before its decision has none */
   if (!S_ISREG(sb.st_mode))
     return problem(o, err, 0, "decision.json is not a regular file");
-  ll_buf buf = {0};
-  ll_status st = ll_buf_read_file(&buf, path, 16u * 1024u * 1024u);
-  cJSON *j = st == LL_OK ? cJSON_ParseWithLength(buf.p, buf.n) : NULL;
-  free(buf.p);
+  ll_status st;
+  cJSON *j = read_json(dir, "decision.json", &st);
   if (st == LL_E_NOMEM)
     return ll_fail(err, LL_E_NOMEM, "out of memory");
   const cJSON *row, *last = NULL;
