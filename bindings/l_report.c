@@ -1,4 +1,5 @@
-/* `leaselua report DIR [--out OUTDIR]`: the export rows go into the
+/* `leaselua report DIR [--out OUTDIR]`: the export is verified on its own
+ * (verify.h, LL_VERIFY_EXPORT_TORN), the rows that verified go into the
  * sandbox, two strings come back, and only C writes them, under two fixed
  * names, into DIR or OUTDIR (then DIR is only read). The protected ledger
  * is never opened, so the report cannot see a lease ID. */
@@ -25,6 +26,7 @@
 #include "ledger.h"
 #include "output.h"
 #include "sign.h"
+#include "verify.h"
 
 extern const char ll_known_deviations_json[];
 
@@ -262,23 +264,31 @@ int ll_report_main_with(const char *dir, const char *outdir,
   cJSON *rows = NULL, *deviations = NULL, *corroboration = NULL;
   char *query = NULL;
   lua_State *L = NULL;
-  long bad = 0;
   ll_error err = {0};
-  ll_status st = ll_ledger_read_file(ledger, &rows, &bad, &err);
-  long torn = 0;
-  if (st == LL_E_TAMPER && strstr(err.message, "truncated last line") &&
-      bad == (long)cJSON_GetArraySize(rows) + 1) {
-    torn = bad; /* killed mid-write: show the checked rows before it */
-  } else if (st != LL_OK) {
+  /* The rows shown are the rows verify proves from the export alone
+   * (chain, canonical form, no secret, every classification and decision
+   * re-derived): a banner is never drawn from rows that do not verify. */
+  ll_verify_report *vr = malloc(sizeof *vr);
+  ll_status st =
+      vr ? ll_verify_dir_rows(dir, LL_VERIFY_EXPORT_TORN, vr, &rows, &err)
+         : LL_E_NOMEM;
+  long torn = vr ? vr->torn_row : 0;
+  if (st == LL_E_TAMPER) {
     fprintf(errs,
-            "leaselua: report refused: %s: %s (leaselua verify %s names the "
-            "row)\n",
-            ledger, err.message, dir);
-    rc = st == LL_E_TAMPER ? 2 : 64;
-    if (st == LL_E_TAMPER)
-      remove_stale(target, errs);
-    goto cleanup;
+            "leaselua: report refused: %s does not verify: %s (leaselua "
+            "verify --export-only %s names it)\n",
+            dir, vr->problem[0] ? vr->problem : err.message, dir);
+    rc = 2;
+    remove_stale(target, errs);
+  } else if (st != LL_OK) {
+    fprintf(errs, "leaselua: report: %s: %s\n", ledger,
+            st == LL_E_NOMEM ? "out of memory verifying the export"
+                             : err.message);
+    rc = st == LL_E_IO ? 64 : 70;
   }
+  free(vr);
+  if (st != LL_OK)
+    goto cleanup;
   deviations = cJSON_Parse(ll_known_deviations_json);
   /* the run's corroboration, when one was made (docs/CORROBORATION.md),
    * and the query that fetches the logs */

@@ -43,14 +43,18 @@ local function assert_no_secret(text, ids, what)
   assert.is_nil(text:lower():find("bearer ", 1, true), what .. " contains an Authorization value")
 end
 
+-- Rows written by hand do not verify (no run wrote them), and the host
+-- refuses to report what does not: these cases render them through the
+-- renderer itself (spec/support/render.lua). What the host lets through
+-- is the next block's, on real bundles.
 describe("report from rows built by hand", function()
+  local render = require("support.render").render
   teardown(helper.cleanup)
 
   it("escapes every string from the rows into the HTML and the Markdown", function()
     local dir = B.write(helper.tmpdir() .. "/ev", B.sample { decision = "HOLD" })
-    local rc, out, err, html, md = report(dir)
+    local rc, _, err, html, md = render(dir)
     assert.are.equal(0, rc, err)
-    assert.matches("report: .*/report%.html", out)
     assert.is_nil(html:find("<script", 1, true))
     assert.is_nil(html:find("<worse>", 1, true))
     assert.is_nil(html:find("<b>1</b>", 1, true))
@@ -68,7 +72,7 @@ describe("report from rows built by hand", function()
 
   it("labels a replay as replay, never as a cloud qualification", function()
     local dir = B.write(helper.tmpdir() .. "/ev", B.sample { kind = "replay", decision = "ACCEPT" })
-    local rc, _, err, html, md = report(dir)
+    local rc, _, err, html, md = render(dir)
     assert.are.equal(0, rc, err)
     local banner = html:match('<header class="banner.-</header>')
     assert.truthy(banner:find('data-endpoint-kind="replay"', 1, true))
@@ -79,7 +83,7 @@ describe("report from rows built by hand", function()
 
   it("shows HOLD's reasons verbatim, and an unexplained discrepancy as such", function()
     local dir = B.write(helper.tmpdir() .. "/ev", B.sample { kind = "emulator", decision = "HOLD" })
-    local rc, _, err, html, md = report(dir)
+    local rc, _, err, html, md = render(dir)
     assert.are.equal(0, rc, err)
     assert.truthy(html:find('data-decision="HOLD"', 1, true))
     assert.truthy(html:find("<li>reason one &lt;b&gt;</li>", 1, true))
@@ -92,7 +96,7 @@ describe("report from rows built by hand", function()
 
   it("draws one mark per request, bands only from properties reads, and the break's estimate", function()
     local dir = B.write(helper.tmpdir() .. "/ev", B.sample { decision = "WAIT" })
-    local _, _, _, html = report(dir)
+    local _, _, _, html = render(dir)
     local svg = html:match("<svg class=\"timeline\".-</svg>")
     -- 6 outcomes and one intent (e0007) with no outcome
     assert.are.equal(7, count(svg, '<g class="req '))
@@ -110,48 +114,12 @@ describe("report from rows built by hand", function()
 
   it("works on a run with no decision row yet, and names the open intent", function()
     local dir = B.write(helper.tmpdir() .. "/ev", B.sample {})
-    local rc, _, err, html, md = report(dir)
+    local rc, _, err, html, md = render(dir)
     assert.are.equal(0, rc, err)
     assert.truthy(html:find('data-decision="NO DECISION"', 1, true))
     assert.truthy(html:find("no decision row", 1, true))
     assert.truthy(html:find("e0007 (Lease Acquire, B)", 1, true))
     assert.matches("no decision row", md)
-  end)
-
-  it("shows the rows before a torn last line, and says so", function()
-    local dir = B.write(helper.tmpdir() .. "/ev", B.sample { decision = "WAIT" })
-    local f = assert(io.open(dir .. "/export/ledger.jsonl", "ab"))
-    f:write('{"seq":16,"record":"outc')
-    f:close()
-    local rc, _, err, html = report(dir)
-    assert.are.equal(0, rc, err)
-    assert.truthy(html:find("Row 16 of export/ledger.jsonl is torn", 1, true))
-    assert.truthy(html:find('data-decision="WAIT"', 1, true))
-  end)
-
-  it("refuses an export whose chain is broken, and leaves no report behind", function()
-    local dir = B.write(helper.tmpdir() .. "/ev", B.sample { decision = "ACCEPT" })
-    assert.are.equal(0, (report(dir)))
-    local path = dir .. "/export/ledger.jsonl"
-    helper.write(path, (helper.read(path):gsub('"http_status":412', '"http_status":201', 1)))
-    local rc, _, err = helper.run({ "report", dir })
-    assert.are.equal(2, rc)
-    assert.matches("report refused: .*chain broken at row 7", err)
-    assert.matches("removed the earlier .*report%.html", err)
-    assert.is_nil(helper.read(dir .. "/report.html"))
-    assert.is_nil(helper.read(dir .. "/summary.md"))
-  end)
-
-  it("writes exactly report.html and summary.md, and rewrites them in place", function()
-    local dir = B.write(helper.tmpdir() .. "/ev", B.sample { decision = "HOLD" })
-    assert.are.equal("export\n", listing(dir))
-    assert.are.equal(0, (report(dir)))
-    assert.are.equal("export\nreport.html\nsummary.md\n", listing(dir))
-    local first = helper.read(dir .. "/report.html")
-    assert.are.equal(0, (report(dir)))
-    assert.are.equal("export\nreport.html\nsummary.md\n", listing(dir))
-    assert.are.equal(first, helper.read(dir .. "/report.html"), "the same rows give the same report")
-    assert.are.equal("644", helper.mode(dir .. "/report.html"))
   end)
 
   it("refuses what is not an evidence directory (exit 64)", function()
@@ -163,6 +131,104 @@ describe("report from rows built by hand", function()
     assert.are.equal(64, rc)
     rc = helper.run({ "report" })
     assert.are.equal(64, rc)
+  end)
+end)
+
+-- What the host reports, and refuses to, on bundles a run wrote: the
+-- documented main handoff replayed offline (support.bundles).
+describe("report of a bundle that must verify first", function()
+  local have, bundles = pcall(require, "support.bundles")
+  local rp = have and require "support.replay"
+  local fixture = "documented/azure-main-handoff-accept"
+  teardown(function() if have then rp.cleanup() end end)
+
+  local function bundle(name)
+    if not have then return nil end
+    return bundles.replay(fixture, rp.tmpdir() .. "/" .. name)
+  end
+
+  it("shows the rows before a torn last line, and says so", function()
+    local dir = bundle("torn")
+    if not dir then return pending("no replay support") end
+    local rows = #helper.rows(dir)
+    local f = assert(io.open(dir .. "/export/ledger.jsonl", "ab"))
+    f:write('{"seq":' .. (rows + 1) .. ',"record":"outc')
+    f:close()
+    local rc, _, err, html = report(dir)
+    assert.are.equal(0, rc, err)
+    assert.truthy(html:find("Row " .. (rows + 1) .. " of export/ledger.jsonl is torn", 1, true))
+    assert.truthy(html:find('data-decision="ACCEPT"', 1, true))
+  end)
+
+  it("refuses an export whose chain is broken, and leaves no report behind", function()
+    local dir = bundle("chain")
+    if not dir then return pending("no replay support") end
+    assert.are.equal(0, (report(dir)))
+    local path = dir .. "/export/ledger.jsonl"
+    local text, n = helper.read(path):gsub('"http_status":412', '"http_status":201', 1)
+    assert.are.equal(1, n)
+    helper.write(path, text)
+    local rc, _, err = helper.run({ "report", dir })
+    assert.are.equal(2, rc)
+    assert.matches("report refused: .*chain broken at row %d+", err)
+    assert.matches("removed the earlier .*report%.html", err)
+    assert.is_nil(helper.read(dir .. "/report.html"))
+    assert.is_nil(helper.read(dir .. "/summary.md"))
+  end)
+
+  -- The chains rewritten after the edit (support.bundles' forger) and
+  -- decision.json kept in step: only re-deriving the run from its rows
+  -- shows that the recorded ACCEPT no longer follows from them.
+  it("refuses an ACCEPT whose rows no longer support it, chains rewritten, and says why", function()
+    local src = bundle("src")
+    if not src then return pending("no replay support") end
+    assert.are.equal(0, (report(src))) -- the copy below takes this report along
+    local dir = rp.tmpdir() .. "/forged"
+    bundles.relabel(src, dir, { edit = function(t)
+      local out, n = t:gsub('"http_status":412', '"http_status":201', 1)
+      assert(n == 1, "no rejected write to turn into an accepted one")
+      return out
+    end })
+    assert.truthy(helper.read(dir .. "/decision.json"):find('"decision":"ACCEPT"', 1, true))
+    assert.are.equal(2, (helper.run({ "verify", "--export-only", dir })))
+    local rc, out, err = helper.run({ "report", dir })
+    assert.are.equal(2, rc, out .. err)
+    assert.matches("report refused: .* does not verify: ", err)
+    assert.matches("leaselua verify %-%-export%-only ", err)
+    assert.matches("removed the earlier .*report%.html", err)
+    assert.is_nil(helper.read(dir .. "/report.html"))
+    assert.is_nil(helper.read(dir .. "/summary.md"))
+    -- a torn last line, which the report tolerates, does not skip the check
+    local f = assert(io.open(dir .. "/export/ledger.jsonl", "ab"))
+    f:write('{"seq":' .. (#helper.rows(dir) + 1) .. ',"record":"outc')
+    f:close()
+    rc, out, err = helper.run({ "report", dir })
+    assert.are.equal(2, rc, out .. err)
+    assert.matches("report refused: .* does not verify: ", err)
+    assert.is_nil(helper.read(dir .. "/report.html"))
+  end)
+
+  it("writes exactly report.html and summary.md, and rewrites them in place", function()
+    local dir = bundle("listing")
+    if not dir then return pending("no replay support") end
+    local before = listing(dir)
+    assert.is_nil(before:find("report.html", 1, true))
+    local rc, out = report(dir)
+    assert.are.equal(0, rc)
+    assert.matches("report: .*/report%.html", out)
+    local function names(text)
+      local t = {}
+      for name in text:gmatch("[^\n]+") do t[#t + 1] = name end
+      table.sort(t)
+      return table.concat(t, " ")
+    end
+    local after = listing(dir)
+    assert.are.equal(names(before .. "report.html\nsummary.md\n"), names(after))
+    local first = helper.read(dir .. "/report.html")
+    assert.are.equal(0, (report(dir)))
+    assert.are.equal(after, listing(dir))
+    assert.are.equal(first, helper.read(dir .. "/report.html"), "the same rows give the same report")
+    assert.are.equal("644", helper.mode(dir .. "/report.html"))
   end)
 end)
 
