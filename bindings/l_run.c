@@ -314,6 +314,7 @@ static int l_open(lua_State *L) {
   cfg.blob = op->blob;
   cfg.lua_version = LUA_RELEASE;
   cfg.max_single_put = op->max_single_put;
+  cfg.deadline_s = op->deadline_s;
   cfg.api_version = op->api_version[0] ? op->api_version : NULL;
   cfg.allow_unlisted_api_version = op->allow_api_version;
   cfg.proxy = op->proxy.shown[0] ? op->proxy.shown : NULL;

@@ -317,6 +317,51 @@ print("second finish: " .. tostring(ok))
   end)
 end)
 
+describe("the operator's deadline bounds the run, not the script #live", function()
+  teardown(helper.cleanup)
+
+  -- --deadline-s was checked against the credential only: a script could
+  -- wait past it, or loop, and go on sending. Every request after it is
+  -- now refused in C, a read as much as a mutation.
+  it("14: after --deadline-s, nothing leaves, whatever the script waits for", function()
+    if not helper.have_live() then return pending("needs the live Azurite of tools/run-specs.sh") end
+    local d = helper.tmpdir()
+    local s = script([[
+local ll = require "leaselua"
+local run = ll.open { name = "deadline", actors = { "A", "operator", "observer" } }
+run:create_container()
+run:sleep(1500)
+for _, f in ipairs { "properties", "create_container" } do
+  local ok, e = pcall(run[f], run)
+  print(f .. " after the deadline: " .. tostring(ok) .. " " .. tostring(ok or e.code))
+end
+run:finish()
+]])
+    local rc, out, err = helper.run({ s, "--manifest", manifest(), "--evidence", d .. "/ev", "--deadline-s", "1" },
+      helper.live_env(helper.unique_blob("deadline")))
+    assert.are.equal(2, rc, out .. err)
+    assert.truthy(out:find("properties after the deadline: false LL_E_SCOPE", 1, true), out)
+    assert.truthy(out:find("create_container after the deadline: false LL_E_SCOPE", 1, true), out)
+    local refusals = rows_of(d .. "/ev", "refusal")
+    assert.are.equal(2, #refusals)
+    for _, r in ipairs(refusals) do
+      assert.are.equal(14, r.invariant)
+      assert.truthy(r.message:find("the run's deadline passed (--deadline-s 1", 1, true), r.message)
+    end
+    -- the preflight read and the Create Container, both before the deadline
+    local intents = rows_of(d .. "/ev", "intent")
+    assert.are.equal(2, #intents)
+    assert.are.equal("Create Container", intents[2].operation)
+    assert.are.equal("HOLD", cjson.decode(helper.read(d .. "/ev/decision.json")).decision)
+    -- the same script under the default deadline (900 s) reads again
+    d = helper.tmpdir()
+    local _, out2, err2 = helper.run({ s, "--manifest", manifest(), "--evidence", d .. "/ev" },
+      helper.live_env(helper.unique_blob("deadline")))
+    assert.truthy(out2:find("properties after the deadline: true true", 1, true), out2 .. err2)
+    for _, r in ipairs(rows_of(d .. "/ev", "refusal")) do assert.are_not.equal(14, r.invariant, r.message) end
+  end)
+end)
+
 describe("no core file while a token is held #live", function()
   teardown(helper.cleanup)
 

@@ -457,6 +457,49 @@ static void test_crash_recovered(void) {
   fw_cleanup(&w);
 }
 
+/* The operator's deadline (invariant 14): on the run's clock (virtual
+ * here, as in a replay), a request after it is refused and recorded, and
+ * nothing leaves, a read no more than a mutation. */
+static void test_deadline(void) {
+  fake_wire w;
+  fw_init(&w);
+  ll_error err = {0};
+  cJSON *man = fw_manifest();
+  ll_clock *clock = ll_clock_new_virtual(1764547200000);
+  ll_run_config cfg = config(&w, path("ev-deadline"), man, 0);
+  ll_clock_free(cfg.clock);
+  cfg.clock = clock;
+  cfg.blob = "deadline.json";
+  cfg.deadline_s = 5;
+  ll_run *r = ll_run_open(&cfg, &err);
+  cJSON_Delete(man);
+  CHECK(r != NULL);
+  if (!r) {
+    fprintf(stderr, "open: %s\n", err.message);
+    fw_cleanup(&w);
+    return;
+  }
+  cJSON *row = NULL;
+  ll_clock_sleep_ms(clock, 4900); /* inside the deadline: sent */
+  CHECK_INT(send(r, LL_OP_GET_PROPERTIES, "observer", NULL, 0, -1, &row),
+            LL_OK);
+  cJSON_Delete(row);
+  CHECK_INT(w.requests, 1);
+  ll_clock_sleep_ms(clock, 200); /* 5.1 s after the open */
+  check_refused(r, &w,
+                send(r, LL_OP_GET_PROPERTIES, "observer", NULL, 0, -1, &row),
+                LL_E_SCOPE, 14, 1);
+  CHECK(row == NULL);
+  CHECK(strstr(str(fw_last(r), "message") ? str(fw_last(r), "message") : "",
+               "--deadline-s 5") != NULL);
+  check_refused(r, &w,
+                send(r, LL_OP_CREATE_CONTAINER, "operator", NULL, 0, -1, &row),
+                LL_E_SCOPE, 14, 1);
+  CHECK_INT(w.mutations, 0);
+  ll_run_close(r);
+  fw_cleanup(&w);
+}
+
 int main(void) {
   root = ll_test_tmpdir();
   CHECK(root != NULL);
@@ -466,6 +509,7 @@ int main(void) {
     test_open_fresh();
     test_request_pipeline();
     test_crash_recovered();
+    test_deadline();
     ll_test_rmtree(root);
     free(root);
   }

@@ -90,7 +90,8 @@ static const opt opts[] = {
     NUM("connect-timeout-ms", "connect_timeout_ms", connect_timeout_ms, 1,
         600000, "N     connection time budget (default 10000)"),
     NUM("deadline-s", "deadline_s", deadline_s, 1, 86400,
-        "N     run deadline, a credential must outlive it (900)"),
+        "N     run deadline (900): no request after it;\n"
+        "                        a credential must outlive it"),
 };
 #define NOPTS (sizeof opts / sizeof opts[0])
 

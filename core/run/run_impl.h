@@ -27,6 +27,8 @@ struct ll_run {
   ll_target target;
   char run_id[160];
   size_t max_single_put;
+  long deadline_s;          /* the operator's, from ll_run_config */
+  int64_t deadline_ns;      /* the run's clock past which nothing leaves; 0 */
   size_t oversize_for_test; /* tests only: pretend the body is this long */
   ll_writer writers[LL_MAX_WRITERS];
   int nwriters;

@@ -437,6 +437,11 @@ ll_run *ll_run_open(ll_run_config *cfg, ll_error *err) {
                sizeof r->actor_source[i]);
   }
   r->max_single_put = cfg->max_single_put;
+  if (cfg->deadline_s > 0) {
+    r->deadline_s = cfg->deadline_s;
+    r->deadline_ns =
+        ll_clock_mono_ns(r->clock) + (int64_t)cfg->deadline_s * 1000000000;
+  }
   r->model = ll_model_new();
   if (!r->model)
     st = ll_fail(err, LL_E_NOMEM, "out of memory opening the run");

@@ -169,6 +169,17 @@ static ll_status record_existing(ll_run *r, ll_error *err) {
 static ll_status guard(req *q, ll_error *err) {
   ll_run *r = q->r;
   const ll_req_spec *s = q->s;
+  /* The operator's deadline bounds every request, the preflight too: a
+   * script that waits or loops past it sends nothing more (invariant 14);
+   * what is not done by then is left for the operator. */
+  if (r->deadline_ns && ll_clock_mono_ns(r->clock) > r->deadline_ns)
+    return refuse(q,
+                  ll_fail(err, LL_E_SCOPE,
+                          "the run's deadline passed (--deadline-s %ld since "
+                          "the run opened): nothing more is sent; what is "
+                          "left undone is the operator's (--recover)",
+                          r->deadline_s),
+                  err);
   q->lw = ll_run_writer(r, s->lease);
   q->pw = ll_run_writer(r, s->proposed);
   if ((s->lease && !q->lw) || (s->proposed && !q->pw))

@@ -38,7 +38,10 @@ typedef struct {
    * and one for the observer. */
   const char (*actors)[16];
   int nactors;
-  size_t max_single_put;          /* 0: LL_MAX_SINGLE_PUT */
+  size_t max_single_put; /* 0: LL_MAX_SINGLE_PUT */
+  /* --deadline-s: once this many seconds of the run's clock have passed
+   * since open, no request leaves (invariant 14); 0: no deadline */
+  long deadline_s;
   const char *fixture_label;      /* replay: the fixture's endpoint kind */
   const char *api_version;        /* --api-version; NULL: the manifest's */
   int allow_unlisted_api_version; /* --allow-api-version (manifest.h) */
