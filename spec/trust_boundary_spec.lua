@@ -362,6 +362,46 @@ run:finish()
   end)
 end)
 
+describe("a bounded bundle", function()
+  teardown(helper.cleanup)
+
+  -- A loop of run:note wrote 161 MB in 0.4 s, with no end but the disk.
+  -- Past the bound, only the decision row is written: offline, nothing
+  -- is sent (port 9), and the bundle still verifies.
+  it("14: a script cannot grow the evidence past its bound; the decision is still written", function()
+    local d = helper.tmpdir()
+    local s = script([[
+local ll = require "leaselua"
+local run = ll.open { name = "filler", actors = { "A", "operator", "observer" } }
+local text, n = string.rep("x", 4000), 0
+while n < 100000 do
+  local ok, e = pcall(run.note, run, "fill", text)
+  if not ok then
+    print("refused after " .. n .. " notes: " .. tostring(e.code) .. ": " .. tostring(e.message))
+    break
+  end
+  n = n + 1
+end
+local ok, e = pcall(run.properties, run)
+print("read: " .. tostring(ok) .. " " .. tostring(ok or e.code))
+]])
+    local rc, out, err = helper.run({ s, "--manifest", manifest(), "--evidence", d .. "/ev" },
+      offline_target { AZURE_STORAGE_TOKEN = helper.dev_token() })
+    assert.are.equal(2, rc, out .. err)
+    local n = tonumber(out:match("refused after (%d+) notes: LL_E_SCOPE: the run's evidence reached its bound"))
+    assert.truthy(n, out)
+    assert.is_true(n > 30000 and n < 33000, out) -- a 4000-byte note is a 4.2 kB row
+    assert.truthy(out:find("read: false LL_E_SCOPE", 1, true), out)
+    local f = assert(io.open(d .. "/ev/protected/ledger.jsonl", "rb"))
+    local size = f:seek("end")
+    f:close()
+    assert.is_true(size >= 128 * 1048576 and size < 129 * 1048576, tostring(size))
+    assert.are.equal("HOLD", cjson.decode(helper.read(d .. "/ev/decision.json")).decision)
+    local vrc, vout, verr = helper.run({ "verify", d .. "/ev" })
+    assert.are.equal(0, vrc, vout .. verr)
+  end)
+end)
+
 describe("no core file while a token is held #live", function()
   teardown(helper.cleanup)
 

@@ -500,6 +500,54 @@ static void test_deadline(void) {
   fw_cleanup(&w);
 }
 
+/* The bundle's bound (LL_RUN_EVIDENCE_MAX): notes of about 1 MB each
+ * until refused; then no row but the decision is written, nothing is
+ * sent, and the decision is still recorded. */
+static void test_evidence_bound(void) {
+  fake_wire w;
+  fw_init(&w);
+  ll_error err = {0};
+  ll_run *r = fw_open(&w, path("ev-bound"), "bound.json", LOCKS, 0, &err);
+  CHECK(r != NULL);
+  size_t n = 1000000;
+  char *text = malloc(n + 1);
+  CHECK(text != NULL);
+  if (!r || !text) {
+    free(text);
+    ll_run_close(r);
+    fw_cleanup(&w);
+    return;
+  }
+  memset(text, 'x', n);
+  text[n] = '\0';
+  long notes = 0;
+  ll_status st = LL_OK;
+  while ((st = ll_run_note(r, "fill", text, &err)) == LL_OK && notes < 200)
+    notes++;
+  free(text);
+  CHECK_INT(st, LL_E_SCOPE);
+  CHECK(strstr(err.message, "reached its bound (128 MiB") != NULL);
+  CHECK(notes >= 128 && notes <= 135);
+  long rows = ll_ledger_count(ll_run_ledger(r));
+  CHECK(ll_ledger_bytes(ll_run_ledger(r)) >= LL_RUN_EVIDENCE_MAX);
+  /* a short note, a request and its refusal: none is written or sent */
+  CHECK_INT(ll_run_note(r, "fill", "short", &err), LL_E_SCOPE);
+  cJSON *row = NULL;
+  CHECK(send(r, LL_OP_GET_PROPERTIES, "observer", NULL, 0, -1, &row) != LL_OK);
+  CHECK(row == NULL);
+  CHECK_INT(w.requests, 0);
+  CHECK_INT(ll_ledger_count(ll_run_ledger(r)), rows);
+  /* the decision is written past the bound */
+  cJSON *dec = NULL;
+  CHECK_INT(ll_run_decide(r, 1, &dec, &err), LL_OK);
+  CHECK_STR(str(dec, "record"), "decision");
+  CHECK_STR(str(dec, "decision"), "HOLD");
+  CHECK_INT(ll_ledger_count(ll_run_ledger(r)), rows + 1);
+  cJSON_Delete(dec);
+  ll_run_close(r);
+  fw_cleanup(&w);
+}
+
 int main(void) {
   root = ll_test_tmpdir();
   CHECK(root != NULL);
@@ -510,6 +558,7 @@ int main(void) {
     test_request_pipeline();
     test_crash_recovered();
     test_deadline();
+    test_evidence_bound();
     ll_test_rmtree(root);
     free(root);
   }

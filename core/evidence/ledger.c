@@ -353,6 +353,7 @@ ll_status ll_ledger_append_row(ll_ledger *l, cJSON *row, ll_sync sync,
   memcpy(l->prev_prot, hp, sizeof l->prev_prot);
   memcpy(l->prev_exp, he, sizeof l->prev_exp);
   l->count = seq;
+  l->bytes += p->n;
   if (out_seq)
     *out_seq = seq;
 cleanup:
@@ -369,6 +370,10 @@ const cJSON *ll_ledger_rows(const ll_ledger *l) {
 
 long ll_ledger_count(const ll_ledger *l) {
   return l ? l->count : 0;
+}
+
+size_t ll_ledger_bytes(const ll_ledger *l) {
+  return l ? l->bytes : 0;
 }
 
 const char *ll_ledger_dir(const ll_ledger *l) {

@@ -58,6 +58,7 @@ struct ll_ledger {
    * read-only: its members are the kept row's). */
   cJSON *last;
   long count;
+  size_t bytes; /* of the protected file: at open, then each line appended */
   char prev_prot[LL_SHA256_HEX], prev_exp[LL_SHA256_HEX];
   char **ids, **aliases; /* bindings, in registration order */
   size_t n_binds, cap_ids, cap_aliases;

@@ -480,10 +480,15 @@ ll_ledger *ll_ledger_open(const char *dir, ll_ledger_mode mode, ll_error *err) {
                  : mode == LL_LEDGER_RECOVER
                      ? recover(l, err)
                      : ll_fail(err, LL_E_USAGE, "unknown ledger mode");
+  struct stat sb;
+  if (st == LL_OK && fstat(l->fd_prot, &sb) != 0)
+    st = ll_fail(err, LL_E_IO, "cannot stat the protected ledger: %s",
+                 strerror(errno));
   if (st != LL_OK) {
     ll_ledger_close(l);
     return NULL;
   }
+  l->bytes = (size_t)sb.st_size;
   return l;
 }
 

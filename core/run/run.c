@@ -74,6 +74,20 @@ ll_status ll_run_append_take(ll_run *r, cJSON *row, ll_error *err) {
     st = ll_run_dead(r, err);
     goto cleanup;
   }
+  const char *rec = ll_json_str(row, "record");
+  int decision = rec && strcmp(rec, "decision") == 0;
+  int closing = decision || (rec && strcmp(rec, "stop") == 0);
+  size_t used = ll_ledger_bytes(r->ledger);
+  if (used >= LL_RUN_EVIDENCE_MAX &&
+      !(closing && used < LL_RUN_EVIDENCE_MAX + LL_RUN_CLOSING_ROOM)) {
+    /* unwritten and unfolded: nothing is sent for it either */
+    st = ll_fail(err, LL_E_SCOPE,
+                 "the run's evidence reached its bound (%zu MiB of protected "
+                 "ledger): nothing more is recorded or sent, but the "
+                 "decision; a run needing more is no one handoff",
+                 LL_RUN_EVIDENCE_MAX >> 20);
+    goto cleanup;
+  }
   st = ll_model_apply(r->model, row, 1, err);
   if (st == LL_E_NOMEM || ll_run_check_alloc(r, err) != LL_OK) {
     r->dead = r->nomem = 1;
@@ -92,10 +106,9 @@ ll_status ll_run_append_take(ll_run *r, cJSON *row, ll_error *err) {
    * request ends without it. Every other row writes what waits and its
    * own line at once, so a run killed between requests leaves an export
    * that verifies as it is. */
-  const char *rec = ll_json_str(row, "record");
   const char *method = ll_json_str(row, "http_method");
   ll_sync sync = LL_SYNC_NONE;
-  if (rec && strcmp(rec, "decision") == 0)
+  if (decision)
     sync = LL_SYNC_BOTH;
   else if (rec && strcmp(rec, "intent") == 0)
     sync = method && (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)

@@ -120,6 +120,8 @@ cJSON *ll_ledger_take_last(ll_ledger *l);
  * appended row is kept in memory. */
 int ll_ledger_keeps_rows(const ll_ledger *l);
 long ll_ledger_count(const ll_ledger *l);
+/* The protected file's size: what it held at open and every line since. */
+size_t ll_ledger_bytes(const ll_ledger *l);
 const char *ll_ledger_dir(const ll_ledger *l);
 
 /* mkdir -p: every missing parent 0755, the directory itself 0700 (the

@@ -159,6 +159,14 @@ ll_status ll_run_decide(ll_run *r, int record, cJSON **out_row,
  * attempts. C checks each against the manifest and its range, records it
  * in a "flow" row, and later refuses a writer, a break period or a
  * lifecycle outside it. Zero counts mean "not declared". */
+/* The bound of one bundle's protected ledger: past it, the run writes only
+ * the rows that close it (a stop, the decision), in LL_RUN_CLOSING_ROOM
+ * more, and nothing else (ll_run_append_take), so no script can fill the
+ * operator's disk through notes, requests or refusals. A main handoff
+ * writes about 100 kB; 20,000 back-to-back reads about 60 MB. */
+#define LL_RUN_EVIDENCE_MAX ((size_t)128 << 20)
+#define LL_RUN_CLOSING_ROOM ((size_t)1 << 20)
+
 #define LL_PLAN_MAX_ACTORS 8
 #define LL_PLAN_MAX_BREAKS 4
 #define LL_PLAN_MAX_ATTEMPTS 10
