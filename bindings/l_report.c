@@ -37,7 +37,6 @@ typedef struct {
   const cJSON *rows;
   const cJSON *deviations;
   const char *dir;
-  long torn_row;
   const char *signer;              /* the signature line (signer_line) */
   const char *identity;            /* identity.h's statement */
   const cJSON *corroboration;      /* DIR/corroboration.json, or NULL */
@@ -57,10 +56,6 @@ static int render(lua_State *L) {
   lua_createtable(L, 0, 3);
   lua_pushstring(L, a->dir);
   lua_setfield(L, -2, "dir");
-  if (a->torn_row > 0) {
-    lua_pushinteger(L, a->torn_row);
-    lua_setfield(L, -2, "torn_row");
-  }
   ll_lua_push_json(L, a->deviations);
   lua_setfield(L, -2, "known_deviations");
   lua_pushstring(L, a->signer);
@@ -163,9 +158,10 @@ static int make_outdir(const char *outdir, const struct stat *dir_sb,
  * (whose owner only an allowed-signers file names: leaselua verify), or
  * why the signature does not hold: checked against the ledger's signing
  * declaration as verify checks it (sign.h), so a removed signature is
- * said to be removed. Without an allowed-signers file. */
-static void signer_line(const char *dir, const cJSON *rows, char *buf,
-                        size_t cap) {
+ * said to be removed. Without an allowed-signers file. 2 when it does not
+ * hold (the report is then refused), else 0. */
+static int signer_line(const char *dir, const cJSON *rows, char *buf,
+                       size_t cap) {
   char declared[LL_SIGN_FP_MAX];
   int ended = 0;
   long row = 0;
@@ -174,13 +170,13 @@ static void signer_line(const char *dir, const cJSON *rows, char *buf,
              "BAD SIGNATURE: row %ld is a signing note the host did not "
              "write (leaselua verify %.300s)",
              row, dir);
-    return;
+    return 2;
   }
   ll_sign_report *sr = malloc(sizeof *sr);
   ll_error err = {0};
   if (!sr) {
     snprintf(buf, cap, "signature not checked (out of memory)");
-    return;
+    return 0;
   }
   ll_status st = ll_bundle_check_declared(dir, NULL, declared, ended, sr, &err);
   if (st == LL_OK && sr->state == LL_SIG_UNSIGNED) {
@@ -201,6 +197,7 @@ static void signer_line(const char *dir, const cJSON *rows, char *buf,
     snprintf(buf, cap, "signature not checked: %.400s", err.message);
   }
   free(sr);
+  return st == LL_E_TAMPER ? 2 : 0;
 }
 
 /* The --compare section: both bundles verified (l_bundle.c) and diffed
@@ -220,6 +217,46 @@ static const char *compare_section(lua_State *L, const char *dir,
                          1, errs);
   cJSON_Delete(sums);
   return *rc == 0 ? lua_tostring(L, -1) : NULL;
+}
+
+/* verify --export-only's check of dir, then the signature's: 0 with *rows
+ * (the caller's) the rows that verified and signer[cap] the report's line
+ * on the signature; 2 when the bundle does not verify or its signature
+ * does not hold; 64 when a file is missing; 70 when nothing could be
+ * concluded (out of memory). A line on errs says which. */
+static int verified_rows(const char *dir, cJSON **rows, char *signer,
+                         size_t cap, FILE *errs) {
+  ll_error err = {0};
+  ll_verify_report *vr = malloc(sizeof *vr);
+  ll_status st =
+      vr ? ll_verify_dir_rows(dir, LL_VERIFY_EXPORT_ONLY, vr, rows, &err)
+         : LL_E_NOMEM;
+  int rc = 0;
+  if (st == LL_E_NOMEM || st == LL_E_INTERNAL) {
+    fprintf(errs, "leaselua: report: %s: out of memory verifying it\n", dir);
+    rc = 70;
+  } else if (st == LL_E_IO && !vr->problem[0]) {
+    fprintf(errs, "leaselua: report: %s: %s\n", dir, err.message);
+    rc = 64;
+  } else if (st != LL_OK) {
+    /* every other failure of the check is a problem of the bundle, as
+     * verify counts it (a re-derivation refusing a row, too) */
+    fprintf(errs,
+            "leaselua: report refused: %s does not verify: %s (leaselua "
+            "verify --export-only %s names it)\n",
+            dir, vr->problem[0] ? vr->problem : err.message, dir);
+    rc = 2;
+  }
+  free(vr);
+  if (rc == 0 && signer_line(dir, *rows, signer, cap) != 0) {
+    fprintf(errs, "leaselua: report refused: %s: %s\n", dir, signer);
+    rc = 2;
+  }
+  if (rc != 0) {
+    cJSON_Delete(*rows);
+    *rows = NULL;
+  }
+  return rc;
 }
 
 int ll_report_main(const char *dir, const char *outdir, FILE *out, FILE *errs) {
@@ -264,31 +301,17 @@ int ll_report_main_with(const char *dir, const char *outdir,
   cJSON *rows = NULL, *deviations = NULL, *corroboration = NULL;
   char *query = NULL;
   lua_State *L = NULL;
-  ll_error err = {0};
   /* The rows shown are the rows verify proves from the export alone
    * (chain, canonical form, no secret, every classification and decision
-   * re-derived): a banner is never drawn from rows that do not verify. */
-  ll_verify_report *vr = malloc(sizeof *vr);
-  ll_status st =
-      vr ? ll_verify_dir_rows(dir, LL_VERIFY_EXPORT_TORN, vr, &rows, &err)
-         : LL_E_NOMEM;
-  long torn = vr ? vr->torn_row : 0;
-  if (st == LL_E_TAMPER) {
-    fprintf(errs,
-            "leaselua: report refused: %s does not verify: %s (leaselua "
-            "verify --export-only %s names it)\n",
-            dir, vr->problem[0] ? vr->problem : err.message, dir);
-    rc = 2;
-    remove_stale(target, errs);
-  } else if (st != LL_OK) {
-    fprintf(errs, "leaselua: report: %s: %s\n", ledger,
-            st == LL_E_NOMEM ? "out of memory verifying the export"
-                             : err.message);
-    rc = st == LL_E_IO ? 64 : 70;
-  }
-  free(vr);
-  if (st != LL_OK)
+   * re-derived, the files beside the ledgers, the signature): a banner is
+   * never drawn from a bundle `verify --export-only` does not pass. */
+  char signer[1024];
+  if ((rc = verified_rows(dir, &rows, signer, sizeof signer, errs)) != 0) {
+    if (rc != 64)
+      remove_stale(target, errs);
     goto cleanup;
+  }
+  rc = 70;
   deviations = cJSON_Parse(ll_known_deviations_json);
   /* the run's corroboration, when one was made (docs/CORROBORATION.md),
    * and the query that fetches the logs */
@@ -314,15 +337,12 @@ int ll_report_main_with(const char *dir, const char *outdir,
   if (compare && !(compare_html = compare_section(L, dir, compare, errs, &rc)))
     goto cleanup;
   rc = 70;
-  char signer[1024];
-  signer_line(dir, rows, signer, sizeof signer);
   /* the same sentence verify prints (identity.h), from the manifest row */
   char identity[400];
   ll_identity_statement(rows ? rows->child : NULL, identity, sizeof identity);
   render_args args = {.rows = rows,
                       .deviations = deviations,
                       .dir = dir,
-                      .torn_row = torn,
                       .signer = signer,
                       .identity = identity,
                       .corroboration = corroboration,

@@ -340,7 +340,10 @@ describe("signed bundles", function()
 
   -- review finding 2: the gap control's --after and the report used a
   -- check of their own, which took a stripped signature for "unsigned"
-  it("a stripped signature is refused by --after and named by the report, as verify names it", function()
+  -- The report draws only a bundle verify --export-only passes (helper-28:
+  -- it drew the banner with BAD SIGNATURE beside it, exit 0): it names
+  -- the bad signature as verify does, and writes nothing.
+  it("a stripped signature is refused by --after and by the report, as verify names it", function()
     local main = helper.tmpdir() .. "/main"
     local rc, out, err = replay_signed("main_handoff", "emulator/main-handoff-accept", main, alice)
     assert.are.equal(0, rc, out .. err)
@@ -356,10 +359,10 @@ describe("signed bundles", function()
     assert.matches("its signature does not hold", err, 1, true)
     assert.matches("its signature was removed", err, 1, true)
     local rep = helper.tmpdir() .. "/rep"
-    assert.are.equal(0, (helper.run({ "report", main, "--out", rep })))
-    local md = assert(helper.read(rep .. "/summary.md"))
-    assert.matches("- Signature: BAD SIGNATURE: the ledger says the host signed this bundle", md, 1, true)
-    assert.not_matches("- Signature: unsigned", md, 1, true)
+    local rrc, _, rerr = helper.run({ "report", main, "--out", rep })
+    assert.are.equal(2, rrc, rerr)
+    assert.matches("report refused: .*: BAD SIGNATURE: the ledger says the host signed this bundle", rerr)
+    assert.is_nil(helper.read(rep .. "/summary.md"))
   end)
 
   it("refuses a bad key before the first request, in one line, exit 64", function()
@@ -400,11 +403,13 @@ describe("signed bundles", function()
     local md = assert(helper.read(out .. "/summary.md"))
     assert.matches("- Signature: signed with ED25519 key " .. fp, md, 1, true)
     assert.matches("data-signer>signed with ED25519 key " .. fp, assert(helper.read(out .. "/report.html")), 1, true)
-    -- a changed file: the report says so instead of naming a signer
+    -- a changed file: the report says so, and draws nothing
     helper.write(d .. "/decision.json", helper.read(d .. "/decision.json") .. " ")
     local out2 = helper.tmpdir() .. "/rep2"
-    assert.are.equal(0, (helper.run({ "report", d, "--out", out2 })))
-    assert.matches("- Signature: BAD SIGNATURE: 1 of", assert(helper.read(out2 .. "/summary.md")), 1, true)
+    local rc2, _, err2 = helper.run({ "report", d, "--out", out2 })
+    assert.are.equal(2, rc2, err2)
+    assert.matches("BAD SIGNATURE: 1 of", err2, 1, true)
+    assert.is_nil(helper.read(out2 .. "/summary.md"))
     local u = helper.tmpdir() .. "/unsigned"
     assert.are.equal(2, (rp.replay("main_handoff", "documented/rev5-lost", u)))
     assert.are.equal(0, (helper.run({ "report", u })))
@@ -429,11 +434,13 @@ describe("signed bundles", function()
     local vrc, v = verify_json(d)
     assert.are.equal(2, vrc)
     assert.matches("unsigned: its signature was removed", v.signature.problem, 1, true)
-    -- the report says so too (review finding 2), not "unsigned"
+    -- the report says so too (review finding 2), not "unsigned", and
+    -- draws nothing
     local out = helper.tmpdir() .. "/rep"
-    assert.are.equal(0, (helper.run({ "report", d, "--out", out })))
-    local md = assert(helper.read(out .. "/summary.md"))
-    assert.matches("- Signature: BAD SIGNATURE: the ledger says the host signed", md, 1, true)
+    local rrc, _, rerr = helper.run({ "report", d, "--out", out })
+    assert.are.equal(2, rrc, rerr)
+    assert.matches("BAD SIGNATURE: the ledger says the host signed", rerr, 1, true)
+    assert.is_nil(helper.read(out .. "/summary.md"))
   end)
 
   -- review finding 1: a signing note without the host's sign_key field

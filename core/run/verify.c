@@ -400,7 +400,7 @@ ll_status ll_verify_dir_rows(const char *dir, ll_verify_mode mode,
   ll_alloc_init();
   unsigned long mark = ll_alloc_failures();
   memset(rep, 0, sizeof *rep);
-  rep->export_only = mode != LL_VERIFY_FULL;
+  rep->export_only = mode == LL_VERIFY_EXPORT_ONLY;
   snprintf(ppath, sizeof ppath, "%s/protected/ledger.jsonl", dir);
   snprintf(epath, sizeof epath, "%s/export/ledger.jsonl", dir);
   struct stat sb;
@@ -408,12 +408,6 @@ ll_status ll_verify_dir_rows(const char *dir, ll_verify_mode mode,
     return ll_fail(err, LL_E_IO, "%s: no export ledger (%s)", dir,
                    strerror(errno));
   st = ll_ledger_read_file(epath, &exp, &bad, err);
-  if (st == LL_E_TAMPER && mode == LL_VERIFY_EXPORT_TORN && exp &&
-      bad == (long)cJSON_GetArraySize(exp) + 1 &&
-      strstr(err->message, "truncated last line")) {
-    rep->torn_row = bad; /* killed mid-write: the rows before it */
-    st = LL_OK;
-  }
   if (st != LL_OK) {
     rep->bad_row = bad;
     snprintf(rep->problem, sizeof rep->problem, "export: %s", err->message);

@@ -110,7 +110,7 @@ function M.model(rows, opts)
     rows = rows, opts = opts, declares = {}, declared = {}, requests = {}, by_event = {},
     findings = {}, windows = {}, polls = {}, reconciles = {}, notes = {}, refusals = {}, stops = {},
     recoveries = {}, lifecycles = {}, decisions = {}, observations = {}, discontinuities = {},
-    discrepancies = {}, torn_row = opts.torn_row,
+    discrepancies = {},
     signer = type(opts.signer) == "string" and opts.signer or "unsigned",
     compare_html = type(opts.compare_html) == "string" and opts.compare_html or nil,
   }
@@ -277,7 +277,7 @@ function M.content_history(m)
   return hist, final, strays
 end
 
--- render(rows, opts) -> html, markdown. opts: dir, torn_row,
+-- render(rows, opts) -> html, markdown. opts: dir,
 -- known_deviations (the reviewed table, for the reasons), signer (the
 -- host's line on the bundle's signature: "unsigned" or the signing key),
 -- corroboration (DIR/corroboration.json) and corroboration_query

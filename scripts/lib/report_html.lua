@@ -184,10 +184,6 @@ end
 local function statement(m)
   local out = {}
   local d = m.decision
-  if m.torn_row then
-    out[#out + 1] = string.format('<p class="warn">Row %d of export/ledger.jsonl is torn (the write was ' ..
-      'interrupted): it is not shown. The rows before it passed the hash-chain check.</p>', m.torn_row)
-  end
   if not d then
     local open = {}
     for _, q in ipairs(m.requests) do

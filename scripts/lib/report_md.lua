@@ -35,9 +35,6 @@ function D.summary(m)
     md(d and d.window_finding or "-")))
   add(string.format("- %d export rows (hash chain checked), %d requests", #m.rows, #m.requests))
   add("- Signature: " .. md(m.signer))
-  if m.torn_row then
-    add(string.format("- Row %d of the export is torn (interrupted write) and not shown", m.torn_row))
-  end
   add("")
   if not d and m.superseded then
     add(string.format("This run's last decision row (row %s, %s) is followed by request row %s: it does not " ..

@@ -25,7 +25,7 @@ local function strip(v)
 end
 
 -- render(dir[, opts]) -> 0, "", "", html, md, like report_spec's report().
--- opts: torn_row, signer, identity (what C would pass; the defaults are
+-- opts: signer, identity (what C would pass; the defaults are
 -- an unsigned bundle's and the report's own fallback).
 function R.render(dir, opts)
   opts = opts or {}
@@ -36,7 +36,6 @@ function R.render(dir, opts)
   local deviations = cjson.decode(assert(helper.read(helper.root .. "/core/judgement/known_deviations.json")))
   local html, md = require("lib.report").render(rows, {
     dir = dir,
-    torn_row = opts.torn_row,
     known_deviations = strip(deviations),
     signer = opts.signer or "unsigned",
     identity = opts.identity,

@@ -10,12 +10,8 @@
 #include "ll.h"
 
 typedef enum {
-  LL_VERIFY_FULL = 0,    /* the protected ledger must be there and match */
-  LL_VERIFY_EXPORT_ONLY, /* asked for explicitly: it is not checked */
-  /* `leaselua report`'s: EXPORT_ONLY, except that a torn last line (a
-   * write a kill cut short) is no problem: the rows before it are checked
-   * as the whole export would be, and torn_row names it */
-  LL_VERIFY_EXPORT_TORN
+  LL_VERIFY_FULL = 0,   /* the protected ledger must be there and match */
+  LL_VERIFY_EXPORT_ONLY /* asked for explicitly: it is not checked */
 } ll_verify_mode;
 
 /* The reasons of the standing decision row kept in a report, and the longest
@@ -29,7 +25,6 @@ typedef struct {
                          checked */
   long rows;          /* export rows */
   long bad_row;       /* first bad row (1-based), 0 when none */
-  long torn_row;      /* LL_VERIFY_EXPORT_TORN: the torn last line, 0: none */
   char problem[1100]; /* first problem, empty when consistent */
   char decision[16];  /* recomputed decision of the last decision row, when
                          it stands (no request row after it); else empty */
