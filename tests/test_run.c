@@ -457,97 +457,6 @@ static void test_crash_recovered(void) {
   fw_cleanup(&w);
 }
 
-/* The operator's deadline (invariant 14): on the run's clock (virtual
- * here, as in a replay), a request after it is refused and recorded, and
- * nothing leaves, a read no more than a mutation. */
-static void test_deadline(void) {
-  fake_wire w;
-  fw_init(&w);
-  ll_error err = {0};
-  cJSON *man = fw_manifest();
-  ll_clock *clock = ll_clock_new_virtual(1764547200000);
-  ll_run_config cfg = config(&w, path("ev-deadline"), man, 0);
-  ll_clock_free(cfg.clock);
-  cfg.clock = clock;
-  cfg.blob = "deadline.json";
-  cfg.deadline_s = 5;
-  ll_run *r = ll_run_open(&cfg, &err);
-  cJSON_Delete(man);
-  CHECK(r != NULL);
-  if (!r) {
-    fprintf(stderr, "open: %s\n", err.message);
-    fw_cleanup(&w);
-    return;
-  }
-  cJSON *row = NULL;
-  ll_clock_sleep_ms(clock, 4900); /* inside the deadline: sent */
-  CHECK_INT(send(r, LL_OP_GET_PROPERTIES, "observer", NULL, 0, -1, &row),
-            LL_OK);
-  cJSON_Delete(row);
-  CHECK_INT(w.requests, 1);
-  ll_clock_sleep_ms(clock, 200); /* 5.1 s after the open */
-  check_refused(r, &w,
-                send(r, LL_OP_GET_PROPERTIES, "observer", NULL, 0, -1, &row),
-                LL_E_SCOPE, 14, 1);
-  CHECK(row == NULL);
-  CHECK(strstr(str(fw_last(r), "message") ? str(fw_last(r), "message") : "",
-               "--deadline-s 5") != NULL);
-  check_refused(r, &w,
-                send(r, LL_OP_CREATE_CONTAINER, "operator", NULL, 0, -1, &row),
-                LL_E_SCOPE, 14, 1);
-  CHECK_INT(w.mutations, 0);
-  ll_run_close(r);
-  fw_cleanup(&w);
-}
-
-/* The bundle's bound (LL_RUN_EVIDENCE_MAX): notes of about 1 MB each
- * until refused; then no row but the decision is written, nothing is
- * sent, and the decision is still recorded. */
-static void test_evidence_bound(void) {
-  fake_wire w;
-  fw_init(&w);
-  ll_error err = {0};
-  ll_run *r = fw_open(&w, path("ev-bound"), "bound.json", LOCKS, 0, &err);
-  CHECK(r != NULL);
-  size_t n = 1000000;
-  char *text = malloc(n + 1);
-  CHECK(text != NULL);
-  if (!r || !text) {
-    free(text);
-    ll_run_close(r);
-    fw_cleanup(&w);
-    return;
-  }
-  memset(text, 'x', n);
-  text[n] = '\0';
-  long notes = 0;
-  ll_status st = LL_OK;
-  while ((st = ll_run_note(r, "fill", text, &err)) == LL_OK && notes < 200)
-    notes++;
-  free(text);
-  CHECK_INT(st, LL_E_SCOPE);
-  CHECK(strstr(err.message, "reached its bound (128 MiB") != NULL);
-  CHECK(notes >= 128 && notes <= 135);
-  long rows = ll_ledger_count(ll_run_ledger(r));
-  CHECK(ll_ledger_bytes(ll_run_ledger(r)) >= LL_RUN_EVIDENCE_MAX);
-  /* a short note, a request and its refusal: none is written or sent */
-  CHECK_INT(ll_run_note(r, "fill", "short", &err), LL_E_SCOPE);
-  cJSON *row = NULL;
-  CHECK(send(r, LL_OP_GET_PROPERTIES, "observer", NULL, 0, -1, &row) != LL_OK);
-  CHECK(row == NULL);
-  CHECK_INT(w.requests, 0);
-  CHECK_INT(ll_ledger_count(ll_run_ledger(r)), rows);
-  /* the decision is written past the bound */
-  cJSON *dec = NULL;
-  CHECK_INT(ll_run_decide(r, 1, &dec, &err), LL_OK);
-  CHECK_STR(str(dec, "record"), "decision");
-  CHECK_STR(str(dec, "decision"), "HOLD");
-  CHECK_INT(ll_ledger_count(ll_run_ledger(r)), rows + 1);
-  cJSON_Delete(dec);
-  ll_run_close(r);
-  fw_cleanup(&w);
-}
-
 int main(void) {
   root = ll_test_tmpdir();
   CHECK(root != NULL);
@@ -557,8 +466,6 @@ int main(void) {
     test_open_fresh();
     test_request_pipeline();
     test_crash_recovered();
-    test_deadline();
-    test_evidence_bound();
     ll_test_rmtree(root);
     free(root);
   }

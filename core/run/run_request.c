@@ -166,20 +166,28 @@ static ll_status record_existing(ll_run *r, ll_error *err) {
 
 /* 1. guard: the writers, the preflight a first mutation needs, then the
  * guard and the declared payload. */
+/* The operator's deadline bounds every request, the preflight too: a
+ * script that waits or loops past it sends nothing more (invariant 14);
+ * what is not done by then is left for the operator. */
+static ll_status past_deadline(req *q, ll_error *err) {
+  ll_run *r = q->r;
+  if (!r->deadline_ns || ll_clock_mono_ns(r->clock) <= r->deadline_ns)
+    return LL_OK;
+  return refuse(q,
+                ll_fail(err, LL_E_SCOPE,
+                        "the run's deadline passed (--deadline-s %ld since "
+                        "the run opened): nothing more is sent; what is "
+                        "left undone is the operator's (--recover)",
+                        r->deadline_s),
+                err);
+}
+
 static ll_status guard(req *q, ll_error *err) {
   ll_run *r = q->r;
   const ll_req_spec *s = q->s;
-  /* The operator's deadline bounds every request, the preflight too: a
-   * script that waits or loops past it sends nothing more (invariant 14);
-   * what is not done by then is left for the operator. */
-  if (r->deadline_ns && ll_clock_mono_ns(r->clock) > r->deadline_ns)
-    return refuse(q,
-                  ll_fail(err, LL_E_SCOPE,
-                          "the run's deadline passed (--deadline-s %ld since "
-                          "the run opened): nothing more is sent; what is "
-                          "left undone is the operator's (--recover)",
-                          r->deadline_s),
-                  err);
+  ll_status dst = past_deadline(q, err);
+  if (dst != LL_OK)
+    return dst;
   q->lw = ll_run_writer(r, s->lease);
   q->pw = ll_run_writer(r, s->proposed);
   if ((s->lease && !q->lw) || (s->proposed && !q->pw))
@@ -197,6 +205,9 @@ static ll_status guard(req *q, ll_error *err) {
       st = preflight(r, s, err);
     if (st != LL_OK)
       return st; /* refused and recorded, or the ledger or a replay failed */
+    /* the preflight's answer may come after the deadline (helper-28) */
+    if ((st = past_deadline(q, err)) != LL_OK)
+      return st;
   }
   return admit(q, err);
 }
