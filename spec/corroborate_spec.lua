@@ -629,6 +629,53 @@ describe("leaselua corroborate", function()
     assert.matches("corroboration%.json is present without corroboration%.jsonl", verr)
   end)
 
+  -- helper-28: only the verdict and counts were compared, so decision_run,
+  -- decision_with_logs, the lists and the identity could say anything,
+  -- and the report drew them; a forger rewriting the chain too was not
+  -- seen either. Now the file is the chain's last row member for member,
+  -- and both decisions are the export's.
+  it("verify checks every member of the summary, and both decisions against the export (helper-28)", function()
+    local dir = bundle("rev5-lost")
+    assert.are.equal(0, (corroborate(dir, { log_file(dir, "d.json", gen.text(gen.records(dir, { unknown = "201" }),
+      "diagnostic")) })))
+    rp.assert_verifies(dir)
+    local chain, summary = helper.read(dir .. "/corroboration.jsonl"), helper.read(dir .. "/corroboration.json")
+    local function both(edit)
+      local lines = {}
+      for l in chain:gmatch("[^\n]+") do lines[#lines + 1] = edit(l) end
+      helper.write(dir .. "/corroboration.jsonl",
+        table.concat(require("support.ledger_builder").rechain(lines), "\n") .. "\n")
+      helper.write(dir .. "/corroboration.json", edit(summary))
+    end
+    local function fails(pattern)
+      for _, flag in ipairs { false, "--export-only" } do
+        local vrc, vout, verr = helper.run(flag and { "verify", flag, dir } or { "verify", dir })
+        assert.are.equal(2, vrc, vout .. verr)
+        assert.matches(pattern, verr)
+      end
+      local rrc, rout, rerr = helper.run { "report", dir }
+      assert.are.equal(2, rrc, rout .. rerr)
+    end
+    -- the summary alone: an identity the chain does not hold
+    local forged, n = summary:gsub('"identity":%s*{%s*"status":%s*"[^"]*"', '"identity":{"status":"checked"', 1)
+    assert.are.equal(1, n)
+    helper.write(dir .. "/corroboration.json", forged)
+    fails("corroboration%.json differs from corroboration%.jsonl's last corroboration row in 'identity'")
+    -- both rewritten: the run's decision, then the one with the logs
+    both(function(t)
+      return (t:gsub('"decision_run":%s*{%s*"decision":%s*"HOLD"', '"decision_run":{"decision":"ACCEPT"'))
+    end)
+    fails("corroboration%.json's 'decision_run' is not what the export says")
+    both(function(t)
+      return (t:gsub('"decision_with_logs":%s*{%s*"decision":%s*"[A-Z]+"', '"decision_with_logs":{"decision":"ACCEPT"'))
+    end)
+    fails("corroboration%.json's 'decision_with_logs' is not what the export says")
+    -- as written, both again: consistent
+    helper.write(dir .. "/corroboration.jsonl", chain)
+    helper.write(dir .. "/corroboration.json", summary)
+    rp.assert_verifies(dir)
+  end)
+
   it("verify names settlement rows whose corroboration row never came (a half-written corroboration)", function()
     local dir = bundle("rev5-lost")
     local rc = corroborate(dir, { log_file(dir, "h.json", gen.text(gen.records(dir, { unknown = "201" }),
