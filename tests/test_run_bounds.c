@@ -188,6 +188,66 @@ static void test_evidence_bound(void) {
   fw_cleanup(&w);
 }
 
+/* helper-29: an intent admitted just under the bound had its outcome
+ * refused, so a request left with no outcome recorded. What completes an
+ * admitted start is never refused by the bound. */
+static void test_bound_completes(void) {
+  fake_wire w;
+  fw_init(&w);
+  ll_error err = {0};
+  ll_run *r =
+      open_run(&w, "bound-open.json", ll_clock_new_real(), 0, NULL, &err);
+  CHECK(r != NULL);
+  char *text = malloc(1000001);
+  CHECK(text != NULL);
+  if (!r || !text) {
+    free(text);
+    ll_run_close(r);
+    fw_cleanup(&w);
+    return;
+  }
+  /* notes until fewer than 4 kB are left under the bound */
+  size_t used;
+  while ((used = ll_ledger_bytes(ll_run_ledger(r))) + 4096 <
+         LL_RUN_EVIDENCE_MAX) {
+    size_t left = LL_RUN_EVIDENCE_MAX - used, n = left - 3000;
+    if (n > 1000000)
+      n = 1000000;
+    memset(text, 'x', n);
+    text[n] = '\0';
+    if (ll_run_note(r, "fill", text, &err) != LL_OK)
+      break;
+  }
+  free(text);
+  CHECK(ll_ledger_bytes(ll_run_ledger(r)) < LL_RUN_EVIDENCE_MAX);
+  /* reads until one is refused: each admitted one has its outcome */
+  int sent = 0, refused = 0;
+  for (int i = 0; i < 8 && !refused; i++) {
+    cJSON *row = NULL;
+    ll_status st = send(r, LL_OP_GET_PROPERTIES, "observer", &row);
+    if (st == LL_OK) {
+      sent++;
+      CHECK_STR(str(row, "record"), "outcome");
+      CHECK_STR(str(fw_last(r), "record"), "outcome");
+    } else {
+      refused = 1;
+      CHECK_INT(st, LL_E_SCOPE);
+      CHECK(row == NULL);
+    }
+    cJSON_Delete(row);
+  }
+  CHECK(sent >= 1);
+  CHECK(refused);
+  CHECK_INT(w.requests, sent);
+  CHECK(ll_ledger_bytes(ll_run_ledger(r)) >= LL_RUN_EVIDENCE_MAX);
+  /* the host's own stop and the decision still close it */
+  CHECK_INT(ll_run_abandon(r, "it returned", &err), LL_OK);
+  CHECK_INT(ll_run_decision(r), LL_DEC_HOLD);
+  CHECK_STR(str(fw_last(r), "record"), "decision");
+  ll_run_close(r);
+  fw_cleanup(&w);
+}
+
 int main(void) {
   root = ll_test_tmpdir();
   CHECK(root != NULL);
@@ -196,6 +256,7 @@ int main(void) {
     test_deadline();
     test_deadline_preflight();
     test_evidence_bound();
+    test_bound_completes();
     ll_test_rmtree(root);
     free(root);
   }

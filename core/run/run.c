@@ -49,6 +49,21 @@ ll_status ll_run_settle(ll_run *r, ll_status st, cJSON **out, ll_error *err) {
   return ll_run_dead(r, err);
 }
 
+/* Whether a row of record rec is past the session's bound (run.h,
+ * LL_RUN_EVIDENCE_MAX): a start at the bound, anything else past the
+ * closing room. */
+static int beyond_bound(const ll_run *r, const char *rec) {
+  static const char *const starts[] = {"intent",    "note",    "refusal",
+                                       "lifecycle", "declare", "flow"};
+  size_t bytes = ll_ledger_bytes(r->ledger);
+  size_t used = bytes > r->evidence_base ? bytes - r->evidence_base : 0;
+  int start = !r->closing && rec && strcmp(rec, "stop") == 0;
+  for (size_t i = 0; !start && rec && i < sizeof starts / sizeof *starts; i++)
+    start = strcmp(rec, starts[i]) == 0;
+  return start ? used >= LL_RUN_EVIDENCE_MAX
+               : used >= LL_RUN_EVIDENCE_MAX + LL_RUN_CLOSING_ROOM;
+}
+
 /* Appends row to the ledger, folding it into the model first so derived
  * fields are filled, and takes it: the one tree the builder made is the
  * row the fold fills and the ledger seals, prints once and keeps. A
@@ -76,15 +91,12 @@ ll_status ll_run_append_take(ll_run *r, cJSON *row, ll_error *err) {
   }
   const char *rec = ll_json_str(row, "record");
   int decision = rec && strcmp(rec, "decision") == 0;
-  int closing = decision || (rec && strcmp(rec, "stop") == 0);
-  size_t used = ll_ledger_bytes(r->ledger);
-  if (used >= LL_RUN_EVIDENCE_MAX &&
-      !(closing && used < LL_RUN_EVIDENCE_MAX + LL_RUN_CLOSING_ROOM)) {
+  if (!decision && beyond_bound(r, rec)) {
     /* unwritten and unfolded: nothing is sent for it either */
     st = ll_fail(err, LL_E_SCOPE,
                  "the run's evidence reached its bound (%zu MiB of protected "
-                 "ledger): nothing more is recorded or sent, but the "
-                 "decision; a run needing more is no one handoff",
+                 "ledger in this session): nothing more is started or sent; "
+                 "what is under way is completed and the decision recorded",
                  LL_RUN_EVIDENCE_MAX >> 20);
     goto cleanup;
   }

@@ -138,7 +138,9 @@ ll_status ll_run_abandon(ll_run *r, const char *why, ll_error *err) {
            "the script ended without recording a decision (%s): the host "
            "records HOLD",
            why && *why ? why : "it returned");
+  r->closing = 1; /* the host's stop closes the run: never bounded as a start */
   ll_status st = ll_run_stop(r, "no-decision", reason, err);
+  r->closing = 0;
   cJSON *row = NULL;
   if (st == LL_OK)
     st = ll_run_record_decision(r, &row, err);

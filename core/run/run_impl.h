@@ -29,6 +29,10 @@ struct ll_run {
   size_t max_single_put;
   long deadline_s;          /* the operator's, from ll_run_config */
   int64_t deadline_ns;      /* the run's clock past which nothing leaves; 0 */
+  size_t evidence_base;     /* the protected ledger's size when this session
+                               opened: the bound counts from it */
+  int closing;              /* the host is ending the run (ll_run_abandon): its
+                               stop row is a closing row, not a start */
   size_t oversize_for_test; /* tests only: pretend the body is this long */
   ll_writer writers[LL_MAX_WRITERS];
   int nwriters;

@@ -250,6 +250,8 @@ static ll_status open_recover(ll_run *r, ll_run_config *cfg, ll_error *err) {
   r->ledger = ll_ledger_open(cfg->evidence_dir, LL_LEDGER_RECOVER, err);
   if (!r->ledger)
     return err ? err->code : LL_E_IO;
+  /* the operator's --recover opens a session with its own bound */
+  r->evidence_base = ll_ledger_bytes(r->ledger);
   const cJSON *row, *permitted = NULL;
   cJSON_ArrayForEach(row, ll_ledger_rows(r->ledger)) {
     cJSON *copy = cJSON_Duplicate(row, 1);

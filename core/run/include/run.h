@@ -159,13 +159,17 @@ ll_status ll_run_decide(ll_run *r, int record, cJSON **out_row,
  * attempts. C checks each against the manifest and its range, records it
  * in a "flow" row, and later refuses a writer, a break period or a
  * lifecycle outside it. Zero counts mean "not declared". */
-/* The bound of one bundle's protected ledger: past it, the run writes only
- * the rows that close it (a stop, the decision), in LL_RUN_CLOSING_ROOM
- * more, and nothing else (ll_run_append_take), so no script can fill the
- * operator's disk through notes, requests or refusals. A main handoff
- * writes about 100 kB; 20,000 back-to-back reads about 60 MB. */
+/* The bound of what one session (a run, or an operator's --recover) adds
+ * to its protected ledger: past it, no row that starts something (an
+ * intent, a note, a refusal, a lifecycle, a declaration, a script's stop)
+ * is written, so no script can fill the operator's disk; what completes a
+ * start already admitted (its outcome, binding, finding, cell, a
+ * reconcile, a recovery's rows, the host's own stop) has
+ * LL_RUN_CLOSING_ROOM more, and the decision is always written
+ * (ll_run_append_take). A main handoff writes about 100 kB; 20,000
+ * back-to-back reads about 60 MB. */
 #define LL_RUN_EVIDENCE_MAX ((size_t)128 << 20)
-#define LL_RUN_CLOSING_ROOM ((size_t)1 << 20)
+#define LL_RUN_CLOSING_ROOM ((size_t)8 << 20)
 
 #define LL_PLAN_MAX_ACTORS 8
 #define LL_PLAN_MAX_BREAKS 4
