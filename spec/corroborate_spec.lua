@@ -670,10 +670,50 @@ describe("leaselua corroborate", function()
       return (t:gsub('"decision_with_logs":%s*{%s*"decision":%s*"[A-Z]+"', '"decision_with_logs":{"decision":"ACCEPT"'))
     end)
     fails("corroboration%.json's 'decision_with_logs' is not what the export says")
+    -- a settlement moved onto an outcome the run did learn (helper-29:
+    -- an ordinary 409 "settled" as 412 re-derived to ACCEPT)
+    local other
+    for line in helper.read(dir .. "/export/ledger.jsonl"):gmatch("[^\n]+") do
+      local row = cjson.decode(line)
+      if row.record == "outcome" and row.outcome == "RESPONSE" then other = math.tointeger(row.seq) end
+    end
+    assert.truthy(other)
+    both(function(t) return (t:gsub('"outcome_seq":%s*%d+', '"outcome_seq":' .. other)) end)
+    fails("corroboration%.json's 'settlements' is not what the export says")
     -- as written, both again: consistent
     helper.write(dir .. "/corroboration.jsonl", chain)
     helper.write(dir .. "/corroboration.json", summary)
     rp.assert_verifies(dir)
+  end)
+
+  -- helper-29: a recovery appending to a corroborated bundle made verify
+  -- call the corroboration's decisions forged; it names the export's row
+  -- it read (export_seq, export_row_hash) and is checked against the
+  -- export as it stood then.
+  it("a corroboration stays consistent after a recovery appends to the export", function()
+    local dir = bundle("rev5-lost")
+    assert.are.equal(0, (corroborate(dir, { log_file(dir, "r.json", gen.text(gen.records(dir, { unknown = "201" }),
+      "diagnostic")) })))
+    local j = cjson.decode(helper.read(dir .. "/corroboration.json"))
+    assert.are.equal(#helper.rows(dir), j.export_seq)
+    local rc, out, err = rp.replay("recovery", "documented/rev5-lost.recovery-committed", dir)
+    assert.are.equal(0, rc, out .. err)
+    assert.is_true(#helper.rows(dir) > j.export_seq)
+    rp.assert_verifies(dir)
+    assert.are.equal(0, (helper.run { "report", dir }))
+    -- the row it names must still be the one it read: another seq, in
+    -- the file and the re-hashed chain alike, is refused
+    local lines = {}
+    for l in helper.read(dir .. "/corroboration.jsonl"):gmatch("[^\n]+") do
+      lines[#lines + 1] = l:gsub('"export_seq":%d+', '"export_seq":3')
+    end
+    helper.write(dir .. "/corroboration.jsonl",
+      table.concat(require("support.ledger_builder").rechain(lines), "\n") .. "\n")
+    helper.write(dir .. "/corroboration.json",
+      (helper.read(dir .. "/corroboration.json"):gsub('"export_seq":%s*%d+', '"export_seq": 3')))
+    local vrc, vout, verr = helper.run { "verify", dir }
+    assert.are.equal(2, vrc, vout .. verr)
+    assert.matches("corroboration%.json's 'export_seq' is not what the export says", verr)
   end)
 
   it("verify names settlement rows whose corroboration row never came (a half-written corroboration)", function()

@@ -515,6 +515,15 @@ ll_status ll_corr_run(const char *dir, const ll_log_set *logs,
                                              : "nothing to check");
   cJSON_AddNumberToObject(idn, "checked", (double)t.id_checked);
   cJSON_AddNumberToObject(idn, "unchecked", (double)t.id_unchecked);
+  /* the export as it stood: its last row, by seq and hash, so a later
+   * recovery session appended to it leaves this corroboration checkable */
+  const cJSON *tail = rows ? rows->child : NULL;
+  while (tail && tail->next)
+    tail = tail->next;
+  cJSON_AddNumberToObject(res, "export_seq",
+                          (double)ll_json_long(tail, "seq", 0));
+  const char *th = ll_json_str(tail, "row_hash");
+  cJSON_AddStringToObject(res, "export_row_hash", th ? th : "");
   const cJSON *d = last_decision(rows);
   cJSON_AddItemToObject(res, "decision_run",
                         d ? decision_of(d) : cJSON_CreateNull());

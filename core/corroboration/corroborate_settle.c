@@ -59,7 +59,9 @@ cJSON *ll_corr_rederive(const cJSON *rows, const cJSON *settled,
       ll_fail(err, LL_E_NOMEM, "out of memory re-deriving the decision");
       goto cleanup;
     }
-    long status = rec && strcmp(rec, "outcome") == 0
+    /* only an outcome the run did not learn is settled by the logs */
+    long status = rec && strcmp(rec, "outcome") == 0 &&
+                          ll_streq(ll_json_str(row, "outcome"), "UNKNOWN")
                       ? settled_status(settled, ll_json_long(row, "seq", 0))
                       : -1;
     if (status >= 0) {

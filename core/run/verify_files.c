@@ -189,43 +189,135 @@ static const char *corr_mismatch(const cJSON *j, const cJSON *rows,
   return want ? "settlements" : NULL;
 }
 
-/* The decisions corroboration.json states, against the export: the run's
- * own (its last decision row), and, with settlements, the one the fold
- * derives with each settled outcome in place of its UNKNOWN. NULL when
- * both agree, else the key; *st LL_E_NOMEM when memory ran out. */
+/* The export as the corroboration read it: its rows up to export_seq,
+ * whose row_hash must be export_row_hash (a recovery may have appended
+ * rows since), as references in a new array (the caller deletes it), or
+ * NULL when the export holds no such row (*st LL_E_NOMEM when memory ran
+ * out). */
+static cJSON *corr_prefix(const cJSON *j, const cJSON *exp, ll_status *st) {
+  long upto = ll_json_long(j, "export_seq", -1);
+  const char *hash = ll_json_str(j, "export_row_hash");
+  cJSON *pre = cJSON_CreateArray();
+  if (!pre) {
+    *st = LL_E_NOMEM;
+    return NULL;
+  }
+  const cJSON *row;
+  int found = 0;
+  cJSON_ArrayForEach(row, exp) {
+    long seq = ll_json_long(row, "seq", 0);
+    if (seq > upto)
+      break;
+    if (!cJSON_AddItemReferenceToArray(pre, (cJSON *)row)) {
+      *st = LL_E_NOMEM;
+      cJSON_Delete(pre);
+      return NULL;
+    }
+    found = seq == upto && hash && ll_json_is(row, "row_hash", hash);
+  }
+  if (!found) {
+    cJSON_Delete(pre);
+    return NULL;
+  }
+  return pre;
+}
+
+/* Whether a settlement names what the run left unknown in pre: an outcome
+ * row with outcome UNKNOWN, or an intent with no outcome (OPEN), with its
+ * event, operation and client request ID, a numeric logged status, and
+ * no other settlement for the same row (helper-29: a settlement naming
+ * an ordinary 409 turned the re-derived decision into ACCEPT). */
+static int settles_unknown(const cJSON *s, const cJSON *settled,
+                           const cJSON *pre) {
+  long seq = ll_json_long(s, "outcome_seq", -1);
+  const cJSON *other;
+  cJSON_ArrayForEach(other, settled) {
+    if (other != s && ll_json_long(other, "outcome_seq", -2) == seq)
+      return 0;
+  }
+  const char *status = ll_json_str(s, "logged_status");
+  if (!status || !*status || strspn(status, "0123456789") != strlen(status))
+    return 0;
+  const cJSON *row = NULL, *it;
+  cJSON_ArrayForEach(it, pre) {
+    if (ll_json_long(it, "seq", 0) == seq)
+      row = it;
+  }
+  const char *how = ll_json_str(s, "ledger_outcome");
+  if (!row || !how)
+    return 0;
+  if (ll_streq(how, "UNKNOWN")) {
+    if (!ll_json_is(row, "record", "outcome") ||
+        !ll_json_is(row, "outcome", "UNKNOWN"))
+      return 0;
+  } else if (ll_streq(how, "OPEN")) {
+    if (!ll_json_is(row, "record", "intent"))
+      return 0;
+    const char *ev = ll_json_str(row, "event_id");
+    cJSON_ArrayForEach(it, pre) {
+      if (ll_json_is(it, "record", "outcome") && ll_json_is(it, "event_id", ev))
+        return 0;
+    }
+  } else {
+    return 0;
+  }
+  static const char *const same[] = {"event_id", "operation",
+                                     "client_request_id"};
+  for (size_t i = 0; i < sizeof same / sizeof *same; i++)
+    if (!ll_streq(ll_json_str(s, same[i]), ll_json_str(row, same[i])))
+      return 0;
+  return 1;
+}
+
+/* The decisions corroboration.json states, against the export as the
+ * corroboration read it (corr_prefix): the run's own (its last decision
+ * row then), and, with settlements (each of an unknown outcome), the one
+ * the fold derives with each settled outcome in place of its UNKNOWN.
+ * NULL when all agree, else the key; *st LL_E_NOMEM when memory ran
+ * out. */
 static const char *corr_decisions(const cJSON *j, const cJSON *exp,
                                   ll_status *st) {
+  cJSON *pre = corr_prefix(j, exp, st);
+  if (!pre)
+    return "export_seq";
+  const char *bad = NULL;
   const cJSON *d = NULL, *row;
-  cJSON_ArrayForEach(row, exp) {
+  cJSON_ArrayForEach(row, pre) {
     if (ll_json_is(row, "record", "decision"))
       d = row;
   }
   const cJSON *run = cJSON_GetObjectItemCaseSensitive(j, "decision_run");
   if ((d == NULL) != (cJSON_IsNull(run) != 0))
-    return "decision_run";
-  if (d) {
+    bad = "decision_run";
+  if (!bad && d) {
     const cJSON *reasons = cJSON_GetObjectItemCaseSensitive(d, "reasons");
     const cJSON *rr = cJSON_GetObjectItemCaseSensitive(run, "reasons");
     if (!ll_streq(ll_json_str(run, "decision"), ll_json_str(d, "decision")) ||
         ll_json_long(run, "seq", -1) != ll_json_long(d, "seq", -2) ||
         !(reasons ? cJSON_Compare(reasons, rr, 1)
                   : cJSON_GetArraySize(rr) == 0))
-      return "decision_run";
+      bad = "decision_run";
   }
   const cJSON *settled = cJSON_GetObjectItemCaseSensitive(j, "settlements");
-  const cJSON *logs = cJSON_GetObjectItemCaseSensitive(j, "decision_with_logs");
-  if (cJSON_GetArraySize(settled) == 0)
-    return cJSON_IsNull(logs) ? NULL : "decision_with_logs";
-  ll_error e = {0};
-  cJSON *re = ll_corr_rederive(exp, settled, &e);
-  if (!re) {
-    if (e.code == LL_E_NOMEM)
-      *st = LL_E_NOMEM;
-    return "decision_with_logs";
+  const cJSON *s;
+  cJSON_ArrayForEach(s, settled) {
+    if (!bad && !settles_unknown(s, settled, pre))
+      bad = "settlements";
   }
-  int same = cJSON_Compare(re, logs, 1);
-  cJSON_Delete(re);
-  return same ? NULL : "decision_with_logs";
+  const cJSON *logs = cJSON_GetObjectItemCaseSensitive(j, "decision_with_logs");
+  if (!bad && cJSON_GetArraySize(settled) == 0 && !cJSON_IsNull(logs))
+    bad = "decision_with_logs";
+  if (!bad && cJSON_GetArraySize(settled) > 0) {
+    ll_error e = {0};
+    cJSON *re = ll_corr_rederive(pre, settled, &e);
+    if (!re && e.code == LL_E_NOMEM)
+      *st = LL_E_NOMEM;
+    if (!re || !cJSON_Compare(re, logs, 1))
+      bad = "decision_with_logs";
+    cJSON_Delete(re);
+  }
+  cJSON_Delete(pre);
+  return bad;
 }
 
 static ll_status corr_summary(const char *dir, const cJSON *rows,
@@ -255,8 +347,10 @@ static ll_status corr_summary(const char *dir, const cJSON *rows,
   if (dec)
     return problem(o, err, ll_json_long(last, "seq", 0),
                    "corroboration.json's '%s' is not what the export says "
-                   "(the run's last decision row; with its settlements, the "
-                   "decision the fold derives from them)",
+                   "(its rows up to export_seq, whose hash it names: the "
+                   "run's last decision row then; settlements of outcomes "
+                   "the run left unknown; the decision the fold derives "
+                   "with them)",
                    dec);
   return LL_OK;
 }
