@@ -158,8 +158,10 @@ static int make_outdir(const char *outdir, const struct stat *dir_sb,
  * (whose owner only an allowed-signers file names: leaselua verify), or
  * why the signature does not hold: checked against the ledger's signing
  * declaration as verify checks it (sign.h), so a removed signature is
- * said to be removed. Without an allowed-signers file. 2 when it does not
- * hold (the report is then refused), else 0. */
+ * said to be removed. Without an allowed-signers file. 0 when it holds
+ * or there is none; else the report is refused with verify's exit code:
+ * 2 when it does not hold, 64 when it cannot be checked, 70 out of
+ * memory. */
 static int signer_line(const char *dir, const cJSON *rows, char *buf,
                        size_t cap) {
   char declared[LL_SIGN_FP_MAX];
@@ -176,7 +178,7 @@ static int signer_line(const char *dir, const cJSON *rows, char *buf,
   ll_error err = {0};
   if (!sr) {
     snprintf(buf, cap, "signature not checked (out of memory)");
-    return 0;
+    return 70;
   }
   ll_status st = ll_bundle_check_declared(dir, NULL, declared, ended, sr, &err);
   if (st == LL_OK && sr->state == LL_SIG_UNSIGNED) {
@@ -197,7 +199,9 @@ static int signer_line(const char *dir, const cJSON *rows, char *buf,
     snprintf(buf, cap, "signature not checked: %.400s", err.message);
   }
   free(sr);
-  return st == LL_E_TAMPER ? 2 : 0;
+  /* a signature that cannot be checked (no ssh-keygen) is refused as
+   * verify refuses it (helper-29: drawn with "signature not checked") */
+  return st == LL_OK ? 0 : st == LL_E_TAMPER ? 2 : st == LL_E_NOMEM ? 70 : 64;
 }
 
 /* The --compare section: both bundles verified (l_bundle.c) and diffed
@@ -222,8 +226,9 @@ static const char *compare_section(lua_State *L, const char *dir,
 /* verify --export-only's check of dir, then the signature's: 0 with *rows
  * (the caller's) the rows that verified and signer[cap] the report's line
  * on the signature; 2 when the bundle does not verify or its signature
- * does not hold; 64 when a file is missing; 70 when nothing could be
- * concluded (out of memory). A line on errs says which. */
+ * does not hold; 64 when a file is missing or the signature cannot be
+ * checked (no ssh-keygen); 70 when nothing could be concluded (out of
+ * memory). A line on errs says which. */
 static int verified_rows(const char *dir, cJSON **rows, char *signer,
                          size_t cap, FILE *errs) {
   ll_error err = {0};
@@ -248,10 +253,8 @@ static int verified_rows(const char *dir, cJSON **rows, char *signer,
     rc = 2;
   }
   free(vr);
-  if (rc == 0 && signer_line(dir, *rows, signer, cap) != 0) {
+  if (rc == 0 && (rc = signer_line(dir, *rows, signer, cap)) != 0)
     fprintf(errs, "leaselua: report refused: %s: %s\n", dir, signer);
-    rc = 2;
-  }
   if (rc != 0) {
     cJSON_Delete(*rows);
     *rows = NULL;
