@@ -69,6 +69,29 @@ describe("a host killed while a read is still connecting", function()
     assert_verifies(kill_while_connecting("https://127.0.0.1:" .. hole.port .. "/devstoreaccount1"))
   end)
 
+  -- helper-29: the deadline was checked before a connection was set up,
+  -- and curl gave that up only at its connect timeout (10 s), so a proxy
+  -- holding the connection let a read leave seconds after --deadline-s.
+  -- Now a connection not up at the deadline is given up: NOT_SENT then.
+  it("gives up a connection still being set up at --deadline-s (NOT_SENT, not 10 s later)", function()
+    local evidence = helper.tmpdir() .. "/evidence"
+    local args, env = slow.operator("https://127.0.0.1:" .. hole.port .. "/devstoreaccount1", {
+      script = slow.script(READ_SCRIPT), evidence = evidence, manifest = helper.manifest_table,
+      args = { "--deadline-s", "2" } })
+    local t0 = os.time()
+    local rc, out, err = slow.run_host(args, { env = env })
+    local took = os.time() - t0
+    assert.are.equal(2, rc, out .. err)
+    assert.is_true(took <= 6, "the read was given up after " .. took .. " s")
+    local rows = slow.decode_lines(evidence .. "/export/ledger.jsonl")
+    local read
+    for _, r in ipairs(rows) do
+      if r.record == "outcome" and r.operation == "Get Blob" then read = r end
+    end
+    assert.truthy(read, "no outcome for the read")
+    assert.are.equal("NOT_SENT", read.outcome)
+  end)
+
   it("leaves an export that verifies as it is (proxy CONNECT hangs)", function()
     assert_verifies(kill_while_connecting("https://127.0.0.1:1/devstoreaccount1", {
       HTTPS_PROXY = "http://127.0.0.1:" .. hole.port, https_proxy = false, ALL_PROXY = false, all_proxy = false,

@@ -344,6 +344,13 @@ static ll_status intent(req *q, ll_error *err) {
  * row, the intent stays open, which recovery reads as UNKNOWN_OUTCOME. */
 static ll_status send(req *q, ll_error *err) {
   ll_run *r = q->r;
+  /* a connection still being set up at the deadline is given up: the
+   * request never leaves after it (helper-29: a connect held 8 s by a
+   * proxy let a read leave 8 s late) */
+  if (r->deadline_ns) {
+    int64_t left = (r->deadline_ns - ll_clock_mono_ns(r->clock)) / 1000000;
+    q->q.connect_limit_ms = left > 0 ? (long)left : 1;
+  }
   ll_status st = r->transport->exchange(r->transport, &q->q, &q->resp, err);
   if (st == LL_E_REPLAY)
     r->replay_failure = *err;

@@ -394,7 +394,10 @@ static ll_status http_exchange(ll_transport *t, const ll_http_request *req,
    * still say 1 (invariant 1); through a CONNECT tunnel it sees bytes */
   SETOPT(CURLOPT_HTTPPROXYTUNNEL, 1L);
   SETOPT(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L); /* the proxy's, not ours */
-  SETOPT(CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
+  SETOPT(CURLOPT_CONNECTTIMEOUT_MS,
+         req->connect_limit_ms > 0 && req->connect_limit_ms < h->connect_ms
+             ? req->connect_limit_ms
+             : h->connect_ms);
   SETOPT(CURLOPT_TIMEOUT_MS, h->total_ms);
   SETOPT(CURLOPT_FRESH_CONNECT, fresh);
   SETOPT(CURLOPT_FORBID_REUSE, fresh);

@@ -29,6 +29,10 @@ typedef struct {
    * usual. */
   int (*on_wire)(void *ctx);
   void *wire_ctx;
+  /* Optional: at most this long (ms) to set a new connection up, when
+   * less than the transport's connect timeout (the run's deadline is that
+   * close: a connection not up by then is NOT_SENT); 0: the transport's */
+  long connect_limit_ms;
 } ll_http_request;
 
 typedef enum {
