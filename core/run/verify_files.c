@@ -78,8 +78,12 @@ static ll_status corr_run(const cJSON *rows, const cJSON *exp,
 
 /* Settlement rows belong to the corroboration row that follows them
  * (settlement_seq_first names the first): one without it is what a write
- * that stopped between the two appends leaves. Returns the last
- * corroboration row (NULL: none). */
+ * that stopped between the two appends leaves. After the last
+ * corroboration row that is a problem (run leaselua corroborate again);
+ * before a later one it is the history of that interrupted write, which
+ * the later corroboration completed (helper-29: corroborating again could
+ * not repair it), and no settlement the later row claims. Returns the
+ * last corroboration row (NULL: none). */
 static const cJSON *corr_rows(const cJSON *rows, const ll_verify_out *o,
                               ll_error *err, ll_status *st) {
   const cJSON *row, *last = NULL;
@@ -91,15 +95,6 @@ static const cJSON *corr_rows(const cJSON *rows, const ll_verify_out *o,
       if (!pending)
         pending = seq;
     } else if (ll_streq(rec, "corroboration")) {
-      long first = ll_json_long(row, "settlement_seq_first", 0);
-      if (pending && (!first || pending < first)) {
-        *st = problem(o, err, pending,
-                      "corroboration.jsonl: settlement row %ld has no "
-                      "corroboration row of its own (an incomplete "
-                      "corroboration: run leaselua corroborate again)",
-                      pending);
-        return NULL;
-      }
       pending = 0;
       last = row;
     }
