@@ -289,10 +289,12 @@ static int run_once(const ll_operator *op, const run_input *in, int *decision,
   } else {
     for (int i = 0; i < in->nrest; i++)
       lua_pushstring(L, in->rest[i]);
+    ll_lua_host_watch_deadline(L); /* a script cannot outlive its run */
     if (lua_pcall(L, in->nrest, 0, 1) != LUA_OK) {
       failed = 1;
       rc = report(L);
     }
+    lua_sethook(L, NULL, 0, 0);
   }
   /* The exit code is the recorded decision, whatever the script returned:
    * a run left open or without a decision is ended here, HOLD. */

@@ -484,6 +484,26 @@ void ll_lua_host_close_run(ll_host *h, const char *why) {
     run_end(h, h->handle, why);
 }
 
+static void deadline_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  ll_host *h = ll_lua_host(L);
+  if (!h || !h->handle || !h->handle->run ||
+      !ll_run_past_deadline(h->handle->run, LL_HOST_DEADLINE_GRACE_MS))
+    return;
+  /* from now on every instruction raises: a pcall catches one error, and
+   * its caller's next instruction raises the next */
+  lua_sethook(L, deadline_hook, LUA_MASKCOUNT, 1);
+  luaL_error(L,
+             "leaselua: LL_E_SCOPE: the run's deadline (--deadline-s) "
+             "passed %d s ago and the script is still running: the host "
+             "stops it",
+             LL_HOST_DEADLINE_GRACE_MS / 1000);
+}
+
+void ll_lua_host_watch_deadline(lua_State *L) {
+  lua_sethook(L, deadline_hook, LUA_MASKCOUNT, 100000);
+}
+
 static const luaL_Reg run_own[] = {{"close", l_close}, {NULL, NULL}};
 
 void ll_lua_register_run(lua_State *L) {

@@ -362,6 +362,34 @@ run:finish()
   end)
 end)
 
+describe("a script cannot outlive its run's deadline #live", function()
+  teardown(helper.cleanup)
+
+  -- Past --deadline-s nothing is sent, but a script spinning on the CPU
+  -- held the run (and the blob's lock) open until someone killed it, a
+  -- pcall around the spin catching any one error. 5 s after the deadline
+  -- the host now raises at every instruction, and ends the run.
+  it("14: a spinning script is stopped 5 s after --deadline-s, and the run ends HOLD", function()
+    if not helper.have_live() then return pending("needs the live Azurite of tools/run-specs.sh") end
+    local slow = require "support.slow"
+    local d = helper.tmpdir()
+    local s = script([[
+local ll = require "leaselua"
+local run = ll.open { name = "spinner", actors = { "A", "operator", "observer" } }
+run:create_container()
+while true do pcall(function() while true do end end) end
+]])
+    local t0 = os.time()
+    local rc, out, err = slow.run_host({ s, "--manifest", manifest(), "--evidence", d .. "/ev", "--deadline-s", "1" },
+      { env = helper.live_env(helper.unique_blob("spinner")), prefix = "timeout -s KILL 60" })
+    local took = os.time() - t0
+    assert.are.equal(2, rc, out .. err)
+    assert.is_true(took >= 5 and took <= 20, "stopped after " .. took .. " s")
+    assert.truthy(err:find("the host stops it", 1, true), err)
+    assert.are.equal("HOLD", cjson.decode(helper.read(d .. "/ev/decision.json")).decision)
+  end)
+end)
+
 describe("a bounded bundle", function()
   teardown(helper.cleanup)
 

@@ -130,6 +130,11 @@ int ll_run_decision(const ll_run *r) {
   return r->decision;
 }
 
+int ll_run_past_deadline(ll_run *r, int64_t grace_ms) {
+  return r->deadline_ns &&
+         ll_clock_mono_ns(r->clock) > r->deadline_ns + grace_ms * 1000000;
+}
+
 ll_status ll_run_abandon(ll_run *r, const char *why, ll_error *err) {
   if (r->decision >= 0 || r->dead || r->replay_failure.code)
     return LL_OK;

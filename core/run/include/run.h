@@ -202,6 +202,9 @@ ll_status ll_run_stop(ll_run *r, const char *kind, const char *reason,
                       ll_error *err) LL_WARN_UNUSED;
 /* The recorded decision (an ll_decision), or -1 while none is recorded. */
 int ll_run_decision(const ll_run *r);
+/* 1 when the operator's deadline (--deadline-s) passed more than grace_ms
+ * ago on the run's clock; 0 without a deadline. */
+int ll_run_past_deadline(ll_run *r, int64_t grace_ms);
 /* The script ended (why: normally, or by an error) without recording a
  * decision: a stop row of kind "no-decision", whose reason makes the fold
  * HOLD, then the decision row, then the transport's end. Nothing when a
