@@ -1,8 +1,9 @@
-/* `leaselua report DIR [--out OUTDIR]`: the export is verified on its own
- * (verify.h, LL_VERIFY_EXPORT_TORN), the rows that verified go into the
- * sandbox, two strings come back, and only C writes them, under two fixed
- * names, into DIR or OUTDIR (then DIR is only read). The protected ledger
- * is never opened, so the report cannot see a lease ID. */
+/* `leaselua report DIR [--out OUTDIR]`: the bundle passes verify's
+ * export-only check and its signature's (verified_rows), the rows that
+ * verified go into the sandbox, two strings come back, and only C writes
+ * them, under two fixed names, into DIR or OUTDIR (then DIR is only
+ * read). The protected ledger is never opened, so the report cannot see
+ * a lease ID. */
 #include "l_report.h"
 
 #include "identity.h"
@@ -238,7 +239,8 @@ static int verified_rows(const char *dir, cJSON **rows, char *signer,
          : LL_E_NOMEM;
   int rc = 0;
   if (st == LL_E_NOMEM || st == LL_E_INTERNAL) {
-    fprintf(errs, "leaselua: report: %s: out of memory verifying it\n", dir);
+    fprintf(errs, "leaselua: report: %s: %s\n", dir,
+            st == LL_E_NOMEM ? "out of memory verifying it" : err.message);
     rc = 70;
   } else if (st == LL_E_IO && !vr->problem[0]) {
     fprintf(errs, "leaselua: report: %s: %s\n", dir, err.message);

@@ -164,8 +164,6 @@ static ll_status record_existing(ll_run *r, ll_error *err) {
   return st;
 }
 
-/* 1. guard: the writers, the preflight a first mutation needs, then the
- * guard and the declared payload. */
 /* The operator's deadline bounds every request, the preflight too: a
  * script that waits or loops past it sends nothing more (invariant 14);
  * what is not done by then is left for the operator. */
@@ -182,6 +180,9 @@ static ll_status past_deadline(req *q, ll_error *err) {
                 err);
 }
 
+/* 1. guard: the deadline, the writers, the preflight a first mutation
+ * needs (and the deadline again after it), then the guard and the
+ * declared payload. */
 static ll_status guard(req *q, ll_error *err) {
   ll_run *r = q->r;
   const ll_req_spec *s = q->s;

@@ -110,7 +110,7 @@ static const cJSON *corr_rows(const cJSON *rows, const ll_verify_out *o,
 
 /* Whether a and b hold the same members, as JSON values, but those
  * named in skip_a (members of a only) and skip_b (of b only): 1 yes, 0
- * no (*bad the first differing key), -1 out of memory. */
+ * no (*bad the first differing key). */
 static int same_but(const cJSON *a, const char *const *skip_a, const cJSON *b,
                     const char *const *skip_b, const char **bad) {
   const cJSON *sides[2] = {a, b};

@@ -154,11 +154,6 @@ ll_status ll_run_wait_broken(ll_run *r, const ll_poll_options *o,
 ll_status ll_run_decide(ll_run *r, int record, cJSON **out_row,
                         ll_error *err) LL_WARN_UNUSED;
 
-/* What a flow declares about itself at open, before anything is sent: a
- * label, the actors it will use, its break periods and its window
- * attempts. C checks each against the manifest and its range, records it
- * in a "flow" row, and later refuses a writer, a break period or a
- * lifecycle outside it. Zero counts mean "not declared". */
 /* The bound of what one session (a run, or an operator's --recover) adds
  * to its protected ledger: past it, no row that starts something (an
  * intent, a note, a refusal, a lifecycle, a declaration, a script's stop)
@@ -171,6 +166,11 @@ ll_status ll_run_decide(ll_run *r, int record, cJSON **out_row,
 #define LL_RUN_EVIDENCE_MAX ((size_t)128 << 20)
 #define LL_RUN_CLOSING_ROOM ((size_t)8 << 20)
 
+/* What a flow declares about itself at open, before anything is sent: a
+ * label, the actors it will use, its break periods and its window
+ * attempts. C checks each against the manifest and its range, records it
+ * in a "flow" row, and later refuses a writer, a break period or a
+ * lifecycle outside it. Zero counts mean "not declared". */
 #define LL_PLAN_MAX_ACTORS 8
 #define LL_PLAN_MAX_BREAKS 4
 #define LL_PLAN_MAX_ATTEMPTS 10
