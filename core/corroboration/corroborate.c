@@ -365,31 +365,6 @@ static void add_list(cJSON *res, const char *key, cJSON *list, long total) {
   cJSON_AddNumberToObject(res, k, (double)total);
 }
 
-static const cJSON *last_decision(const cJSON *rows) {
-  const cJSON *d = NULL, *row;
-  cJSON_ArrayForEach(row, rows) {
-    if (ll_json_is(row, "record", "decision"))
-      d = row;
-  }
-  return d;
-}
-
-static cJSON *decision_of(const cJSON *d) {
-  cJSON *o = cJSON_CreateObject();
-  if (!o)
-    return NULL;
-  const char *dec = ll_json_str(d, "decision");
-  if (dec)
-    cJSON_AddStringToObject(o, "decision", dec);
-  else
-    cJSON_AddNullToObject(o, "decision");
-  const cJSON *r = cJSON_GetObjectItemCaseSensitive(d, "reasons");
-  cJSON_AddItemToObject(o, "reasons",
-                        r ? cJSON_Duplicate(r, 1) : cJSON_CreateArray());
-  cJSON_AddNumberToObject(o, "seq", (double)ll_json_long(d, "seq", 0));
-  return o;
-}
-
 ll_status ll_corr_run(const char *dir, const ll_log_set *logs,
                       const ll_corr_opts *opts, cJSON **out,
                       ll_corr_verdict *verdict, ll_error *err) {
@@ -524,9 +499,7 @@ ll_status ll_corr_run(const char *dir, const ll_log_set *logs,
                           (double)ll_json_long(tail, "seq", 0));
   const char *th = ll_json_str(tail, "row_hash");
   cJSON_AddStringToObject(res, "export_row_hash", th ? th : "");
-  const cJSON *d = last_decision(rows);
-  cJSON_AddItemToObject(res, "decision_run",
-                        d ? decision_of(d) : cJSON_CreateNull());
+  cJSON_AddItemToObject(res, "decision_run", ll_corr_decision_run(rows));
   const cJSON *settled = cJSON_GetObjectItemCaseSensitive(res, "settlements");
   if (cJSON_GetArraySize(settled) > 0) {
     cJSON *re = ll_corr_rederive(rows, settled, err);

@@ -41,6 +41,29 @@ static void replace(cJSON *row, const char *key, cJSON *v) {
     cJSON_AddItemToObject(row, key, v);
 }
 
+cJSON *ll_corr_decision_run(const cJSON *rows) {
+  const cJSON *d = NULL, *row;
+  cJSON_ArrayForEach(row, rows) {
+    if (ll_json_is(row, "record", "decision"))
+      d = row;
+  }
+  if (!d)
+    return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  if (!o)
+    return NULL;
+  const char *dec = ll_json_str(d, "decision");
+  if (dec)
+    cJSON_AddStringToObject(o, "decision", dec);
+  else
+    cJSON_AddNullToObject(o, "decision");
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(d, "reasons");
+  cJSON_AddItemToObject(o, "reasons",
+                        r ? cJSON_Duplicate(r, 1) : cJSON_CreateArray());
+  cJSON_AddNumberToObject(o, "seq", (double)ll_json_long(d, "seq", 0));
+  return o;
+}
+
 cJSON *ll_corr_rederive(const cJSON *rows, const cJSON *settled,
                         ll_error *err) {
   ll_model *m = ll_model_new();

@@ -276,23 +276,15 @@ static const char *corr_decisions(const cJSON *j, const cJSON *exp,
   if (!pre)
     return "export_seq";
   const char *bad = NULL;
-  const cJSON *d = NULL, *row;
-  cJSON_ArrayForEach(row, pre) {
-    if (ll_json_is(row, "record", "decision"))
-      d = row;
-  }
-  const cJSON *run = cJSON_GetObjectItemCaseSensitive(j, "decision_run");
-  if ((d == NULL) != (cJSON_IsNull(run) != 0))
+  /* what corroborate writes, by the code that writes it */
+  cJSON *want = ll_corr_decision_run(pre);
+  if (!want)
+    *st = LL_E_NOMEM;
+  if (!want ||
+      !cJSON_Compare(want, cJSON_GetObjectItemCaseSensitive(j, "decision_run"),
+                     1))
     bad = "decision_run";
-  if (!bad && d) {
-    const cJSON *reasons = cJSON_GetObjectItemCaseSensitive(d, "reasons");
-    const cJSON *rr = cJSON_GetObjectItemCaseSensitive(run, "reasons");
-    if (!ll_streq(ll_json_str(run, "decision"), ll_json_str(d, "decision")) ||
-        ll_json_long(run, "seq", -1) != ll_json_long(d, "seq", -2) ||
-        !(reasons ? cJSON_Compare(reasons, rr, 1)
-                  : cJSON_GetArraySize(rr) == 0))
-      bad = "decision_run";
-  }
+  cJSON_Delete(want);
   const cJSON *settled = cJSON_GetObjectItemCaseSensitive(j, "settlements");
   const cJSON *s;
   cJSON_ArrayForEach(s, settled) {

@@ -13,4 +13,10 @@
 cJSON *ll_corr_rederive(const cJSON *export_rows, const cJSON *settled,
                         ll_error *err);
 
+/* The run's own decision as a corroboration states it (decision_run):
+ * {decision, reasons, seq} of the last decision row of export_rows, or a
+ * JSON null when there is none; NULL when memory ran out. corroborate
+ * writes it, and verify compares it with what was written. */
+cJSON *ll_corr_decision_run(const cJSON *export_rows);
+
 #endif
