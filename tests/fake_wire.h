@@ -16,6 +16,7 @@
 #include "http.h"
 #include "manifest.h"
 #include "run.h"
+#include "testlib.h"
 
 typedef struct {
   char *body; /* NULL: no blob */
@@ -264,6 +265,24 @@ static inline int fw_count(ll_run *r, const char *rec) {
 static inline const cJSON *fw_last(ll_run *r) {
   const cJSON *rows = ll_ledger_export_rows(ll_run_ledger(r));
   return cJSON_GetArrayItem(rows, cJSON_GetArraySize(rows) - 1);
+}
+
+/* A refused request: st is code, the last row is its refusal naming code
+ * and invariant, and the wire saw no more than sent_before requests. */
+static inline void fw_check_refused(ll_run *r, fake_wire *w, ll_status st,
+                                    ll_code code, long invariant,
+                                    int sent_before) {
+  CHECK_INT(st, code);
+  const cJSON *last = fw_last(r);
+  const cJSON *inv = cJSON_GetObjectItemCaseSensitive(last, "invariant");
+  CHECK_STR(
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(last, "record")),
+      "refusal");
+  CHECK_STR(
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(last, "code")),
+      ll_code_name(code));
+  CHECK_INT(cJSON_IsNumber(inv) ? (long)inv->valuedouble : -1, invariant);
+  CHECK_INT(w->requests, sent_before);
 }
 
 #endif

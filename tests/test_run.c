@@ -221,17 +221,6 @@ static const cJSON *find(const cJSON *rows, const char *rec, const char *ev) {
   return NULL;
 }
 
-/* The last refusal row must name code and invariant; nothing was sent. */
-static void check_refused(ll_run *r, fake_wire *w, ll_status st, ll_code code,
-                          long invariant, int sent_before) {
-  CHECK_INT(st, code);
-  const cJSON *last = fw_last(r);
-  CHECK_STR(str(last, "record"), "refusal");
-  CHECK_STR(str(last, "code"), ll_code_name(code));
-  CHECK_INT(num(last, "invariant"), invariant);
-  CHECK_INT(w->requests, sent_before);
-}
-
 static void test_request_pipeline(void) {
   fake_wire w;
   fw_init(&w);
@@ -246,8 +235,8 @@ static void test_request_pipeline(void) {
   cJSON *row = NULL;
 
   /* undeclared payload: refused by the guard, nothing sent (invariant 6) */
-  check_refused(r, &w, send(r, LL_OP_PUT_BLOB, "A", NULL, 0, 0, &row),
-                LL_E_UNDECLARED, 6, 0);
+  fw_check_refused(r, &w, send(r, LL_OP_PUT_BLOB, "A", NULL, 0, 0, &row),
+                   LL_E_UNDECLARED, 6, 0);
   CHECK(row == NULL);
   CHECK_INT(ll_run_declare(r, 0, "A", NULL, &err), LL_OK);
   CHECK_INT(ll_run_declare(r, 1, "A", NULL, &err), LL_OK);
@@ -300,8 +289,8 @@ static void test_request_pipeline(void) {
   cJSON_Delete(row);
 
   /* no mutation before the accepted write is read back (invariant 4) */
-  check_refused(r, &w, send(r, LL_OP_PUT_BLOB, "A", NULL, 0, 1, &row),
-                LL_E_UNRECONCILED, 4, 3);
+  fw_check_refused(r, &w, send(r, LL_OP_PUT_BLOB, "A", NULL, 0, 1, &row),
+                   LL_E_UNRECONCILED, 4, 3);
   CHECK_INT(send(r, LL_OP_GET_BLOB, "observer", NULL, 0, -1, &row), LL_OK);
   CHECK_INT(num(row, "content_revision"), 0);
   cJSON_Delete(row);
@@ -317,8 +306,8 @@ static void test_request_pipeline(void) {
   cJSON_Delete(row);
 
   /* a bound writer never sends without its lease (invariant 5) */
-  check_refused(r, &w, send(r, LL_OP_PUT_BLOB, "A", NULL, 1, 1, &row),
-                LL_E_LEASE_PRECONDITION, 5, 5);
+  fw_check_refused(r, &w, send(r, LL_OP_PUT_BLOB, "A", NULL, 1, 1, &row),
+                   LL_E_LEASE_PRECONDITION, 5, 5);
 
   /* the answer to a mutation is lost after the service applied it */
   w.lose_next_mutation = 1;
@@ -332,8 +321,8 @@ static void test_request_pipeline(void) {
   cJSON_Delete(row);
   CHECK_INT(ll_model_doubts(ll_run_model(r)), 1);
   /* the HOLD latch: no mutation, reads still go out (invariant 3) */
-  check_refused(r, &w, send(r, LL_OP_PUT_BLOB, "A", "A", 1, 2, &row), LL_E_HOLD,
-                3, 6);
+  fw_check_refused(r, &w, send(r, LL_OP_PUT_BLOB, "A", "A", 1, 2, &row),
+                   LL_E_HOLD, 3, 6);
   CHECK_INT(send(r, LL_OP_GET_PROPERTIES, "observer", NULL, 0, -1, &row),
             LL_OK);
   CHECK_INT(w.requests, 7);
@@ -447,8 +436,8 @@ static void test_crash_recovered(void) {
   CHECK_INT(unknown, 1);
   CHECK_INT(ll_model_doubts(ll_run_model(r)), 1);
   cJSON *row = NULL;
-  check_refused(r, &w, send(r, LL_OP_PUT_BLOB, "A", NULL, 0, 0, &row),
-                LL_E_HOLD, 3, 0);
+  fw_check_refused(r, &w, send(r, LL_OP_PUT_BLOB, "A", NULL, 0, 0, &row),
+                   LL_E_HOLD, 3, 0);
   cJSON *dec = NULL;
   CHECK_INT(ll_run_decide(r, 0, &dec, &err), LL_OK);
   CHECK_STR(str(dec, "decision"), "HOLD");

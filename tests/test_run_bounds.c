@@ -25,11 +25,6 @@ static const char *str(const cJSON *o, const char *k) {
   return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
-static long num(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
-}
-
 typedef ll_status (*exchange_fn)(ll_transport *, const ll_http_request *,
                                  ll_http_response *, ll_error *);
 
@@ -64,17 +59,6 @@ static ll_status send(ll_run *r, ll_op op, const char *actor, cJSON **row) {
   return fw_send(r, op, actor, NULL, 0, -1, row, &err);
 }
 
-/* The last refusal row must name code and invariant; nothing was sent. */
-static void check_refused(ll_run *r, fake_wire *w, ll_status st, ll_code code,
-                          long invariant, int sent_before) {
-  CHECK_INT(st, code);
-  const cJSON *last = fw_last(r);
-  CHECK_STR(str(last, "record"), "refusal");
-  CHECK_STR(str(last, "code"), ll_code_name(code));
-  CHECK_INT(num(last, "invariant"), invariant);
-  CHECK_INT(w->requests, sent_before);
-}
-
 /* The operator's deadline (invariant 14): on the run's clock (virtual
  * here, as in a replay), a request after it is refused and recorded, and
  * nothing leaves, a read no more than a mutation. */
@@ -95,13 +79,13 @@ static void test_deadline(void) {
   cJSON_Delete(row);
   CHECK_INT(w.requests, 1);
   ll_clock_sleep_ms(clock, 200); /* 5.1 s after the open */
-  check_refused(r, &w, send(r, LL_OP_GET_PROPERTIES, "observer", &row),
-                LL_E_SCOPE, 14, 1);
+  fw_check_refused(r, &w, send(r, LL_OP_GET_PROPERTIES, "observer", &row),
+                   LL_E_SCOPE, 14, 1);
   CHECK(row == NULL);
   CHECK(strstr(str(fw_last(r), "message") ? str(fw_last(r), "message") : "",
                "--deadline-s 5") != NULL);
-  check_refused(r, &w, send(r, LL_OP_CREATE_CONTAINER, "operator", &row),
-                LL_E_SCOPE, 14, 1);
+  fw_check_refused(r, &w, send(r, LL_OP_CREATE_CONTAINER, "operator", &row),
+                   LL_E_SCOPE, 14, 1);
   CHECK_INT(w.mutations, 0);
   ll_run_close(r);
   fw_cleanup(&w);
@@ -133,8 +117,8 @@ static void test_deadline_preflight(void) {
     return;
   }
   cJSON *row = NULL;
-  check_refused(r, &w, send(r, LL_OP_CREATE_CONTAINER, "operator", &row),
-                LL_E_SCOPE, 14, 1); /* the preflight alone left */
+  fw_check_refused(r, &w, send(r, LL_OP_CREATE_CONTAINER, "operator", &row),
+                   LL_E_SCOPE, 14, 1); /* the preflight alone left */
   CHECK_INT(w.mutations, 0);
   ll_run_close(r);
   fw_cleanup(&w);
