@@ -119,23 +119,14 @@ ll_status ll_ledger_read_file(const char *path, cJSON **out_rows, long *bad_seq,
   return ll_ledger_read_fd(fd, path, out_rows, bad_seq, err);
 }
 
-ll_status ll_ledger_read_fd(int fd, const char *path, cJSON **out_rows,
-                            long *bad_seq, ll_error *err) {
+/* The chain check of a ledger's lines read from f, which it closes. */
+static ll_status read_stream(FILE *f, const char *path, cJSON **out_rows,
+                             long *bad_seq, ll_error *err) {
   ll_status st = LL_OK;
   char prev[LL_SHA256_HEX] = LL_GENESIS_HASH, hash[LL_SHA256_HEX];
   char *buf = NULL;
-  FILE *f = NULL;
   cJSON *rows = NULL;
   long n = 0;
-  if (out_rows)
-    *out_rows = NULL;
-  if (bad_seq)
-    *bad_seq = 0;
-  if (!(f = fdopen(fd, "r"))) {
-    close(fd);
-    return ll_fail(err, LL_E_IO, "cannot read ledger %s: %s", path,
-                   strerror(errno));
-  }
   if (!(buf = malloc(LL_LEDGER_MAX_LINE + 1)) ||
       !(rows = cJSON_CreateArray())) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory reading ledger %s", path);
@@ -189,4 +180,39 @@ cleanup:
   free(buf);
   fclose(f);
   return st;
+}
+
+ll_status ll_ledger_read_fd(int fd, const char *path, cJSON **out_rows,
+                            long *bad_seq, ll_error *err) {
+  if (out_rows)
+    *out_rows = NULL;
+  if (bad_seq)
+    *bad_seq = 0;
+  FILE *f = fdopen(fd, "r");
+  if (!f) {
+    close(fd);
+    return ll_fail(err, LL_E_IO, "cannot read ledger %s: %s", path,
+                   strerror(errno));
+  }
+  return read_stream(f, path, out_rows, bad_seq, err);
+}
+
+ll_status ll_ledger_read_mem(const char *p, size_t n, const char *path,
+                             cJSON **out_rows, long *bad_seq, ll_error *err) {
+  if (out_rows)
+    *out_rows = NULL;
+  if (bad_seq)
+    *bad_seq = 0;
+  if (n == 0) { /* fmemopen may refuse a size of 0: no line, no row */
+    if (out_rows && !(*out_rows = cJSON_CreateArray()))
+      return ll_fail(err, LL_E_NOMEM, "out of memory reading ledger %s", path);
+    return LL_OK;
+  }
+  FILE *f = fmemopen((void *)p, n, "r");
+  if (!f)
+    return errno == ENOMEM ? ll_fail(err, LL_E_NOMEM,
+                                     "out of memory reading ledger %s", path)
+                           : ll_fail(err, LL_E_IO, "cannot read ledger %s: %s",
+                                     path, strerror(errno));
+  return read_stream(f, path, out_rows, bad_seq, err);
 }

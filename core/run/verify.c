@@ -225,24 +225,19 @@ static ll_status protected_file(const char *dir, const char *ppath,
   return LL_OK;
 }
 
-static ll_status scan_export(const char *path, const binds *b,
+/* The secret scan of the export's bytes: the very bytes its rows were
+ * parsed from (read once: a file swapped in between is never half
+ * checked). */
+static ll_status scan_export(const ll_buf *buf, const binds *b,
                              ll_verify_report *rep, ll_error *err) {
-  ll_buf buf = {0};
-  ll_status st = ll_buf_read_file(&buf, path, SIZE_MAX);
-  if (st != LL_OK) {
-    free(buf.p);
-    return st == LL_E_NOMEM ? ll_fail(err, LL_E_NOMEM, "out of memory")
-                            : ll_fail(err, LL_E_IO, "cannot read %s", path);
-  }
   char what[128] = "";
   size_t hits =
-      ll_secret_scan(buf.p, buf.n, b->ids, b->n, NULL, 0, what, sizeof what);
-  if (!hits && (memmem(buf.p, buf.n, "lease_real_id", 13) ||
-                memmem(buf.p, buf.n, "Bearer ey", 9))) {
+      ll_secret_scan(buf->p, buf->n, b->ids, b->n, NULL, 0, what, sizeof what);
+  if (!hits && (memmem(buf->p, buf->n, "lease_real_id", 13) ||
+                memmem(buf->p, buf->n, "Bearer ey", 9))) {
     hits = 1;
     snprintf(what, sizeof what, "a lease_real_id field or a bearer token");
   }
-  free(buf.p);
   if (hits)
     return problem(rep, err, 0, "secret found in the export: %s", what);
   return LL_OK;
@@ -389,11 +384,12 @@ static ll_status rederive(const cJSON *exp, ll_verify_report *rep,
   return st;
 }
 
-ll_status ll_verify_dir_rows(const char *dir, ll_verify_mode mode,
-                             ll_verify_report *rep, cJSON **rows,
-                             ll_error *err) {
+ll_status ll_verify_dir_checked(const char *dir, ll_verify_mode mode,
+                                ll_verify_report *rep, cJSON **rows,
+                                cJSON **corroboration, ll_error *err) {
   char ppath[1024], epath[1024];
-  cJSON *prot = NULL, *exp = NULL;
+  cJSON *prot = NULL, *exp = NULL, *corr = NULL;
+  ll_buf ebuf = {0};
   binds b = {0};
   long bad = 0;
   ll_status st;
@@ -407,7 +403,15 @@ ll_status ll_verify_dir_rows(const char *dir, ll_verify_mode mode,
   if (stat(epath, &sb) != 0)
     return ll_fail(err, LL_E_IO, "%s: no export ledger (%s)", dir,
                    strerror(errno));
-  st = ll_ledger_read_file(epath, &exp, &bad, err);
+  st = ll_buf_read_file(&ebuf, epath, SIZE_MAX);
+  if (st != LL_OK) {
+    free(ebuf.p);
+    return st == LL_E_NOMEM
+               ? ll_fail(err, LL_E_NOMEM, "out of memory verifying %s", dir)
+               : ll_fail(err, LL_E_IO, "cannot read %s: %s", epath,
+                         strerror(errno));
+  }
+  st = ll_ledger_read_mem(ebuf.p, ebuf.n, epath, &exp, &bad, err);
   if (st != LL_OK) {
     rep->bad_row = bad;
     snprintf(rep->problem, sizeof rep->problem, "export: %s", err->message);
@@ -437,13 +441,13 @@ ll_status ll_verify_dir_rows(const char *dir, ll_verify_mode mode,
   }
   st = check_rows(exp, rep, err);
   if (st == LL_OK)
-    st = scan_export(epath, &b, rep, err);
+    st = scan_export(&ebuf, &b, rep, err);
   if (st == LL_OK)
     st = rederive(exp, rep, err);
   /* the files beside the ledgers: what a reader is shown as the run's */
   ll_verify_out o = {rep->problem, sizeof rep->problem, &rep->bad_row};
   if (st == LL_OK)
-    st = ll_verify_corroboration(dir, exp, &o, err);
+    st = ll_verify_corroboration(dir, exp, &o, &corr, err);
   if (st == LL_OK)
     st = ll_verify_decision_file(dir, exp, &o, err);
 done:
@@ -454,19 +458,31 @@ done:
     ll_sanitize_message(err->message, sizeof err->message,
                         (const char *const *)b.ids, b.n);
   binds_free(&b);
+  free(ebuf.p);
   cJSON_Delete(prot);
   /* a check that ran short of memory proves nothing either way */
   if (st == LL_E_NOMEM || ll_alloc_failed_since(mark)) {
     cJSON_Delete(exp);
+    cJSON_Delete(corr);
     rep->problem[0] = '\0';
     return ll_fail(err, LL_E_NOMEM, "out of memory verifying %s", dir);
   }
-  /* only the rows just proven consistent leave, never those of a problem */
+  /* only what was just proven consistent leaves, never that of a problem */
   if (rows && st == LL_OK)
     *rows = exp;
   else
     cJSON_Delete(exp);
+  if (corroboration && st == LL_OK)
+    *corroboration = corr;
+  else
+    cJSON_Delete(corr);
   return st;
+}
+
+ll_status ll_verify_dir_rows(const char *dir, ll_verify_mode mode,
+                             ll_verify_report *rep, cJSON **rows,
+                             ll_error *err) {
+  return ll_verify_dir_checked(dir, mode, rep, rows, NULL, err);
 }
 
 ll_status ll_verify_dir_mode(const char *dir, ll_verify_mode mode,

@@ -143,5 +143,11 @@ ll_status ll_ledger_write_json(ll_ledger *l, const char *name,
  * first bad row. */
 ll_status ll_ledger_read_file(const char *path, cJSON **out_rows, long *bad_seq,
                               ll_error *err) LL_WARN_UNUSED;
+/* ll_ledger_read_file of a ledger's bytes already in memory (p, n), for a
+ * reader that checks other things on the very same bytes (verify's secret
+ * scan): path only names the ledger in messages. */
+ll_status ll_ledger_read_mem(const char *p, size_t n, const char *path,
+                             cJSON **out_rows, long *bad_seq,
+                             ll_error *err) LL_WARN_UNUSED;
 
 #endif
