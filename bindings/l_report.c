@@ -19,7 +19,6 @@
 
 #include "corroborate.h"
 #include "corroborate_query.h"
-#include "input.h"
 #include "l_bundle.h"
 #include "l_common.h"
 #include "l_json.h"
@@ -225,18 +224,20 @@ static const char *compare_section(lua_State *L, const char *dir,
 }
 
 /* verify --export-only's check of dir, then the signature's: 0 with *rows
- * (the caller's) the rows that verified and signer[cap] the report's line
+ * (the caller's) the rows that verified, *corr (the caller's)
+ * corroboration.json as verify checked it or NULL, and signer[cap] the
+ * report's line
  * on the signature; 2 when the bundle does not verify or its signature
  * does not hold; 64 when a file is missing or the signature cannot be
  * checked (no ssh-keygen); 70 when nothing could be concluded (out of
  * memory). A line on errs says which. */
-static int verified_rows(const char *dir, cJSON **rows, char *signer,
-                         size_t cap, FILE *errs) {
+static int verified_rows(const char *dir, cJSON **rows, cJSON **corr,
+                         char *signer, size_t cap, FILE *errs) {
   ll_error err = {0};
   ll_verify_report *vr = malloc(sizeof *vr);
-  ll_status st =
-      vr ? ll_verify_dir_rows(dir, LL_VERIFY_EXPORT_ONLY, vr, rows, &err)
-         : LL_E_NOMEM;
+  ll_status st = vr ? ll_verify_dir_checked(dir, LL_VERIFY_EXPORT_ONLY, vr,
+                                            rows, corr, &err)
+                    : LL_E_NOMEM;
   int rc = 0;
   if (st == LL_E_NOMEM || st == LL_E_INTERNAL) {
     fprintf(errs, "leaselua: report: %s: %s\n", dir,
@@ -259,7 +260,8 @@ static int verified_rows(const char *dir, cJSON **rows, char *signer,
     fprintf(errs, "leaselua: report refused: %s: %s\n", dir, signer);
   if (rc != 0) {
     cJSON_Delete(*rows);
-    *rows = NULL;
+    cJSON_Delete(*corr);
+    *rows = *corr = NULL;
   }
   return rc;
 }
@@ -311,25 +313,21 @@ int ll_report_main_with(const char *dir, const char *outdir,
    * re-derived, the files beside the ledgers, the signature): a banner is
    * never drawn from a bundle `verify --export-only` does not pass. */
   char signer[1024];
-  if ((rc = verified_rows(dir, &rows, signer, sizeof signer, errs)) != 0) {
+  if ((rc = verified_rows(dir, &rows, &corroboration, signer, sizeof signer,
+                          errs)) != 0) {
     if (rc != 64)
       remove_stale(target, errs);
     goto cleanup;
   }
   rc = 70;
   deviations = cJSON_Parse(ll_known_deviations_json);
-  /* the run's corroboration, when one was made (docs/CORROBORATION.md),
-   * and the query that fetches the logs */
-  char cpath[PATH_MAX];
-  ll_buf cbuf = {0}, qbuf = {0};
+  /* the query that fetches the logs, from the rows that verified: no file
+   * of DIR is read again after the check (a file swapped in between would
+   * be drawn unchecked) */
+  ll_buf qbuf = {0};
   ll_error cerr = {0};
-  snprintf(cpath, sizeof cpath, "%s/corroboration.json", dir);
-  if (access(cpath, F_OK) == 0 &&
-      ll_input_read(cpath, "corroboration", "DIR", 16u * 1024u * 1024u, &cbuf,
-                    &cerr) == LL_OK)
-    corroboration = cJSON_Parse(cbuf.p);
-  free(cbuf.p);
-  if (ll_corr_query(dir, LL_CORR_MARGIN_DEFAULT, &qbuf, &cerr) == LL_OK)
+  if (ll_corr_query_rows(rows, dir, LL_CORR_MARGIN_DEFAULT, &qbuf, &cerr) ==
+      LL_OK)
     query = qbuf.p;
   else
     free(qbuf.p);

@@ -376,6 +376,22 @@ describe("leaselua corroborate", function()
     assert.truthy(html:find("<td>HOLD</td><td>HOLD</td><td><b>CORROBORATED</b></td>", 1, true))
   end)
 
+  it("the report reads each file of the bundle once, so what it draws is what verify checked (strace)", function()
+    local dir = bundle("rev5-lost")
+    corroborate(dir, { log_file(dir, "set.json", gen.text(gen.records(dir, { unknown = "201" }), "diagnostic")) })
+    local log = rp.tmpdir() .. "/strace.log"
+    -- every open of the run's files: a second one is a window in which a
+    -- file swapped in after the check would be drawn unchecked
+    local args = { "strace", "-f", "-qq", "-e", "trace=open,openat", "-o", log, helper.host, "report", dir,
+      "--out", rp.tmpdir() .. "/report" }
+    for i, a in ipairs(args) do args[i] = helper.quote(a) end
+    local rc = os.execute(helper.env_prefix(rp.OFFLINE) .. " " .. table.concat(args, " ") .. " >/dev/null 2>&1")
+    assert.is_true(rc, "the report under strace failed")
+    local trace = assert(helper.read(log), "strace wrote nothing")
+    assert.are.equal(1, helper.count(trace, '/corroboration%.json"'), trace)
+    assert.are.equal(1, helper.count(trace, '/export/ledger%.jsonl"'), trace)
+  end)
+
   it("never writes a raw object ID, even one a log puts in another field (secret scan, exit 70)", function()
     local dir = bundle("azure-main-handoff-accept")
     local recs = gen.records(dir)

@@ -47,13 +47,15 @@ static const char *const columns =
     "CorrelationId, ClientRequestId, Uri, CallerIpAddress, "
     "AuthenticationType, RequesterObjectId, RequesterTenantId";
 
-ll_status ll_corr_query(const char *dir, int margin_s, ll_buf *out,
-                        ll_error *err) {
-  cJSON *rows = NULL;
-  const cJSON *manifest = NULL;
-  ll_status st = ll_corr_load(dir, &rows, &manifest, err);
-  if (st != LL_OK)
-    return st;
+ll_status ll_corr_query_rows(const cJSON *rows, const char *dir, int margin_s,
+                             ll_buf *out, ll_error *err) {
+  const cJSON *manifest = rows ? rows->child : NULL;
+  if (!ll_json_is(manifest, "record", "manifest") ||
+      !ll_json_str(manifest, "blob_path"))
+    return ll_fail(err, LL_E_USAGE,
+                   "%s: the export ledger does not begin with a manifest row "
+                   "naming the blob",
+                   dir);
   int64_t first = INT64_MAX, last = INT64_MIN;
   const cJSON *row;
   cJSON_ArrayForEach(row, rows) {
@@ -71,10 +73,8 @@ ll_status ll_corr_query(const char *dir, int margin_s, ll_buf *out,
         ll_log_parse_time(s, &t) == 0 && t > last)
       last = t;
   }
-  if (first == INT64_MAX) {
-    cJSON_Delete(rows);
+  if (first == INT64_MAX)
     return ll_fail(err, LL_E_USAGE, "%s: the run sent no requests", dir);
-  }
   char a[40], b[40], ws[40], we[40], acct[64];
   int64_t m = (int64_t)margin_s * 1000;
   ll_corr_fmt_time(first, a, sizeof a);
@@ -142,8 +142,18 @@ ll_status ll_corr_query(const char *dir, int margin_s, ll_buf *out,
       "YYYY/MM/DD/hhmm/ of the same hours.\n#\n# then: leaselua "
       "corroborate %s --logs FILE...\n",
       dir);
-  cJSON_Delete(rows);
   if (out->oom)
     return ll_fail(err, LL_E_NOMEM, "out of memory printing the query");
   return LL_OK;
+}
+
+ll_status ll_corr_query(const char *dir, int margin_s, ll_buf *out,
+                        ll_error *err) {
+  cJSON *rows = NULL;
+  const cJSON *manifest = NULL;
+  ll_status st = ll_corr_load(dir, &rows, &manifest, err);
+  if (st == LL_OK)
+    st = ll_corr_query_rows(rows, dir, margin_s, out, err);
+  cJSON_Delete(rows);
+  return st;
 }

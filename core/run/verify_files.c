@@ -309,7 +309,8 @@ static const char *corr_decisions(const cJSON *j, const cJSON *exp,
 
 static ll_status corr_summary(const char *dir, const cJSON *rows,
                               const cJSON *last, const cJSON *exp,
-                              const ll_verify_out *o, ll_error *err) {
+                              const ll_verify_out *o, cJSON **keep,
+                              ll_error *err) {
   ll_status st;
   cJSON *j = read_json(dir, "corroboration.json", &st);
   if (st == LL_E_NOMEM)
@@ -323,7 +324,11 @@ static ll_status corr_summary(const char *dir, const cJSON *rows,
   if (b)
     snprintf(bad, sizeof bad, "%s", b);
   const char *dec = b ? NULL : corr_decisions(j, exp, &st);
-  cJSON_Delete(j);
+  /* the file as checked, for a reader that shows it (never read twice) */
+  if (keep && st == LL_OK && !bad[0] && !dec)
+    *keep = j;
+  else
+    cJSON_Delete(j);
   if (st == LL_E_NOMEM)
     return ll_fail(err, LL_E_NOMEM, "out of memory");
   if (bad[0])
@@ -343,7 +348,8 @@ static ll_status corr_summary(const char *dir, const cJSON *rows,
 }
 
 ll_status ll_verify_corroboration(const char *dir, const cJSON *exp,
-                                  const ll_verify_out *o, ll_error *err) {
+                                  const ll_verify_out *o, cJSON **keep,
+                                  ll_error *err) {
   char path[1024], jpath[1024];
   struct stat sb, jb;
   snprintf(path, sizeof path, "%s/corroboration.jsonl", dir);
@@ -382,7 +388,7 @@ ll_status ll_verify_corroboration(const char *dir, const cJSON *exp,
                  "(the corroboration was not finished: run leaselua "
                  "corroborate again)");
   else if (st == LL_OK)
-    st = corr_summary(dir, rows, last, exp, o, err);
+    st = corr_summary(dir, rows, last, exp, o, keep, err);
   cJSON_Delete(rows);
   return st;
 }

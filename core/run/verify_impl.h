@@ -49,9 +49,12 @@ ll_status ll_verify_vproblem(const ll_verify_out *o, ll_error *err, long row,
  * hold, every settlement row must have its corroboration row, every
  * corroboration row must name this run (run ID, blob, account, from the
  * export's manifest row) and corroboration.json must equal the chain's
- * last corroboration row. exp: the export's rows. */
+ * last corroboration row. exp: the export's rows. With keep, a
+ * corroboration.json that passed is handed back there (the caller's to
+ * cJSON_Delete; left untouched otherwise). */
 ll_status ll_verify_corroboration(const char *dir, const cJSON *exp,
-                                  const ll_verify_out *o, ll_error *err);
+                                  const ll_verify_out *o, cJSON **keep,
+                                  ll_error *err);
 /* decision.json, when present, must be the export's last decision row;
  * present with none in the ledger is a problem. */
 ll_status ll_verify_decision_file(const char *dir, const cJSON *exp,

@@ -82,6 +82,15 @@ ll_status ll_verify_dir_mode(const char *dir, ll_verify_mode mode,
 ll_status ll_verify_dir_rows(const char *dir, ll_verify_mode mode,
                              ll_verify_report *rep, cJSON **rows,
                              ll_error *err) LL_WARN_UNUSED;
+/* ll_verify_dir_rows that also hands back, in *corroboration (the
+ * caller's), corroboration.json as it was checked, or NULL when the
+ * bundle has none: the report draws that object and never reads the file
+ * again, so a file swapped in after the check is never shown. Only when
+ * it returns LL_OK; left untouched otherwise. */
+ll_status ll_verify_dir_checked(const char *dir, ll_verify_mode mode,
+                                ll_verify_report *rep, cJSON **rows,
+                                cJSON **corroboration,
+                                ll_error *err) LL_WARN_UNUSED;
 /* ll_verify_dir_mode(dir, LL_VERIFY_FULL, ...). */
 ll_status ll_verify_dir(const char *dir, ll_verify_report *rep,
                         ll_error *err) LL_WARN_UNUSED;
