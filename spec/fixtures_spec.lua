@@ -23,11 +23,14 @@ local function scan(text)
   if not ok then return { "not JSON: " .. tostring(f) } end
   local request_ids = {}
   local function lease_headers(where, headers)
-    for k, v in pairs(headers or {}) do
-      if LEASE_HEADERS[k:lower()] and not tostring(v):match("^{{lease:[%w_%-]+}}$") then
-        problems[#problems + 1] = where .. " " .. k .. " is not a {{lease:ALIAS}} placeholder"
+    for k, copies in pairs(headers or {}) do
+      -- a header the service sent more than once is an array of its copies
+      for _, v in ipairs(type(copies) == "table" and copies or { copies }) do
+        if LEASE_HEADERS[k:lower()] and not tostring(v):match("^{{lease:[%w_%-]+}}$") then
+          problems[#problems + 1] = where .. " " .. k .. " is not a {{lease:ALIAS}} placeholder"
+        end
+        if k:lower() == "x-ms-request-id" then request_ids[tostring(v):lower()] = true end
       end
-      if k:lower() == "x-ms-request-id" then request_ids[tostring(v):lower()] = true end
     end
   end
   for i, x in ipairs(f.exchanges or {}) do

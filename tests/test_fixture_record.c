@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +46,7 @@ static char *slurp(const char *path) {
 typedef struct {
   ll_transport t;
   int binary, sent;
+  int twice; /* x-ms-version sent twice, with different values */
 } echo;
 
 static ll_status echo_exchange(ll_transport *t, const ll_http_request *q,
@@ -59,6 +61,10 @@ static ll_status echo_exchange(ll_transport *t, const ll_http_request *q,
   resp->status = 403;
   if (ll_headers_add(&resp->headers, "x-ms-request-id", TOKEN) != LL_OK ||
       ll_headers_add(&resp->headers, "Server", "echo/" TOKEN) != LL_OK)
+    abort();
+  if (e->twice &&
+      (ll_headers_add(&resp->headers, "x-ms-version", "2023-11-03") != LL_OK ||
+       ll_headers_add(&resp->headers, "x-ms-version", "2026-06-06") != LL_OK))
     abort();
   char body[256];
   int n = snprintf(body, sizeof body, "%s<Message>token %s sig=%s</Message>",
@@ -196,6 +202,54 @@ static void test_echo(ll_clock *clock, int binary) {
   free(text);
   CHECK(unlink(path) == 0);
   ll_transport_free(t);
+}
+
+/* A header the service sent twice, with different values, is recorded
+ * with both copies, and the replay answers with both (helper-30: the
+ * first alone was kept, and a replay of a recorded HOLD could ACCEPT). */
+static void test_twice(ll_clock *clock) {
+  const char *path = at("twice.json");
+  ll_error err = {0};
+  echo *e = NULL;
+  ll_transport *t = recorder(path, clock, 0, &e, &err);
+  CHECK(t != NULL);
+  if (!t)
+    return;
+  e->twice = 1;
+  CHECK_INT(send_one(t, &err), LL_OK);
+  CHECK_INT(t->finish(t, &err), LL_OK);
+  ll_transport_free(t);
+  char *text = slurp(path);
+  const char *copies = text ? strstr(text, "\"x-ms-version\": [") : NULL;
+  CHECK(copies && strstr(copies, "\"2023-11-03\",") &&
+        strstr(copies, "\"2026-06-06\"\n"));
+  free(text);
+  ll_clock *rclock = NULL;
+  char label[16];
+  t = ll_fixture_replay_open(path, "/devstoreaccount1", &rclock, label,
+                             sizeof label, &err);
+  CHECK(t != NULL);
+  if (!t)
+    return;
+  ll_http_request q;
+  memset(&q, 0, sizeof q);
+  ll_headers_init(&q.headers);
+  q.method = "GET";
+  q.url = "https://127.0.0.1:10000/devstoreaccount1/c/b.json";
+  ll_http_response resp;
+  ll_http_response_init(&resp);
+  CHECK_INT(t->exchange(t, &q, &resp, &err), LL_OK);
+  int differ = 0, n = 0;
+  for (size_t i = 0; i < resp.headers.n; i++)
+    n += strcasecmp(resp.headers.v[i].name, "x-ms-version") == 0;
+  CHECK_INT(n, 2);
+  CHECK(ll_headers_get_agreed(&resp.headers, "x-ms-version", &differ) == NULL &&
+        differ);
+  ll_http_response_cleanup(&resp);
+  ll_headers_cleanup(&q.headers);
+  ll_transport_free(t);
+  ll_clock_free(rclock);
+  CHECK(unlink(path) == 0);
 }
 
 /* The name taken between the check and the first write: kept, not
@@ -339,6 +393,7 @@ int main(void) {
   test_existing(clock);
   test_echo(clock, 0);
   test_echo(clock, 1);
+  test_twice(clock);
   test_race(clock);
   test_replace();
   test_context(clock);

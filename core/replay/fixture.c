@@ -166,8 +166,21 @@ static ll_status headers(const ctx *c, const cJSON *o, const char *where,
   const cJSON *h;
   cJSON_ArrayForEach(h, hs) {
     char name[64];
-    if (!cJSON_IsString(h))
-      return bad(c, "%s header '%.60s' must be a string", where, h->string);
+    /* a response's header the service sent more than once: every copy,
+     * in order (fixture_record.c), each a header of its own again */
+    int copies = !request && cJSON_IsArray(h) && cJSON_GetArraySize(h) > 1;
+    const cJSON *e = NULL;
+    if (copies)
+      cJSON_ArrayForEach(e, h) {
+        if (!cJSON_IsString(e))
+          return bad(c,
+                     "%s header '%.60s' must be a string or an array of "
+                     "two or more strings",
+                     where, h->string);
+      }
+    if (!copies && !cJSON_IsString(h))
+      return bad(c, "%s header '%.60s' must be a string%s", where, h->string,
+                 request ? "" : " or an array of two or more strings");
     ll_strlcpy(name, h->string, sizeof name);
     for (char *p = name; *p; p++)
       *p = (char)tolower((unsigned char)*p);
@@ -184,8 +197,9 @@ static ll_status headers(const ctx *c, const cJSON *o, const char *where,
         !fx_placeholder(h->valuestring, ph))
       return bad(c, "request header %s must be a {{lease:ALIAS}} placeholder",
                  name);
-    if (ll_headers_add(out, name, h->valuestring) != LL_OK)
-      return ll_fail(c->err, LL_E_NOMEM, "out of memory loading a fixture");
+    for (e = copies ? h->child : h; e; e = copies ? e->next : NULL)
+      if (ll_headers_add(out, name, e->valuestring) != LL_OK)
+        return ll_fail(c->err, LL_E_NOMEM, "out of memory loading a fixture");
   }
   return LL_OK;
 }

@@ -1,7 +1,11 @@
 /* Internal to fixture.c (the request view, loading), fixture_text.c
- * (small formats, printing), fixture_replay.c and fixture_record.c. */
+ * (small formats, printing), fixture_replay.c, fixture_record.c and
+ * fixture_place.c (the record file). */
 #ifndef LL_FIXTURE_IMPL_H
 #define LL_FIXTURE_IMPL_H
+
+#include <sys/stat.h>
+#include <time.h>
 
 #include "fixture.h"
 #include "hash.h"
@@ -100,5 +104,33 @@ unsigned fx_scrub_bytes(const fx_known *ids, const fx_known *sec, const char *s,
 /* Growing text buffer for diffs and printing. */
 typedef ll_buf fx_buf;
 void fx_puts(fx_buf *b, const char *s);
+
+/* The record file's place (fixture_place.c). The directory is held open
+ * and the file made there with O_EXCL, then linked or renamed into place
+ * under its name, so no link at the name is ever followed. dev, ino,
+ * size, ctime: the file placed, the only one a later write may replace.
+ * dirfd -1: not open. */
+typedef struct {
+  const char *path; /* as the operator gave it (borrowed), for messages */
+  int dirfd;
+  char *base;
+  int placed;
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  struct timespec ctime;
+} fx_place;
+/* Opens path's directory and checks, before anything is sent, that the
+ * name is free (an existing file, or a link, is never replaced) and that
+ * a file can be made there: LL_E_USAGE naming --record otherwise. */
+ll_status fx_place_open(fx_place *p, const char *path,
+                        ll_error *err) LL_WARN_UNUSED;
+/* Puts text at the name whole (a temporary file, fsync): the first time
+ * by linkat, which never replaces what appeared meanwhile; later by
+ * renameat, only over the file placed before. LL_E_IO otherwise, the
+ * text then kept in the temporary file beside it when it was written. */
+ll_status fx_place_write(fx_place *p, const char *text,
+                         ll_error *err) LL_WARN_UNUSED;
+void fx_place_close(fx_place *p);
 
 #endif

@@ -3,16 +3,11 @@
  * with {{lease:ALIAS}} as the lease IDs' replacement and {{secret:NAME}}
  * for the run's credential wherever the service echoed it. The record
  * file must not exist; finish writes it atomically, never through a
- * link. */
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
+ * link (fixture_place.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "blob.h"
 #include "fixture_impl.h"
@@ -25,17 +20,7 @@ typedef struct {
   ll_transport t;
   ll_transport *inner;
   char *path, *account_path, *label, *description;
-  /* The record file's directory, held open, and its name in it: the file
-   * is made there with O_EXCL and linked or renamed into place, so no
-   * link at the name is ever followed. dev, ino, size, ctime: the file
-   * this recorder placed, the only one a later finish may replace. */
-  int dirfd;
-  char *base;
-  int placed;
-  dev_t dev;
-  ino_t ino;
-  off_t size;
-  struct timespec ctime;
+  fx_place place;  /* where finish puts the file (fixture_place.c) */
   ll_clock *clock; /* borrowed */
   int64_t t0_ns, t0_utc_ms;
   cJSON *exchanges;
@@ -170,12 +155,23 @@ static int add_body(recorder *r, cJSON *o, const unsigned char *b, size_t n,
   return ok;
 }
 
+/* Each kept header with every copy the message carried, in order: one
+ * as a string, more as an array of strings, so that a replay shows the
+ * run's judgement the same copies (helper-30: keeping the first turned a
+ * disagreement the run held on into a fixture that replays to ACCEPT). */
 static cJSON *headers(const ll_headers *h, const char *const *keep) {
   cJSON *o = cJSON_CreateObject();
-  for (const char *const *k = keep; *k; k++) {
-    const char *v = ll_headers_get(h, *k);
-    if (v)
-      cJSON_AddStringToObject(o, *k, v);
+  for (const char *const *k = keep; o && *k; k++) {
+    cJSON *all = cJSON_CreateArray();
+    for (size_t i = 0; all && i < h->n; i++)
+      if (strcasecmp(h->v[i].name, *k) == 0)
+        cJSON_AddItemToArray(all, cJSON_CreateString(h->v[i].value));
+    int n = cJSON_GetArraySize(all);
+    cJSON *v = n == 1 ? cJSON_DetachItemFromArray(all, 0) : all;
+    if (v != all)
+      cJSON_Delete(all);
+    if (n == 0 || !cJSON_AddItemToObject(o, *k, v))
+      cJSON_Delete(v); /* a failed allocation is counted (alloc.h) */
   }
   return o;
 }
@@ -344,95 +340,6 @@ static ll_status rec_exchange(ll_transport *t, const ll_http_request *req,
   return st;
 }
 
-/* A new temporary file beside the record file, never an existing one:
- * ".NAME.PID.K.tmp". Its name goes to tmp. */
-static int make_tmp(const recorder *r, char *tmp, size_t cap) {
-  for (int k = 0; k < 100; k++) {
-    snprintf(tmp, cap, ".%s.%ld.%d.tmp", r->base, (long)getpid(), k);
-    int fd = openat(r->dirfd, tmp,
-                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd >= 0 || errno != EEXIST)
-      return fd;
-  }
-  return -1;
-}
-
-/* Writes text to a temporary file, fsyncs it, and puts it in place: the
- * first time with linkat, which fails rather than replace anything that
- * appeared at the name; later (after more exchanges) with renameat, once
- * the name is still the file this recorder placed. Neither follows a link
- * at the name. A reader sees no file, or a whole one. */
-static ll_status write_file(recorder *r, const char *text, ll_error *err) {
-  char tmp[NAME_MAX + 1];
-  int fd = make_tmp(r, tmp, sizeof tmp);
-  if (fd < 0)
-    return ll_fail(err, LL_E_IO, "cannot write fixture %.200s: %s", r->path,
-                   strerror(errno));
-  size_t n = strlen(text), off = 0;
-  while (off < n) {
-    ssize_t w = write(fd, text + off, n - off);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      break;
-    off += (size_t)w;
-  }
-  struct stat mine, cur;
-  int ok = off == n && fsync(fd) == 0 && fstat(fd, &mine) == 0;
-  int e = ok ? 0 : errno ? errno : EIO; /* 0: the file was written */
-  if (close(fd) != 0 && ok) {
-    ok = 0;
-    e = errno;
-  }
-  const char *why = NULL;
-  if (ok && !r->placed) {
-    if (linkat(r->dirfd, tmp, r->dirfd, r->base, 0) == 0) {
-      (void)unlinkat(r->dirfd, tmp, 0);
-    } else if (errno == EEXIST) {
-      why = "appeared during the run";
-    } else if (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP) {
-      /* No hard links on this file system: rename, if still absent. */
-      if (fstatat(r->dirfd, r->base, &cur, AT_SYMLINK_NOFOLLOW) == 0)
-        why = "appeared during the run";
-      else if (renameat(r->dirfd, tmp, r->dirfd, r->base) != 0)
-        ok = 0;
-    } else {
-      ok = 0;
-    }
-  } else if (ok) {
-    /* The same file: inode numbers are reused at once, so its size and
-     * change time must be the ones this recorder left too. */
-    if (fstatat(r->dirfd, r->base, &cur, AT_SYMLINK_NOFOLLOW) != 0 ||
-        !S_ISREG(cur.st_mode) || cur.st_dev != r->dev || cur.st_ino != r->ino ||
-        cur.st_size != r->size || cur.st_ctim.tv_sec != r->ctime.tv_sec ||
-        cur.st_ctim.tv_nsec != r->ctime.tv_nsec)
-      why = "was replaced or removed during the run";
-    else if (renameat(r->dirfd, tmp, r->dirfd, r->base) != 0)
-      ok = 0;
-  }
-  if (why) /* the recording stays in tmp: it is not lost, nothing replaced */
-    return ll_fail(err, LL_E_IO,
-                   "record file %.200s %s: it is not replaced; this recording "
-                   "is in %s beside it",
-                   r->path, why, tmp);
-  if (!ok) {
-    if (e == 0)
-      e = errno; /* the placing failed, not the write */
-    (void)unlinkat(r->dirfd, tmp, 0);
-    return ll_fail(err, LL_E_IO, "cannot write fixture %.200s: %s", r->path,
-                   strerror(e));
-  }
-  r->placed = 1;
-  r->dev = mine.st_dev;
-  r->ino = mine.st_ino;
-  r->size = mine.st_size;
-  /* linkat and renameat change the ctime: read it at the name */
-  if (fstatat(r->dirfd, r->base, &cur, AT_SYMLINK_NOFOLLOW) == 0)
-    r->ctime = cur.st_ctim;
-  (void)fsync(r->dirfd); /* the new name; best effort, like the report */
-  return LL_OK;
-}
-
 static ll_status rec_finish(ll_transport *t, ll_error *err) {
   recorder *r = t->impl;
   if (r->broken.code) {
@@ -484,7 +391,7 @@ static ll_status rec_finish(ll_transport *t, ll_error *err) {
                  "fixture %.200s not written: %s survived sanitizing", r->path,
                  what);
   if (st == LL_OK)
-    st = write_file(r, text, err);
+    st = fx_place_write(&r->place, text, err);
   free(text);
   fx_known_free(&sec);
   if (st == LL_OK) {
@@ -496,9 +403,7 @@ static ll_status rec_finish(ll_transport *t, ll_error *err) {
 
 static void rec_free(ll_transport *t) {
   recorder *r = t->impl;
-  if (r->dirfd >= 0)
-    close(r->dirfd);
-  free(r->base);
+  fx_place_close(&r->place);
   ll_transport_free(r->inner);
   cJSON_Delete(r->exchanges);
   free(r->path);
@@ -508,54 +413,6 @@ static void rec_free(ll_transport *t) {
   free(r->ctx);
   fx_known_free(&r->ids);
   free(r);
-}
-
-/* Opens the record file's directory and checks, before anything is sent,
- * that the name is free (an existing file, or a link, is never replaced)
- * and that a file can be made there. */
-static ll_status open_place(recorder *r, ll_error *err) {
-  const char *slash = strrchr(r->path, '/');
-  const char *base = slash ? slash + 1 : r->path;
-  char dir[1100];
-  if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-    return ll_fail(err, LL_E_USAGE,
-                   "record file %.200s names a directory: give --record a "
-                   "new file's name",
-                   r->path);
-  if (!slash)
-    ll_strlcpy(dir, ".", sizeof dir);
-  else if (slash == r->path)
-    ll_strlcpy(dir, "/", sizeof dir);
-  else
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - r->path), r->path);
-  if (!(r->base = strdup(base)))
-    return ll_fail(err, LL_E_NOMEM, "out of memory");
-  r->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (r->dirfd < 0)
-    return ll_fail(err, LL_E_USAGE,
-                   "cannot write fixture %.200s: %s: check --record", r->path,
-                   strerror(errno));
-  struct stat sb;
-  if (fstatat(r->dirfd, r->base, &sb, AT_SYMLINK_NOFOLLOW) == 0)
-    return ll_fail(err, LL_E_USAGE,
-                   "record file %.200s already exists: --record writes a new "
-                   "file and never replaces one; give another name or move "
-                   "that one away",
-                   r->path);
-  if (errno != ENOENT)
-    return ll_fail(err, LL_E_USAGE,
-                   "cannot write fixture %.200s: %s: check --record", r->path,
-                   strerror(errno));
-  /* Fail now, not after a 30 s run, when the file cannot be written. */
-  char tmp[NAME_MAX + 1];
-  int fd = make_tmp(r, tmp, sizeof tmp);
-  if (fd < 0)
-    return ll_fail(err, LL_E_USAGE,
-                   "cannot write fixture %.200s: %s: check --record", r->path,
-                   strerror(errno));
-  close(fd);
-  (void)unlinkat(r->dirfd, tmp, 0);
-  return LL_OK;
 }
 
 ll_transport *ll_fixture_record_new(ll_transport *inner, const char *path,
@@ -572,7 +429,7 @@ ll_transport *ll_fixture_record_new(ll_transport *inner, const char *path,
   r->t.impl = r;
   r->inner = inner;
   r->clock = clock;
-  r->dirfd = -1;
+  r->place.dirfd = -1;
   r->path = strdup(path);
   r->account_path = strdup(account_path ? account_path : "");
   r->label = label ? strdup(label) : NULL;
@@ -586,7 +443,7 @@ ll_transport *ll_fixture_record_new(ll_transport *inner, const char *path,
     rec_free(&r->t);
     return NULL;
   }
-  if (open_place(r, err) != LL_OK) {
+  if (fx_place_open(&r->place, r->path, err) != LL_OK) {
     rec_free(&r->t);
     return NULL;
   }
