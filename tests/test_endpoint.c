@@ -115,7 +115,37 @@ static void test_check(void) {
   }
 }
 
+/* One server, however spelt: the key the lock takes and the earlier-run
+ * check compares (helper-30). */
+static void test_server_key(void) {
+  static const char *const same[][2] = {
+      {"localhost:10000", "127.0.0.1:10000"},
+      {"[::1]:10000", "LOCALHOST:10000"},
+      {"127.0.0.2:10000", "127.0.0.1:10000"},
+      {"acct.blob.core.windows.net:443", "ACCT.blob.core.windows.net"},
+      {"acct.blob.core.windows.net:80", "acct.blob.core.windows.net"},
+  };
+  static const char *const differ[][2] = {
+      {"127.0.0.1:10000", "127.0.0.1:10001"},
+      {"localhost:10000", "localhost"},
+      {"acct.blob.core.windows.net:8443", "acct.blob.core.windows.net"},
+      {"a.blob.core.windows.net", "b.blob.core.windows.net"},
+      {"127.0.0.1:10000", "example.com:10000"},
+  };
+  for (size_t i = 0; i < sizeof same / sizeof *same; i++)
+    CHECK(ll_endpoint_same_host(same[i][0], same[i][1]));
+  for (size_t i = 0; i < sizeof differ / sizeof *differ; i++)
+    CHECK(!ll_endpoint_same_host(differ[i][0], differ[i][1]));
+  CHECK(!ll_endpoint_same_host(NULL, "localhost"));
+  char k[300];
+  ll_endpoint_server_key("[::1]:9", k, sizeof k);
+  CHECK_STR(k, "loopback:9");
+  ll_endpoint_server_key("Acct.blob.core.windows.net:443", k, sizeof k);
+  CHECK_STR(k, "acct.blob.core.windows.net");
+}
+
 int main(void) {
+  test_server_key();
   test_classify();
   test_declarable();
   test_check();

@@ -121,6 +121,24 @@ static void test_previous_run(void) {
   CHECK(strstr(err.message, "scripts/recovery.lua --evidence") != NULL);
   CHECK(strchr(err.message, '\n') == NULL);
   CHECK_INT(w.requests, 0);
+  /* the same server spelt otherwise, and a directory named by "." or
+   * ".." (helper-30: each listed no earlier run) */
+  const char *blob = "/devstoreaccount1/lease-handoff-lab/prev.json";
+  CHECK_INT(
+      ll_lock_check_previous(path("root/second"), "localhost:9", blob, &err),
+      LL_E_SCOPE);
+  CHECK(strstr(err.message, path("root/first")) != NULL);
+  CHECK_INT(
+      ll_lock_check_previous(path("root/second"), "127.0.0.1:19", blob, &err),
+      LL_OK);
+  mkdirs("root/series");
+  CHECK_INT(
+      ll_lock_check_previous(path("root/series/."), "127.0.0.1:9", blob, &err),
+      LL_E_USAGE);
+  CHECK(strstr(err.message, "ends in '.' or '..'") != NULL);
+  CHECK_INT(ll_lock_check_previous(path("root/series/..//"), "127.0.0.1:9",
+                                   blob, &err),
+            LL_E_USAGE);
   /* another blob in the same root is not concerned */
   r = fw_open(&w, path("root/third"), "unrelated.json", LOCKS, 0, &err);
   CHECK(r != NULL);
@@ -406,6 +424,16 @@ static void test_lock_dir(void) {
   CHECK_INT(ll_lock_take(path("made"), "lab.BLOB.core.windows.net", blob, "y",
                          &upper, &err),
             LL_E_SCOPE);
+  /* one server, however spelt (helper-30): localhost is 127.0.0.1, and
+   * an explicit :443 is no port */
+  ll_lock *other = NULL;
+  CHECK_INT(
+      ll_lock_take(path("made"), "localhost:9", blob, "ev4", &other, &err),
+      LL_E_SCOPE);
+  CHECK_INT(ll_lock_take(path("made"), "lab.blob.core.windows.net:443", blob,
+                         "z", &other, &err),
+            LL_E_SCOPE);
+  CHECK(other == NULL);
   ll_lock_release(again);
   ll_lock_release(l);
   CHECK_INT(ll_lock_take(path("made"), "127.0.0.1:9", blob, "ev3", &l, &err),

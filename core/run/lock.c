@@ -127,11 +127,9 @@ ll_status ll_lock_take(const char *dir, const char *host, const char *blob_path,
     ll_strlcpy(where, dir, sizeof where);
   else
     default_dir(where, sizeof where);
-  /* host names are case-insensitive, blob paths are not */
-  size_t h = 0;
-  for (; host[h] && h < 255; h++)
-    key[h] =
-        (char)((host[h] >= 'A' && host[h] <= 'Z') ? host[h] + 32 : host[h]);
+  /* one server, however spelt (endpoint.h); blob paths are exact */
+  ll_endpoint_server_key(host, key, 300);
+  size_t h = strlen(key);
   snprintf(key + h, sizeof key - h, "\n%s", blob_path);
   char hex[LL_SHA256_HEX];
   if (ll_sha256_hex(key, strlen(key), hex) != LL_OK)
@@ -420,6 +418,16 @@ ll_status ll_lock_check_previous(const char *evidence_dir, const char *host,
     else
       *slash = '\0';
   }
+  /* the earlier runs are the siblings of the directory's last name: a
+   * "." or ".." there would make the check list the wrong directory
+   * (helper-30: a version series' root/s2/. listed root/s2, new, and
+   * passed a blob whose run beside it in root held an open latch) */
+  if (!base[0] || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+    return ll_fail(err, LL_E_USAGE,
+                   "evidence directory %.300s ends in '.' or '..': name the "
+                   "directory itself, so that the runs beside it can be "
+                   "checked",
+                   evidence_dir);
   int dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0 && errno == ENOENT)
     return LL_OK; /* a new root holds no previous run */

@@ -16,8 +16,29 @@ static const char *const azure_suffixes[] = {
     ".blob.core.windows.net", ".blob.core.chinacloudapi.cn",
     ".blob.core.usgovcloudapi.net", NULL};
 
+void ll_endpoint_server_key(const char *host, char *out, size_t cap) {
+  char bare[256];
+  ll_endpoint_bare_host(host, bare, sizeof bare);
+  const char *h = host ? host : "", *end = h;
+  if (h[0] == '[')
+    end = strchr(h, ']') ? strchr(h, ']') + 1 : h + strlen(h);
+  else
+    end = h + strcspn(h, ":");
+  const char *port = *end == ':' ? end + 1 : "";
+  if (strcmp(port, "443") == 0 || strcmp(port, "80") == 0)
+    port = "";
+  snprintf(out, cap, "%s%s%s",
+           ll_endpoint_classify(bare) == LL_HOST_LOOPBACK ? "loopback" : bare,
+           *port ? ":" : "", port);
+}
+
 int ll_endpoint_same_host(const char *a, const char *b) {
-  return a && b && strcasecmp(a, b) == 0;
+  char ka[300], kb[300];
+  if (!a || !b)
+    return 0;
+  ll_endpoint_server_key(a, ka, sizeof ka);
+  ll_endpoint_server_key(b, kb, sizeof kb);
+  return strcmp(ka, kb) == 0;
 }
 
 void ll_endpoint_bare_host(const char *host, char *out, size_t cap) {

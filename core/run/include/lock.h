@@ -35,7 +35,9 @@ void ll_lock_release(ll_lock *l);
  * path, not a replay) must have ended with a decision row whose
  * open_doubts is 0. Otherwise LL_E_SCOPE naming that directory and how to
  * recover it. Links are never followed; at most LL_LOCK_SCAN_MAX entries
- * are read (more: LL_E_SCOPE). A missing evidence root is LL_OK. */
+ * are read (more: LL_E_SCOPE). A missing evidence root is LL_OK. An
+ * evidence_dir whose last name is "." or ".." is LL_E_USAGE. Hosts are
+ * compared as servers (ll_endpoint_same_host). */
 ll_status ll_lock_check_previous(const char *evidence_dir, const char *host,
                                  const char *blob_path,
                                  ll_error *err) LL_WARN_UNUSED;

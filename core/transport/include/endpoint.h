@@ -22,10 +22,18 @@ typedef enum {
  * case; an IPv6 literal keeps its brackets. */
 void ll_endpoint_bare_host(const char *host, char *out, size_t cap);
 
-/* Whether two account_host values (host[:port]) name the same host: a
- * DNS name's case does not matter (RFC 4343), its port does. NULL names
- * nothing. The lock, recovery, the gap control and corroboration's log
- * records all ask this. */
+/* The server an account_host value (host[:port]) names, as one key: the
+ * host in lower case (RFC 4343), "loopback" for every loopback spelling
+ * (127.0.0.0/8, [::1], localhost), and ":port" unless the port is absent
+ * or a default one (443, 80). Two spellings of one server get one key
+ * (helper-30: localhost beside 127.0.0.1, or an explicit :443, took
+ * another lock and passed the earlier-run check); two servers that might
+ * be one may share a key too, which only ever refuses more. */
+void ll_endpoint_server_key(const char *host, char *out, size_t cap);
+
+/* Whether two account_host values name the same server: their
+ * ll_endpoint_server_key agree. NULL names nothing. The lock, recovery,
+ * the gap control and corroboration's log records all ask this. */
 int ll_endpoint_same_host(const char *a, const char *b);
 
 /* The class of a bare host. Azure: <account> followed by
