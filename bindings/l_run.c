@@ -13,6 +13,7 @@
 
 #include "input.h"
 #include "l_common.h"
+#include "l_hardstop.h"
 #include "l_json.h"
 #include "l_transport.h"
 #include "manifest.h"
@@ -330,6 +331,7 @@ static int l_open(lua_State *L) {
   if (host) {
     ll_strlcpy(host->evidence_dir, evidence, sizeof host->evidence_dir);
     host->opened = 1;
+    ll_hard_stop_arm(ll_hard_stop_seconds(op), evidence);
   }
   /* A refused plan sent nothing: the run is closed without a decision (a
    * reopened bundle then ends on its recovery row, undecided, for the
@@ -366,6 +368,8 @@ static int l_open(lua_State *L) {
 static void run_end(ll_host *host, l_run *h, const char *why) {
   if (!h->run)
     return;
+  if (host)
+    ll_hard_stop_disarm(); /* what the host does from here is bounded */
   ll_error err = {0};
   if (ll_run_abandon(h->run, why, &err) == LL_E_REPLAY) {
     const char *detail = ll_run_replay_detail(h->run);

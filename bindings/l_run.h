@@ -33,11 +33,10 @@ void ll_lua_register_run(lua_State *L);
  * the HOLD decision of ll_run_abandon (why says how the script ended). */
 void ll_lua_host_close_run(ll_host *h, const char *why);
 /* Watches the host's script for its run's deadline: once --deadline-s
- * and LL_HOST_DEADLINE_GRACE_MS more have passed with the run still open,
- * a count hook raises at every Lua instruction, so no pcall keeps the
- * script going and the host ends the run (HOLD when undecided). Remove it
+ * and LL_HOST_DEADLINE_GRACE_MS (l_hardstop.h) more have passed with the run
+ * still open, a count hook raises at every Lua instruction, so no pcall keeps
+ * the script going and the host ends the run (HOLD when undecided). Remove it
  * with lua_sethook(L, NULL, 0, 0) once the script returned. */
-#define LL_HOST_DEADLINE_GRACE_MS 5000
 void ll_lua_host_watch_deadline(lua_State *L);
 
 #endif

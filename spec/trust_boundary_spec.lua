@@ -388,6 +388,34 @@ while true do pcall(function() while true do end end) end
     assert.truthy(err:find("the host stops it", 1, true), err)
     assert.are.equal("HOLD", cjson.decode(helper.read(d .. "/ev/decision.json")).decision)
   end)
+
+  -- A count hook never fires inside a C function: a backtracking
+  -- string.find ran 12 s past a 1 s deadline, and this pattern would run
+  -- for hours (helper-30). The host's hard stop ends the process once the
+  -- deadline, the grace and any request's own time (--timeout-ms) are
+  -- past: 1 + 5 + 1 + 5 s here, offline, nothing sent.
+  it("14: a script stuck inside a library call is stopped, the run left undecided (exit 70)", function()
+    local slow = require "support.slow"
+    local d = helper.tmpdir()
+    local s = script([[
+local ll = require "leaselua"
+local run = ll.open { name = "backtrack", actors = { "A", "operator", "observer" } }
+run:note("start", "into the library call")
+print(string.find(string.rep("a", 60), string.rep("a-", 12) .. "b"))
+]])
+    local t0 = os.time()
+    local rc, out, err = slow.run_host({ s, "--manifest", manifest(), "--evidence", d .. "/ev", "--deadline-s", "1",
+      "--timeout-ms", "1000" }, { env = offline_target { AZURE_STORAGE_TOKEN = helper.dev_token() },
+      prefix = "timeout -s KILL 60" })
+    local took = os.time() - t0
+    assert.are.equal(70, rc, out .. err)
+    assert.is_true(took >= 11 and took <= 30, "stopped after " .. took .. " s")
+    assert.truthy(err:find("inside a call no hook reaches: the process stops here", 1, true), err)
+    assert.truthy(err:find("--recover --evidence " .. d .. "/ev", 1, true), err)
+    assert.is_nil(helper.read(d .. "/ev/decision.json"), "no decision is claimed")
+    assert.are.equal(1, #rows_of(d .. "/ev", "note"), "the rows written before are kept")
+    assert.are.equal(0, #rows_of(d .. "/ev", "intent"), "nothing was sent")
+  end)
 end)
 
 describe("a bounded bundle", function()
