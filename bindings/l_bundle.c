@@ -148,8 +148,9 @@ static cJSON *one(lua_State *L, const char *cmd, const char *dir,
   const char *allowed =
       o->allowed && (!o->unsigned_ok || ll_bundle_is_signed(dir)) ? o->allowed
                                                                   : NULL;
-  ll_status ss = ll_bundle_check_declared(dir, allowed, rep->sign_declared,
-                                          rep->decision_row > 0, sr, &serr);
+  ll_status ss = ll_bundle_check_declared(
+      dir, allowed, rep->sign_declared, rep->decision_row > 0,
+      rep->export_sha256, rep->corroboration_sha256, sr, &serr);
   if (ss == LL_E_NOMEM) {
     fprintf(errs, "leaselua: %s: out of memory checking a signature\n", cmd);
     goto cleanup;

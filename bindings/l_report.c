@@ -162,8 +162,8 @@ static int make_outdir(const char *outdir, const struct stat *dir_sb,
  * or there is none; else the report is refused with verify's exit code:
  * 2 when it does not hold, 64 when it cannot be checked, 70 out of
  * memory. */
-static int signer_line(const char *dir, const cJSON *rows, char *buf,
-                       size_t cap) {
+static int signer_line(const char *dir, const cJSON *rows,
+                       const ll_verify_report *vr, char *buf, size_t cap) {
   char declared[LL_SIGN_FP_MAX];
   int ended = 0;
   long row = 0;
@@ -180,7 +180,10 @@ static int signer_line(const char *dir, const cJSON *rows, char *buf,
     snprintf(buf, cap, "signature not checked (out of memory)");
     return 70;
   }
-  ll_status st = ll_bundle_check_declared(dir, NULL, declared, ended, sr, &err);
+  /* the export and corroboration.json drawn are the bytes signed */
+  ll_status st =
+      ll_bundle_check_declared(dir, NULL, declared, ended, vr->export_sha256,
+                               vr->corroboration_sha256, sr, &err);
   if (st == LL_OK && sr->state == LL_SIG_UNSIGNED) {
     snprintf(buf, cap, "unsigned%s%s%s", sr->note[0] ? " (" : "", sr->note,
              sr->note[0] ? ")" : "");
@@ -255,9 +258,9 @@ static int verified_rows(const char *dir, cJSON **rows, cJSON **corr,
             dir, vr->problem[0] ? vr->problem : err.message, dir);
     rc = 2;
   }
-  free(vr);
-  if (rc == 0 && (rc = signer_line(dir, *rows, signer, cap)) != 0)
+  if (rc == 0 && (rc = signer_line(dir, *rows, vr, signer, cap)) != 0)
     fprintf(errs, "leaselua: report refused: %s: %s\n", dir, signer);
+  free(vr);
   if (rc != 0) {
     cJSON_Delete(*rows);
     cJSON_Delete(*corr);

@@ -264,8 +264,9 @@ int ll_verify_main(int argc, char **argv, FILE *out, FILE *errs) {
   ll_sign_report sr;
   ll_error serr = {0};
   /* the signature against the ledger's declaration too (sign.h) */
-  ll_status ss = ll_bundle_check_declared(dir, allowed, rep.sign_declared,
-                                          rep.decision_row > 0, &sr, &serr);
+  ll_status ss = ll_bundle_check_declared(
+      dir, allowed, rep.sign_declared, rep.decision_row > 0, rep.export_sha256,
+      rep.corroboration_sha256, &sr, &serr);
   if (ss == LL_E_NOMEM) {
     fprintf(errs, "leaselua: verify: out of memory checking the signature: "
                   "nothing was concluded\n");

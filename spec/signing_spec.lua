@@ -166,6 +166,19 @@ describe("signed bundles", function()
     assert.are.equal(v.signature.key, u.signature.key)
   end)
 
+  it("reads SHA256SUMS once: ssh-keygen checks the very bytes whose sums were compared (strace)", function()
+    -- ssh-keygen read the file again as its stdin: a SHA256SUMS swapped
+    -- between the two reads would have its sums compared and another
+    -- one's signature checked
+    local log = helper.tmpdir() .. "/strace.log"
+    local cmd = ("strace -f -qq -e trace=open,openat,execve -o %s %s verify %s --allowed-signers %s >/dev/null 2>&1")
+      :format(q(log), q(helper.host), q(bundle), q(allowed))
+    assert.is_true(os.execute(NOPRELOAD .. cmd), "verify under strace failed")
+    local trace = assert(helper.read(log), "strace wrote nothing")
+    assert.are.equal(1, helper.count(trace, '/SHA256SUMS"'), trace)
+    assert.truthy(trace:find("ssh%-keygen"), "ssh-keygen ran")
+  end)
+
   it("verifies with the two plain commands exactly as docs/EVIDENCE.md prints them", function()
     local cmds = doc_commands()
     assert.are.equal(2, #cmds)

@@ -443,11 +443,54 @@ static void test_declared(void) {
   put(at("d/f"), "x");
   ll_sign_report rep;
   ll_error e = {0};
-  CHECK_INT(ll_bundle_check_declared(at("d"), NULL, "SHA256:k", 1, &rep, &e),
+  CHECK_INT(ll_bundle_check_declared(at("d"), NULL, "SHA256:k", 1, NULL, NULL,
+                                     &rep, &e),
             LL_E_TAMPER);
   CHECK(strstr(e.message, "its signature was removed") != NULL);
-  CHECK_INT(ll_bundle_check_declared(at("d"), NULL, "", 1, &rep, &e), LL_OK);
+  CHECK_INT(
+      ll_bundle_check_declared(at("d"), NULL, "", 1, NULL, NULL, &rep, &e),
+      LL_OK);
   CHECK_INT(rep.state, LL_SIG_UNSIGNED);
+}
+
+/* The files a reader checked must be the files SHA256SUMS lists: a
+ * signed report turns BAD when either sum differs, an unsigned one and
+ * an absent sum (NULL) are left alone. */
+static void test_check_bytes(void) {
+  static ll_sign_report rep;
+  char a[65], b[65];
+  memset(a, 'a', 64);
+  memset(b, 'b', 64);
+  a[64] = b[64] = '\0';
+  memset(&rep, 0, sizeof rep);
+  rep.state = LL_SIG_UNCHECKED;
+  memcpy(rep.export_listed, a, sizeof a);
+  ll_sign_check_bytes(&rep, a, "");
+  CHECK_INT(rep.state, LL_SIG_UNCHECKED);
+  CHECK_STR(rep.problem, "");
+  ll_sign_check_bytes(&rep, NULL, NULL);
+  CHECK_INT(rep.state, LL_SIG_UNCHECKED);
+  ll_sign_check_bytes(&rep, b, "");
+  CHECK_INT(rep.state, LL_SIG_BAD);
+  CHECK(strstr(rep.problem, "export/ledger.jsonl as it was checked is not "
+                            "the file SHA256SUMS covers") != NULL);
+  /* a corroboration.json checked that the sums do not list, and one
+   * listed that the reader did not find */
+  rep.state = LL_SIG_GOOD;
+  rep.problem[0] = '\0';
+  ll_sign_check_bytes(&rep, a, b);
+  CHECK_INT(rep.state, LL_SIG_BAD);
+  CHECK(strstr(rep.problem, "corroboration.json as it was checked") != NULL);
+  rep.state = LL_SIG_GOOD;
+  rep.problem[0] = '\0';
+  memcpy(rep.corroboration_listed, b, sizeof b);
+  ll_sign_check_bytes(&rep, a, "");
+  CHECK_INT(rep.state, LL_SIG_BAD);
+  /* unsigned: nothing to compare with */
+  memset(&rep, 0, sizeof rep);
+  ll_sign_check_bytes(&rep, b, b);
+  CHECK_INT(rep.state, LL_SIG_UNSIGNED);
+  CHECK_STR(rep.problem, "");
 }
 
 int main(void) {
@@ -463,6 +506,7 @@ int main(void) {
   test_malformed_sums();
   test_dash_dir();
   test_declared();
+  test_check_bytes();
   CHECK(ll_test_rmtree(root) == 0);
   free(d);
   return ll_test_report("test_sign");

@@ -62,15 +62,16 @@ static int make_pipe(int p[2]) {
   return 0;
 }
 
-/* stdin from /dev/null (or in_path), stdout onto the pipe (stderr too
- * when merged), then every descriptor from 3 up closed: the ledger's and
+/* stdin from /dev/null (or in_path, or our in_fd), stdout onto the pipe (stderr
+ * too when merged), then every descriptor from 3 up closed: the ledger's and
  * libcurl's files never reach the child, whether or not they carry
  * O_CLOEXEC. */
 static int file_actions(posix_spawn_file_actions_t *fa, int wfd,
-                        const char *in_path, int merge) {
+                        const char *in_path, const int *in_fd, int merge) {
   int in_flags = in_path ? O_RDONLY | O_NOFOLLOW : O_RDONLY;
-  if (posix_spawn_file_actions_addopen(fa, 0, in_path ? in_path : "/dev/null",
-                                       in_flags, 0) != 0 ||
+  if ((in_fd ? posix_spawn_file_actions_adddup2(fa, *in_fd, 0)
+             : posix_spawn_file_actions_addopen(
+                   fa, 0, in_path ? in_path : "/dev/null", in_flags, 0)) != 0 ||
       posix_spawn_file_actions_adddup2(fa, wfd, 1) != 0 ||
       (merge && posix_spawn_file_actions_adddup2(fa, wfd, 2) != 0))
     return -1;
@@ -212,12 +213,13 @@ ll_status ll_proc_capture(const ll_proc_options *o, ll_proc_result *r,
   }
   have_fa = posix_spawn_file_actions_init(&fa) == 0;
   have_at = have_fa && posix_spawnattr_init(&at) == 0;
-  if (o->stdin_path)
+  if (o->stdin_path && !o->stdin_fd)
     st = check_stdin(o->stdin_path, name, err);
   if (st != LL_OK)
     goto cleanup;
   if (!have_at ||
-      file_actions(&fa, p[1], o->stdin_path, o->merge_stderr) != 0 ||
+      file_actions(&fa, p[1], o->stdin_path, o->stdin_fd, o->merge_stderr) !=
+          0 ||
       spawn_attr(&at) != 0) {
     st = ll_fail(err, LL_E_NOMEM, "out of memory setting up %s", name);
     goto cleanup;

@@ -284,8 +284,9 @@ static ll_status after_signature(const char *after, const ll_verify_report *rep,
   ll_sign_report *sr = malloc(sizeof *sr);
   if (!sr)
     return ll_fail(err, LL_E_NOMEM, "out of memory checking --after");
-  ll_status st = ll_bundle_check_declared(after, NULL, rep->sign_declared,
-                                          rep->decision_row > 0, sr, err);
+  ll_status st = ll_bundle_check_declared(
+      after, NULL, rep->sign_declared, rep->decision_row > 0,
+      rep->export_sha256, rep->corroboration_sha256, sr, err);
   if (st == LL_E_TAMPER)
     st = ll_fail(err, LL_E_USAGE,
                  "--after %s %s, but its signature does not hold (%.400s): "

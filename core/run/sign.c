@@ -205,7 +205,7 @@ static int dropped(const char *kv) {
   return 0;
 }
 
-ll_status ll_sign_keygen(const char *const *args, const char *stdin_path,
+ll_status ll_sign_keygen(const char *const *args, const int *stdin_fd,
                          ll_proc_result *r, ll_error *err) {
   size_t nargs = 0, nenv = 0;
   while (args[nargs])
@@ -230,7 +230,7 @@ ll_status ll_sign_keygen(const char *const *args, const char *stdin_path,
   ll_proc_options o = {.argv = argv,
                        .out_cap = 64 * 1024,
                        .timeout_ms = 30000,
-                       .stdin_path = stdin_path,
+                       .stdin_fd = stdin_fd,
                        .merge_stderr = 1,
                        .envp = envp};
   st = ll_proc_capture(&o, r, err);

@@ -7,6 +7,7 @@
 #include "sign_impl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +91,41 @@ static int listed(char **names, size_t n, const char *rel) {
 
 /* Reads SHA256SUMS, checks every line's form and every file's bytes, then
  * lists the files present but not listed. */
-static ll_status check_sums(const char *dir, ll_sign_report *rep,
+/* A private, unlinked copy of b at offset 0 (-1: it could not be made):
+ * what ssh-keygen verifies is then what was checked, not the file read
+ * again, which may have changed in between. */
+static int bytes_fd(const ll_buf *b) {
+  FILE *f = tmpfile();
+  int fd = -1;
+  if (!f)
+    return -1;
+  if ((b->n == 0 || fwrite(b->p, 1, b->n, f) == b->n) && fflush(f) == 0)
+    fd = dup(fileno(f));
+  fclose(f);
+  if (fd >= 0 && lseek(fd, 0, SEEK_SET) != 0) {
+    close(fd);
+    fd = -1;
+  }
+  return fd;
+}
+
+/* The sums SHA256SUMS lists for the files a reader draws from: the
+ * export and the corroboration (sign.h, ll_sign_report). */
+static void note_listed(ll_sign_report *rep, const char *rel, const char *hex) {
+  char *to = strcmp(rel, "export/ledger.jsonl") == 0 ? rep->export_listed
+             : strcmp(rel, "corroboration.json") == 0
+                 ? rep->corroboration_listed
+                 : NULL;
+  if (to) {
+    memcpy(to, hex, 64);
+    to[64] = '\0';
+  }
+}
+
+/* Reads SHA256SUMS once, checks every file it lists and every file it
+ * should, and leaves in *sums_fd a copy of the bytes it read (-1 when it
+ * could read none) for the signature's check. */
+static ll_status check_sums(const char *dir, ll_sign_report *rep, int *sums_fd,
                             ll_error *err) {
   char path[4608];
   ll_sign_path(path, sizeof path, "%s/" LL_SIGN_SUMS, dir);
@@ -104,6 +139,11 @@ static ll_status check_sums(const char *dir, ll_sign_report *rep,
   if (st != LL_OK) {
     st = st == LL_E_NOMEM ? ll_fail(err, LL_E_NOMEM, "out of memory")
                           : bad(rep, err, "%s", sub.message);
+    goto cleanup;
+  }
+  if ((*sums_fd = bytes_fd(&b)) < 0) {
+    st = ll_fail(err, LL_E_IO, "cannot copy " LL_SIGN_SUMS " to check it: %s",
+                 strerror(errno));
     goto cleanup;
   }
   size_t lines = 0;
@@ -159,6 +199,7 @@ static ll_status check_sums(const char *dir, ll_sign_report *rep,
     }
     names[nn++] = rel;
     rep->listed++;
+    note_listed(rep, rel, line);
     char hex[65];
     ll_status hs = ll_sign_file_sha256(dir, rel, hex, &sub);
     if (hs == LL_E_NOMEM) {
@@ -205,10 +246,10 @@ cleanup:
  * find-principals and then -Y verify for it; without, check-novalidate.
  * Returns LL_OK (state GOOD or UNCHECKED), LL_E_TAMPER with why filled,
  * LL_E_IO, LL_E_NOMEM. */
-static ll_status check_sig(const char *sums, const char *sig,
-                           const char *allowed, ll_sig_state *state,
-                           char *principal, ll_sign_key *key, char *why,
-                           size_t whycap, ll_error *err) {
+static ll_status check_sig(int sums, const char *sig, const char *allowed,
+                           ll_sig_state *state, char *principal,
+                           ll_sign_key *key, char *why, size_t whycap,
+                           ll_error *err) {
   ll_proc_result r = {0};
   ll_status st;
   *state = LL_SIG_BAD;
@@ -217,7 +258,9 @@ static ll_status check_sig(const char *sums, const char *sig,
   if (!allowed) {
     const char *const a[] = {
         "-Y", "check-novalidate", "-n", LL_SIGN_NAMESPACE, "-s", sig, NULL};
-    st = ll_sign_keygen(a, sums, &r, err);
+    st = lseek(sums, 0, SEEK_SET) == 0
+             ? ll_sign_keygen(a, &sums, &r, err)
+             : ll_fail(err, LL_E_IO, "cannot rewind " LL_SIGN_SUMS);
     if (st != LL_OK)
       return st;
     int ok = r.exited && r.exit_code == 0 && ll_sign_parse_key(r.out, key);
@@ -253,7 +296,9 @@ static ll_status check_sig(const char *sums, const char *sig,
   const char *const v[] = {"-Y", "verify",  "-f", allowed,
                            "-I", principal, "-n", LL_SIGN_NAMESPACE,
                            "-s", sig,       NULL};
-  st = ll_sign_keygen(v, sums, &r, err);
+  st = lseek(sums, 0, SEEK_SET) == 0
+           ? ll_sign_keygen(v, &sums, &r, err)
+           : ll_fail(err, LL_E_IO, "cannot rewind " LL_SIGN_SUMS);
   if (st != LL_OK)
     return st;
   int ok = r.exited && r.exit_code == 0 && r.out &&
@@ -292,8 +337,13 @@ static ll_status check_history(const char *dir, const char *allowed,
                  p->dir);
     }
     ll_error sub = {0};
-    ll_status st = check_sig(sums, sig, allowed, &p->state, p->principal,
-                             &p->key, why, sizeof why, &sub);
+    int fd = open(sums, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    ll_status st = fd < 0 ? ll_fail(&sub, LL_E_IO, "cannot read %s: %s", sums,
+                                    strerror(errno))
+                          : check_sig(fd, sig, allowed, &p->state, p->principal,
+                                      &p->key, why, sizeof why, &sub);
+    if (fd >= 0)
+      close(fd);
     if (st == LL_E_TAMPER)
       return bad(rep, err, "the earlier signature %s: %s", p->dir, why);
     if (st != LL_OK)
@@ -346,15 +396,26 @@ ll_status ll_bundle_check(const char *dir, const char *allowed,
     return bad(rep, err, "%s is there without %s",
                has_sums ? LL_SIGN_SUMS : LL_SIGN_SIG,
                has_sums ? LL_SIGN_SIG : LL_SIGN_SUMS);
-  ll_status st = check_sums(dir, rep, err);
-  if (st == LL_E_NOMEM)
+  int fd = -1;
+  ll_status st = check_sums(dir, rep, &fd, err);
+  if (st == LL_E_NOMEM || st == LL_E_IO) {
+    if (fd >= 0)
+      close(fd);
     return st;
+  }
   /* the signature is checked even when the sums are not: the report
-   * names its signer either way */
+   * names its signer either way; over the very bytes the sums were
+   * checked from when they could be read */
+  if (fd < 0)
+    fd = open(sums, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   ll_error sub = {0};
   ll_sig_state state;
-  ll_status ss = check_sig(sums, sig, allowed, &state, rep->principal,
-                           &rep->key, why, sizeof why, &sub);
+  ll_status ss = fd < 0 ? ll_fail(&sub, LL_E_IO, "cannot read %s: %s", sums,
+                                  strerror(errno))
+                        : check_sig(fd, sig, allowed, &state, rep->principal,
+                                    &rep->key, why, sizeof why, &sub);
+  if (fd >= 0)
+    close(fd);
   if (ss == LL_E_TAMPER)
     return bad(rep, err, "the signature: %s", why);
   if (ss != LL_OK)
@@ -452,13 +513,36 @@ void ll_sign_check_declared(ll_sign_report *rep, const char *declared,
   }
 }
 
+void ll_sign_check_bytes(ll_sign_report *rep, const char *export_sha256,
+                         const char *corroboration_sha256) {
+  if (rep->problem[0] || rep->state == LL_SIG_UNSIGNED)
+    return;
+  const char *name = NULL;
+  if (export_sha256 && strcmp(export_sha256, rep->export_listed) != 0)
+    name = "export/ledger.jsonl";
+  else if (corroboration_sha256 &&
+           strcmp(corroboration_sha256, rep->corroboration_listed) != 0)
+    name = "corroboration.json";
+  if (!name)
+    return;
+  rep->state = LL_SIG_BAD;
+  snprintf(rep->problem, sizeof rep->problem,
+           "%s as it was checked is not the file " LL_SIGN_SUMS
+           " covers: it changed while the bundle was being checked; check "
+           "it again",
+           name);
+}
+
 ll_status ll_bundle_check_declared(const char *dir, const char *allowed,
                                    const char *declared, int ended,
+                                   const char *export_sha256,
+                                   const char *corroboration_sha256,
                                    ll_sign_report *rep, ll_error *err) {
   ll_status st = ll_bundle_check(dir, allowed, rep, err);
   if (st != LL_OK && st != LL_E_TAMPER)
     return st;
   ll_sign_check_declared(rep, declared, ended);
+  ll_sign_check_bytes(rep, export_sha256, corroboration_sha256);
   if (rep->state == LL_SIG_BAD)
     return ll_fail(err, LL_E_TAMPER, "%s", rep->problem);
   return st;

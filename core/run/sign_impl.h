@@ -33,11 +33,11 @@ ll_status ll_sign_file_sha256(const char *dir, const char *rel, char hex[65],
                               ll_error *err) LL_WARN_UNUSED;
 
 /* Runs ssh-keygen with args (NULL-terminated, without argv[0]): stdin
- * stdin_path or /dev/null, stderr into the captured output, the
- * environment without SSH_ASKPASS, SSH_ASKPASS_REQUIRE, DISPLAY,
+ * *stdin_fd (from its offset) or /dev/null, stderr into the captured output,
+ * the environment without SSH_ASKPASS, SSH_ASKPASS_REQUIRE, DISPLAY,
  * SSH_AUTH_SOCK and LD_PRELOAD, 30 s at most. LL_OK when it ran (r says how it
  * ended; the caller cleans r up); LL_E_IO when it could not be started. */
-ll_status ll_sign_keygen(const char *const *args, const char *stdin_path,
+ll_status ll_sign_keygen(const char *const *args, const int *stdin_fd,
                          ll_proc_result *r, ll_error *err) LL_WARN_UNUSED;
 
 /* snprintf into a path buffer: 1, or 0 when it did not fit (buf then

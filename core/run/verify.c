@@ -16,6 +16,7 @@
 
 #include "alloc.h"
 #include "endpoint.h"
+#include "hash.h"
 #include "ledger.h"
 #include "model.h"
 #include "sanitize.h"
@@ -26,7 +27,8 @@ static ll_status problem(ll_verify_report *rep, ll_error *err, long row,
                          const char *fmt, ...) LL_PRINTF(4, 5);
 static ll_status problem(ll_verify_report *rep, ll_error *err, long row,
                          const char *fmt, ...) {
-  ll_verify_out o = {rep->problem, sizeof rep->problem, &rep->bad_row};
+  ll_verify_out o = {
+      .text = rep->problem, .cap = sizeof rep->problem, .row = &rep->bad_row};
   va_list ap;
   va_start(ap, fmt);
   ll_status st = ll_verify_vproblem(&o, err, row, fmt, ap);
@@ -411,6 +413,10 @@ ll_status ll_verify_dir_checked(const char *dir, ll_verify_mode mode,
                : ll_fail(err, LL_E_IO, "cannot read %s: %s", epath,
                          strerror(errno));
   }
+  if (ll_sha256_hex(ebuf.p, ebuf.n, rep->export_sha256) != LL_OK) {
+    free(ebuf.p);
+    return ll_fail(err, LL_E_NOMEM, "out of memory verifying %s", dir);
+  }
   st = ll_ledger_read_mem(ebuf.p, ebuf.n, epath, &exp, &bad, err);
   if (st != LL_OK) {
     rep->bad_row = bad;
@@ -445,7 +451,8 @@ ll_status ll_verify_dir_checked(const char *dir, ll_verify_mode mode,
   if (st == LL_OK)
     st = rederive(exp, rep, err);
   /* the files beside the ledgers: what a reader is shown as the run's */
-  ll_verify_out o = {rep->problem, sizeof rep->problem, &rep->bad_row};
+  ll_verify_out o = {rep->problem, sizeof rep->problem, &rep->bad_row,
+                     rep->corroboration_sha256};
   if (st == LL_OK)
     st = ll_verify_corroboration(dir, exp, &o, &corr, err);
   if (st == LL_OK)

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "corroborate_settle.h"
+#include "hash.h"
 #include "jsonx.h"
 #include "ledger.h"
 #include "verify_impl.h"
@@ -32,12 +33,17 @@ static ll_status problem(const ll_verify_out *o, ll_error *err, long row,
 
 /* dir/name read whole (16 MiB at most) and parsed: NULL when it could not
  * be read or is not JSON, *st LL_E_NOMEM when memory ran out reading. */
-static cJSON *read_json(const char *dir, const char *name, ll_status *st) {
+/* dir/name parsed; with sha (65 bytes), the SHA-256 of the bytes read
+ * too, or "" when none were. */
+static cJSON *read_json(const char *dir, const char *name, ll_status *st,
+                        char *sha) {
   char path[1024];
   ll_buf buf = {0};
   snprintf(path, sizeof path, "%s/%s", dir, name);
   *st = ll_buf_read_file(&buf, path, 16u * 1024u * 1024u);
   cJSON *j = *st == LL_OK ? cJSON_ParseWithLength(buf.p, buf.n) : NULL;
+  if (sha && (*st != LL_OK || ll_sha256_hex(buf.p, buf.n, sha) != LL_OK))
+    sha[0] = '\0';
   free(buf.p);
   return j;
 }
@@ -312,7 +318,7 @@ static ll_status corr_summary(const char *dir, const cJSON *rows,
                               const ll_verify_out *o, cJSON **keep,
                               ll_error *err) {
   ll_status st;
-  cJSON *j = read_json(dir, "corroboration.json", &st);
+  cJSON *j = read_json(dir, "corroboration.json", &st, o->corr_sha256);
   if (st == LL_E_NOMEM)
     return ll_fail(err, LL_E_NOMEM, "out of memory");
   if (!j)
@@ -409,7 +415,7 @@ ll_status ll_verify_decision_file(const char *dir, const cJSON *exp,
   if (!S_ISREG(sb.st_mode))
     return problem(o, err, 0, "decision.json is not a regular file");
   ll_status st;
-  cJSON *j = read_json(dir, "decision.json", &st);
+  cJSON *j = read_json(dir, "decision.json", &st, NULL);
   if (st == LL_E_NOMEM)
     return ll_fail(err, LL_E_NOMEM, "out of memory");
   const cJSON *row, *last = NULL;

@@ -41,6 +41,7 @@ typedef struct {
   char *text;
   size_t cap;
   long *row;
+  char *corr_sha256; /* NULL, or 65 bytes: corroboration.json's sum */
 } ll_verify_out;
 ll_status ll_verify_vproblem(const ll_verify_out *o, ll_error *err, long row,
                              const char *fmt, va_list ap);

@@ -19,6 +19,10 @@ typedef struct {
    * following a link, as the child's stdin (ssh-keygen -Y verify reads
    * the signed message there). */
   const char *stdin_path;
+  /* NULL: as stdin_path says. Else a descriptor of ours the child gets as
+   * its stdin, from its current offset (the signature check hands
+   * ssh-keygen the very bytes it checked, not a file read again). */
+  const int *stdin_fd;
   int merge_stderr; /* 1: the child's stderr goes into the captured stdout */
   /* NULL: our environment. Else the child's whole environment. */
   const char *const *envp;

@@ -76,6 +76,12 @@ typedef struct {
   long n_mismatched;
   char uncovered[LL_SIGN_LIST_MAX][LL_SIGN_NAME_MAX];
   long n_uncovered;
+  /* what SHA256SUMS lists for export/ledger.jsonl and corroboration.json
+   * (64 hex, or empty when it lists none): a reader that checked those
+   * files' bytes itself compares its own sums with these, so that what it
+   * shows is what the signature covers (ll_sign_covers) */
+  char export_listed[65];
+  char corroboration_listed[65];
   ll_sign_past history[LL_SIGN_HISTORY_MAX]; /* oldest first */
   int n_history;
   char problem[768]; /* the first problem, empty when none */
@@ -128,11 +134,23 @@ int ll_sign_declared(const cJSON *rows, char key[LL_SIGN_FP_MAX], int *ended,
 void ll_sign_check_declared(ll_sign_report *rep, const char *declared,
                             int ended);
 
-/* ll_bundle_check, then ll_sign_check_declared: LL_E_TAMPER when the
- * declaration made the report BAD. The one check verify, the report and a
- * gap control's --after use. */
+/* The files a reader checked itself against what SHA256SUMS lists for
+ * them, when the report holds no problem yet and the bundle is signed:
+ * export_sha256 (the export ledger's bytes the reader parsed) and
+ * corroboration_sha256 (corroboration.json's, "" when it found none),
+ * each NULL when not to be compared. A difference makes the report BAD:
+ * the file changed between the reader's check and the signature's, and
+ * what the reader shows is not what was signed. */
+void ll_sign_check_bytes(ll_sign_report *rep, const char *export_sha256,
+                         const char *corroboration_sha256);
+
+/* ll_bundle_check, then ll_sign_check_declared and ll_sign_check_bytes:
+ * LL_E_TAMPER when either made the report BAD. The one check verify, the
+ * report, qualify and a gap control's --after use. */
 ll_status ll_bundle_check_declared(const char *dir, const char *allowed_signers,
                                    const char *declared, int ended,
+                                   const char *export_sha256,
+                                   const char *corroboration_sha256,
                                    ll_sign_report *rep,
                                    ll_error *err) LL_WARN_UNUSED;
 

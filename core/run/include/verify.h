@@ -56,6 +56,13 @@ typedef struct {
    * that key; a signing note without the host's sign_key field is a
    * problem (LL_E_TAMPER) */
   char sign_declared[96];
+  /* SHA-256 (hex) of the bytes checked: the export ledger's, and
+   * corroboration.json's (empty when there is none). A reader that also
+   * checks the signature requires the same sums in SHA256SUMS
+   * (ll_sign_covers), so what it shows is what was signed, even if a file
+   * changed between the two checks. */
+  char export_sha256[65];
+  char corroboration_sha256[65];
 } ll_verify_report;
 
 /* LL_OK when consistent; LL_E_TAMPER otherwise, with the report naming the
