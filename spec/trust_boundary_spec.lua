@@ -340,6 +340,9 @@ run:finish()
     local rc, out, err = helper.run({ s, "--manifest", manifest(), "--evidence", d .. "/ev", "--deadline-s", "1" },
       helper.live_env(helper.unique_blob("deadline")))
     assert.are.equal(2, rc, out .. err)
+    -- the bound is in the bundle, so a reader sees why the requests stopped
+    assert.are.equal(1, cjson.decode(helper.read(d .. "/ev/manifest.json")).deadline_s)
+    assert.are.equal(1, helper.rows(d .. "/ev")[1].deadline_s)
     assert.truthy(out:find("properties after the deadline: false LL_E_SCOPE", 1, true), out)
     assert.truthy(out:find("create_container after the deadline: false LL_E_SCOPE", 1, true), out)
     local refusals = rows_of(d .. "/ev", "refusal")

@@ -219,6 +219,10 @@ static ll_status open_fresh(ll_run *r, ll_run_config *cfg, ll_error *err) {
   ll_strlcpy(r->run_id, ll_json_str(row, "run_id"), sizeof r->run_id);
   if (cfg->proxy) /* only when set: replayed manifests stay as they were */
     add_proxy(row, cfg);
+  /* the operator's bound on the run, for a reader of the bundle: a
+   * refusal at it (invariant 14) is then explained by the bundle alone */
+  if (cfg->deadline_s > 0)
+    cJSON_AddNumberToObject(row, "deadline_s", (double)cfg->deadline_s);
   r->ledger = ll_ledger_open(cfg->evidence_dir, LL_LEDGER_CREATE, err);
   if (!r->ledger) {
     cJSON_Delete(row);
