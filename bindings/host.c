@@ -254,7 +254,7 @@ typedef struct {
  * it made a bundle, and flow its plan's name. */
 static int run_once(const ll_operator *op, const run_input *in, int *decision,
                     int *bundle, char *flow, size_t flow_cap) {
-  lua_State *L = luaL_newstate();
+  lua_State *L = ll_sandbox_newstate(LL_SANDBOX_MEM_MAX);
   if (!L) {
     fprintf(stderr, "leaselua: out of memory\n");
     return 70;
@@ -328,7 +328,7 @@ static int run_once(const ll_operator *op, const run_input *in, int *decision,
     *bundle = host.evidence_dir[0] != '\0';
   if (flow && host.flow_name[0])
     ll_strlcpy(flow, host.flow_name, flow_cap);
-  lua_close(L);
+  ll_sandbox_close(L);
   return rc;
 }
 

@@ -3,6 +3,8 @@
 
 #include <lauxlib.h>
 #include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "l_common.h"
@@ -107,6 +109,62 @@ static int l_setmetatable(lua_State *L) {
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, 1);
   return 1;
+}
+
+typedef struct {
+  size_t used, cap;
+} mem_bound;
+
+/* Lua's allocator (lua_Alloc) under a bound: what a block grows by must
+ * fit in what is left. A NULL ptr's osize names the object's type, not a
+ * size. */
+static void *bounded_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  mem_bound *m = ud;
+  size_t old = ptr ? osize : 0;
+  if (nsize == 0) {
+    free(ptr);
+    m->used -= old;
+    return NULL;
+  }
+  if (nsize > old && nsize - old > m->cap - m->used)
+    return NULL;
+  void *p = realloc(ptr, nsize);
+  if (p)
+    m->used = m->used - old + nsize;
+  return p;
+}
+
+static int panic(lua_State *L) {
+  const char *msg = lua_tostring(L, -1);
+  fprintf(stderr,
+          "leaselua: PANIC: unprotected error in call to Lua API (%s)\n",
+          msg ? msg : "error object is not a string");
+  return 0; /* Lua aborts */
+}
+
+lua_State *ll_sandbox_newstate(size_t cap) {
+  mem_bound *m = malloc(sizeof *m);
+  if (!m)
+    return NULL;
+  m->used = 0;
+  m->cap = cap;
+  lua_State *L = lua_newstate(bounded_alloc, m);
+  if (!L) {
+    free(m);
+    return NULL;
+  }
+  lua_atpanic(L, panic);
+  lua_setwarnf(L, NULL, NULL);
+  return L;
+}
+
+void ll_sandbox_close(lua_State *L) {
+  void *m = NULL;
+  if (!L)
+    return;
+  lua_getallocf(L, &m);
+  lua_close(L);
+  free(m);
 }
 
 void ll_sandbox_open(lua_State *L) {

@@ -424,6 +424,28 @@ end)
 describe("a bounded bundle", function()
   teardown(helper.cleanup)
 
+  -- The script's Lua state had no bound: a script could take the
+  -- machine's memory until the OOM killer ended leaselua (or something
+  -- else). Past 1 GiB an allocation now fails as Lua's own "not enough
+  -- memory"; the run still ends with its decision.
+  it("14: a script cannot take more than 1 GiB of memory; the run still ends HOLD", function()
+    local d = helper.tmpdir()
+    local s = script([[
+local ll = require "leaselua"
+local run = ll.open { name = "hog", actors = { "A", "operator", "observer" } }
+local ok, e = pcall(string.rep, "x", 1536 * 1024 * 1024)
+print("big: " .. tostring(ok) .. " " .. (ok and #e or tostring(e)))
+local small = string.rep("y", 1024 * 1024)
+print("small: " .. #small)
+]])
+    local rc, out, err = helper.run({ s, "--manifest", manifest(), "--evidence", d .. "/ev" },
+      offline_target { AZURE_STORAGE_TOKEN = helper.dev_token() })
+    assert.are.equal(2, rc, out .. err)
+    assert.truthy(out:find("big: false not enough memory", 1, true), out .. err)
+    assert.truthy(out:find("small: 1048576", 1, true), out)
+    assert.are.equal("HOLD", cjson.decode(helper.read(d .. "/ev/decision.json")).decision)
+  end)
+
   -- A loop of run:note wrote 161 MB in 0.4 s, with no end but the disk.
   -- Past the bound, only the decision row is written: offline, nothing
   -- is sent (port 9), and the bundle still verifies.
