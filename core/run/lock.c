@@ -334,7 +334,7 @@ static void judge(int bundle, const char *host, const char *path, char *why,
   const char *p = ll_json_str(man, "blob_path");
   const char *kind = ll_json_str(man, "endpoint_kind");
   int same = h && p && kind && strcmp(kind, "replay") != 0 &&
-             ll_endpoint_same_host(h, host) && strcmp(p, path) == 0;
+             ll_endpoint_same_server(h, host) && strcmp(p, path) == 0;
   cJSON_Delete(man);
   if (!same)
     return;

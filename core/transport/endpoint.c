@@ -27,18 +27,23 @@ void ll_endpoint_server_key(const char *host, char *out, size_t cap) {
   const char *port = *end == ':' ? end + 1 : "";
   if (strcmp(port, "443") == 0 || strcmp(port, "80") == 0)
     port = "";
+  /* "[loopback]" is no DNS name, so no host is taken for loopback */
   snprintf(out, cap, "%s%s%s",
-           ll_endpoint_classify(bare) == LL_HOST_LOOPBACK ? "loopback" : bare,
+           ll_endpoint_classify(bare) == LL_HOST_LOOPBACK ? "[loopback]" : bare,
            *port ? ":" : "", port);
 }
 
-int ll_endpoint_same_host(const char *a, const char *b) {
+int ll_endpoint_same_server(const char *a, const char *b) {
   char ka[300], kb[300];
   if (!a || !b)
     return 0;
   ll_endpoint_server_key(a, ka, sizeof ka);
   ll_endpoint_server_key(b, kb, sizeof kb);
   return strcmp(ka, kb) == 0;
+}
+
+int ll_endpoint_same_host(const char *a, const char *b) {
+  return a && b && strcasecmp(a, b) == 0;
 }
 
 void ll_endpoint_bare_host(const char *host, char *out, size_t cap) {

@@ -22,18 +22,26 @@ typedef enum {
  * case; an IPv6 literal keeps its brackets. */
 void ll_endpoint_bare_host(const char *host, char *out, size_t cap);
 
-/* The server an account_host value (host[:port]) names, as one key: the
- * host in lower case (RFC 4343), "loopback" for every loopback spelling
- * (127.0.0.0/8, [::1], localhost), and ":port" unless the port is absent
- * or a default one (443, 80). Two spellings of one server get one key
- * (helper-30: localhost beside 127.0.0.1, or an explicit :443, took
- * another lock and passed the earlier-run check); two servers that might
- * be one may share a key too, which only ever refuses more. */
+/* The server an account_host value (host[:port]) might be, as one key
+ * for the lock: the host in lower case (RFC 4343), "[loopback]" for every
+ * loopback spelling (127.0.0.0/8, [::1], localhost), and ":port" unless
+ * the port is absent or a default one (443, 80). Two spellings of one
+ * server get one key (helper-30: localhost beside 127.0.0.1, or an
+ * explicit :443, took another lock and passed the earlier-run check).
+ * Two servers that might be one share a key too: only ever use it to
+ * refuse more, never to allow (helper-31). */
 void ll_endpoint_server_key(const char *host, char *out, size_t cap);
 
-/* Whether two account_host values name the same server: their
- * ll_endpoint_server_key agree. NULL names nothing. The lock, recovery,
- * the gap control and corroboration's log records all ask this. */
+/* Whether two account_host values might name the same server (their
+ * ll_endpoint_server_key agree): the per-blob lock and the earlier-run
+ * check, which refuse on it. NULL names nothing. */
+int ll_endpoint_same_server(const char *a, const char *b);
+
+/* Whether two account_host values name the same host exactly: a DNS
+ * name's case does not matter (RFC 4343), its port, as written, does.
+ * NULL names nothing. Recovery, the gap control and corroboration's log
+ * records, which allow on it, ask this: 127.0.0.2 or [::1] may be
+ * another listener than 127.0.0.1. */
 int ll_endpoint_same_host(const char *a, const char *b);
 
 /* The class of a bare host. Azure: <account> followed by
