@@ -18,6 +18,8 @@
 
 static char line[1400];
 static volatile sig_atomic_t line_len;
+static char dir[900];
+static unsigned armed_s;
 
 static void on_alarm(int sig) {
   (void)sig;
@@ -37,16 +39,35 @@ unsigned ll_hard_stop_seconds(const ll_operator *op) {
   return (unsigned)op->deadline_s + (unsigned)((ms + 999) / 1000);
 }
 
-void ll_hard_stop_arm(unsigned seconds, const char *evidence_dir) {
-  int n = snprintf(line, sizeof line,
-                   "leaselua: LL_E_SCOPE: the script is still running %u s "
-                   "after its run opened (the run's deadline, its grace and "
-                   "any request's own time are past), inside a call no "
-                   "hook reaches: the process stops here, the run "
-                   "undecided and the blob as it is (exit %d); run "
-                   "scripts/recovery.lua --recover --evidence %.900s\n",
-                   seconds, LL_HARD_STOP_EXIT, evidence_dir);
+/* The line the handler writes; said while the handler cannot read it. */
+static void say(const char *decision) {
+  line_len = 0;
+  int n;
+  if (decision)
+    n = snprintf(line, sizeof line,
+                 "leaselua: LL_E_SCOPE: the script is still running %u s "
+                 "after its run opened, inside a call no hook reaches, "
+                 "after the run recorded its decision (%s): the process "
+                 "stops here (exit %d, not the decision's: the host did not "
+                 "close or sign the run; leaselua verify %s reads the "
+                 "decision)\n",
+                 armed_s, decision, LL_HARD_STOP_EXIT, dir);
+  else
+    n = snprintf(line, sizeof line,
+                 "leaselua: LL_E_SCOPE: the script is still running %u s "
+                 "after its run opened (the run's deadline, its grace and "
+                 "any request's own time are past), inside a call no hook "
+                 "reaches: the process stops here, the run undecided and "
+                 "the blob as it is (exit %d); run scripts/recovery.lua "
+                 "--recover --evidence %s\n",
+                 armed_s, LL_HARD_STOP_EXIT, dir);
   line_len = n < 0 ? 0 : n >= (int)sizeof line ? (int)sizeof line - 1 : n;
+}
+
+void ll_hard_stop_arm(unsigned seconds, const char *evidence_dir) {
+  armed_s = seconds;
+  snprintf(dir, sizeof dir, "%s", evidence_dir);
+  say(NULL);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_alarm;
@@ -55,6 +76,12 @@ void ll_hard_stop_arm(unsigned seconds, const char *evidence_dir) {
     alarm(seconds);
 }
 
+void ll_hard_stop_decided(const char *decision) {
+  if (armed_s)
+    say(decision ? decision : "?");
+}
+
 void ll_hard_stop_disarm(void) {
   alarm(0);
+  armed_s = 0;
 }

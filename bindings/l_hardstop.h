@@ -28,6 +28,10 @@ unsigned ll_hard_stop_seconds(const ll_operator *op);
  * run undecided and the blob as it is (a script stuck inside a library
  * call, where no count hook fires, cannot keep the process alive). */
 void ll_hard_stop_arm(unsigned seconds, const char *evidence_dir);
+/* The run recorded its decision: the line then says so (the exit is
+ * still LL_HARD_STOP_EXIT, never the decision's: the host did not close
+ * or sign the run). */
+void ll_hard_stop_decided(const char *decision);
 /* Disarms it: the run was closed. */
 void ll_hard_stop_disarm(void);
 

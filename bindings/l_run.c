@@ -331,7 +331,6 @@ static int l_open(lua_State *L) {
   if (host) {
     ll_strlcpy(host->evidence_dir, evidence, sizeof host->evidence_dir);
     host->opened = 1;
-    ll_hard_stop_arm(ll_hard_stop_seconds(op), evidence);
   }
   /* A refused plan sent nothing: the run is closed without a decision (a
    * reopened bundle then ends on its recovery row, undecided, for the
@@ -346,6 +345,10 @@ static int l_open(lua_State *L) {
   if (host) {
     host->handle = h;
     h->host = host;
+    /* armed once the run holds the blob; a replay sends nothing and its
+     * deadline is on a virtual clock (helper-31) */
+    if (!op->replay[0])
+      ll_hard_stop_arm(ll_hard_stop_seconds(op), evidence);
     ll_strlcpy(host->flow_name, plan.name, sizeof host->flow_name);
     /* the ledger says the bundle is to be signed, and by which key, so a
      * signature removed later is missed (leaselua verify) */
@@ -433,6 +436,8 @@ static int close_run(lua_State *L, const char *fn, int unwinding) {
     return 0;
   }
   if (h->run && !unwinding) {
+    if (h->host) /* the recording's file is written whole, never cut */
+      ll_hard_stop_disarm();
     st = ll_run_end_transport(h->run, &err);
     const char *detail = ll_run_replay_detail(h->run);
     lua_pushstring(L, detail ? detail : err.message); /* outlives the run */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "l_common.h"
+#include "l_hardstop.h"
 #include "l_json.h"
 #include "l_request.h"
 #include "l_run.h"
@@ -232,6 +233,8 @@ static int l_finish(lua_State *L) {
    * invariant 15's stop (the row's target_stop) gives 64 or 2 */
   int code = ll_lua_host_exit(ll_run_decision(h->run),
                               ll_model_stop_exit(ll_run_model(h->run)));
+  if (h->host) /* a hard stop from here on says the decision stands */
+    ll_hard_stop_decided(ll_decision_name(ll_run_decision(h->run)));
   ll_lua_finish(L, LL_OK, row, &err);
   lua_pushinteger(L, code);
   return 2;

@@ -419,6 +419,27 @@ print(string.find(string.rep("a", 60), string.rep("a-", 12) .. "b"))
     assert.are.equal(1, #rows_of(d .. "/ev", "note"), "the rows written before are kept")
     assert.are.equal(0, #rows_of(d .. "/ev", "intent"), "nothing was sent")
   end)
+
+  -- helper-31: after run:finish() the line said "undecided" and sent the
+  -- operator to recovery, while the decision stood in the bundle.
+  it("14: stopped after its decision, the line names the decision, and the exit is still 70", function()
+    local slow = require "support.slow"
+    local d = helper.tmpdir()
+    local s = script([[
+local ll = require "leaselua"
+local run = ll.open { name = "backtrack", actors = { "A", "operator", "observer" } }
+run:finish()
+print(string.find(string.rep("a", 60), string.rep("a-", 12) .. "b"))
+]])
+    local rc, out, err = slow.run_host({ s, "--manifest", manifest(), "--evidence", d .. "/ev", "--deadline-s", "1",
+      "--timeout-ms", "1000" }, { env = offline_target { AZURE_STORAGE_TOKEN = helper.dev_token() },
+      prefix = "timeout -s KILL 60" })
+    assert.are.equal(70, rc, out .. err)
+    assert.truthy(err:find("after the run recorded its decision (HOLD): the process stops here (exit 70", 1, true),
+      err)
+    assert.is_nil(err:find("undecided", 1, true), err)
+    assert.are.equal("HOLD", cjson.decode(helper.read(d .. "/ev/decision.json")).decision)
+  end)
 end)
 
 describe("a bounded bundle", function()
