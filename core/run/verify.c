@@ -405,13 +405,15 @@ ll_status ll_verify_dir_checked(const char *dir, ll_verify_mode mode,
   if (stat(epath, &sb) != 0)
     return ll_fail(err, LL_E_IO, "%s: no export ledger (%s)", dir,
                    strerror(errno));
+  errno = 0;
   st = ll_buf_read_file(&ebuf, epath, SIZE_MAX);
   if (st != LL_OK) {
+    int e = errno; /* the read's, or 0: never a stale one */
     free(ebuf.p);
     return st == LL_E_NOMEM
                ? ll_fail(err, LL_E_NOMEM, "out of memory verifying %s", dir)
                : ll_fail(err, LL_E_IO, "cannot read %s: %s", epath,
-                         strerror(errno));
+                         e ? strerror(e) : "unreadable");
   }
   if (ll_sha256_hex(ebuf.p, ebuf.n, rep->export_sha256) != LL_OK) {
     free(ebuf.p);
