@@ -121,6 +121,44 @@ describe("the lease table, replayed", function()
     assert.truthy(section:find("returns status code 412 (Precondition Failed).</pre>", 1, true))
   end)
 
+  -- helper-32: Leased (A)/acquire B answered 201 still reads "leased",
+  -- and the later cells of that lifecycle conformed under B's lease (the
+  -- run ACCEPT). A success where only rejections are documented now moves
+  -- the later cells to a fresh lifecycle: the edited fixture, which
+  -- recorded them on the old one, no longer matches what is sent.
+  it("a success where a rejection is documented moves the later cells off that lifecycle", function()
+    local f = cjson.decode(helper.read(rp.fixture("documented/lease-table")))
+    local hit
+    for i, x in ipairs(f.exchanges) do
+      local h = x.request.headers or {}
+      if h["x-ms-lease-action"] == "acquire" and h["x-ms-proposed-lease-id"] == "{{lease:B}}" and x.response and
+          x.response.status == 409 then
+        hit = i
+        break
+      end
+    end
+    assert.truthy(hit, "the documented table has no acquire B answered 409")
+    local x = f.exchanges[hit]
+    x.response.status = 201
+    x.response.headers["x-ms-error-code"] = nil
+    x.response.headers["content-type"] = nil
+    x.response.headers["content-length"] = "0"
+    x.response.headers["x-ms-lease-id"] = "{{lease:B}}"
+    x.response.body = ""
+    local path = helper.write(rp.tmpdir() .. "/acquired.json", cjson.encode(f))
+    local rc, out, err, dir = replay(path)
+    assert.are.equal(64, rc, out .. err)
+    assert.truthy(err:find("LL_E_REPLAY", 1, true), err)
+    local c = cells(dir)
+    local cell = assert(c["Leased (A)/acquire B"], "no row for the edited cell")
+    assert.are.equal("DEVIATES", cell.verdict)
+    for key, r in pairs(c) do
+      assert.is_false(r.lifecycle == cell.lifecycle and key ~= "Leased (A)/acquire B" and
+        r.attempt_event ~= cjson.null and r.attempt_event > cell.attempt_event and r.verdict == "CONFORMS",
+        key .. " conformed after the lease changed hands")
+    end
+  end)
+
   it("emulator/lease-table: the Azurite recording replays offline, its deviations as recorded", function()
     local rc, out, err, dir = replay("emulator/lease-table")
     assert.are.equal(0, rc, out .. err)

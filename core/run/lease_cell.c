@@ -36,6 +36,19 @@ static cJSON *expected_of(const ll_lt_cell *c) {
   return a;
 }
 
+/* Whether status answered a cell whose every documented outcome is a
+ * rejection with a success: the lease (or the content) may have changed
+ * hands, whatever the state's name still reads. */
+static int unexpected_success(const ll_lt_cell *c, long status) {
+  const ll_lease_cell *d = ll_lease_contract_cell(c->state, c->op);
+  if (status < 200 || status > 299 || !d)
+    return 0;
+  for (int i = 0; i < d->n_outcomes; i++)
+    if (d->outcome[i].status >= 200 && d->outcome[i].status <= 299)
+      return 0;
+  return 1;
+}
+
 static cJSON *begin_row(ll_run *r, const ll_lt_cell *c) {
   cJSON *row = cJSON_CreateObject();
   cJSON_AddStringToObject(row, "record", "cell");
@@ -202,6 +215,16 @@ ll_status ll_lt_cell_attempt(ll_run *r, ll_lease_table *t, const ll_lt_cell *c,
              ll_lease_state_key(c->state), label,
              t->obs_state[0] ? t->obs_state : "?",
              ll_json_pstr(props, "event_id"));
+  } else if (st == LL_OK && !c->changes &&
+             unexpected_success(c, ll_json_long(att, "http_status", 0))) {
+    /* helper-32: acquire B answered 201 on Leased (A) still read
+     * "leased", and the later cells conformed under B's lease */
+    t->drifted = 1;
+    snprintf(t->reason, sizeof t->reason,
+             "cell %s succeeded (%ld, event %s) where a rejection is "
+             "documented: the lease or the content may have changed hands",
+             label, ll_json_long(att, "http_status", 0),
+             ll_json_pstr(att, "event_id"));
   }
 cleanup:
   cJSON_Delete(att);
