@@ -159,6 +159,39 @@ describe("the lease table, replayed", function()
     end
   end)
 
+  -- helper-32: a cell was judged on status, code and state alone, so a
+  -- rejected write whose revision the content read then showed still
+  -- conformed. The rows beside the status are now judged too.
+  it("a rejected write whose revision is read back DEVIATES, whatever its status", function()
+    local f = cjson.decode(helper.read(rp.fixture("documented/lease-table")))
+    local hit
+    for i, x in ipairs(f.exchanges) do
+      local q = x.request
+      if q.method == "PUT" and not q.query and (q.headers or {})["x-ms-lease-id"] == "{{lease:B}}" and x.response and
+          x.response.status == 412 then
+        hit = i
+        break
+      end
+    end
+    assert.truthy(hit, "the documented table has no write with B answered 412")
+    local write, get = f.exchanges[hit], f.exchanges[hit + 2]
+    assert.are.equal("GET", get.request.method)
+    local rev = assert(tonumber(write.request.body:match('"revision":(%d+)')))
+    get.response.body = write.request.body
+    get.response.headers["content-length"] = tostring(#write.request.body)
+    local path = helper.write(rp.tmpdir() .. "/landed.json", cjson.encode(f))
+    local rc, out, err, dir = replay(path)
+    assert.are_not.equal(0, rc, out .. err)
+    local deviating = {}
+    for key, r in pairs(cells(dir)) do
+      if r.verdict == "DEVIATES" then deviating[#deviating + 1] = key .. ": " .. tostring(r.reason) end
+    end
+    assert.are.equal(1, #deviating, table.concat(deviating, "\n"))
+    assert.truthy(deviating[1]:find("write with B: the write of revision " .. rev .. " was answered 412, but the " ..
+      "content read after it is that revision", 1, true), deviating[1])
+    rp.assert_verifies(dir)
+  end)
+
   it("emulator/lease-table: the Azurite recording replays offline, its deviations as recorded", function()
     local rc, out, err, dir = replay("emulator/lease-table")
     assert.are.equal(0, rc, out .. err)

@@ -104,6 +104,46 @@ static ll_status copied_from_events(const ll_model *m, const cJSON *row,
   return LL_OK;
 }
 
+/* What the contract's columns (status, code, state after) do not hold
+ * but the cell's own rows show (helper-32): a write rejected whose
+ * revision was read back, a write accepted whose revision was not, an
+ * acquire or change granted under another ID than the one proposed.
+ * 1 with the reason in buf when the rows contradict the outcome. */
+static int contradicted(const cJSON *att, const cJSON *o, char *buf,
+                        size_t cap) {
+  long status = att ? ll_json_long(att, "http_status", 0) : 0;
+  int ok = status >= 200 && status <= 299;
+  const cJSON *want = att ? ll_json_get(att, "payload_revision") : NULL;
+  const cJSON *got = ll_json_get(o, "content_revision");
+  if (cJSON_IsNumber(want) && cJSON_IsNumber(got)) {
+    int same = want->valuedouble == got->valuedouble;
+    if (ok && !same) {
+      snprintf(buf, cap,
+               "the write of revision %.0f was answered %ld, but the content "
+               "read after it is revision %.0f",
+               want->valuedouble, status, got->valuedouble);
+      return 1;
+    }
+    if (!ok && same) {
+      snprintf(buf, cap,
+               "the write of revision %.0f was answered %ld, but the content "
+               "read after it is that revision",
+               want->valuedouble, status);
+      return 1;
+    }
+  }
+  const cJSON *match =
+      att ? ll_json_get(att, "returned_lease_matches_proposed") : NULL;
+  if (ok && cJSON_IsFalse(match)) {
+    snprintf(buf, cap,
+             "answered %ld, but the lease ID returned is not the one "
+             "proposed",
+             status);
+    return 1;
+  }
+  return 0;
+}
+
 ll_status ll_model_apply_cell(ll_model *m, cJSON *row, int fill,
                               ll_error *err) {
   const ll_lease_cell *c = cell_of(row);
@@ -142,11 +182,24 @@ ll_status ll_model_apply_cell(ll_model *m, cJSON *row, int fill,
   if (cst != LL_OK)
     return cst;
   ll_lease_verdict v = ll_lease_contract_judge(c, &obs);
+  char why[300];
+  int against =
+      v != LL_VERDICT_DEVIATES &&
+      contradicted(ll_model_event(m, ll_json_str(row, "attempt_event")), o, why,
+                   sizeof why);
   cJSON *d = cJSON_CreateObject();
   if (!d)
     return ll_fail(err, LL_E_NOMEM, "out of memory");
-  cJSON_AddStringToObject(d, "verdict", ll_lease_verdict_name(v));
-  if (v == LL_VERDICT_DEVIATES) {
+  if (against) {
+    /* the status conforms, the rows beside it do not: no known
+     * deviation names this */
+    cJSON_AddStringToObject(d, "verdict",
+                            ll_lease_verdict_name(LL_VERDICT_DEVIATES));
+    cJSON_AddStringToObject(d, "reason", why);
+    cJSON_AddNullToObject(d, "known_deviation");
+    m->table.deviates++;
+  } else if (v == LL_VERDICT_DEVIATES) {
+    cJSON_AddStringToObject(d, "verdict", ll_lease_verdict_name(v));
     char label[80];
     snprintf(label, sizeof label, "%s/%s", ll_lease_state_name(c->state),
              ll_lease_op_name(c->op));
@@ -159,6 +212,7 @@ ll_status ll_model_apply_cell(ll_model *m, cJSON *row, int fill,
       cJSON_AddNullToObject(d, "known_deviation");
     m->table.deviates++;
   } else {
+    cJSON_AddStringToObject(d, "verdict", ll_lease_verdict_name(v));
     cJSON_AddNullToObject(d, "reason");
     cJSON_AddNullToObject(d, "known_deviation");
     if (v == LL_VERDICT_CONFORMS)

@@ -72,7 +72,8 @@ int ll_model_event_put(ll_model *m, const char *id, cJSON *e) {
 
 /* An outcome's summary, kept under its event ID: its operation, class,
  * observed lease state and status, HTTP status, seq and lifecycle, and
- * the cell, error code and content revision where it has them. */
+ * the cell (with a cell's payload revision and returned-ID match), error
+ * code and content revision where it has them. */
 void ll_model_remember_event(ll_model *m, const cJSON *row, const char *cls) {
   const char *id = ll_json_str(row, "event_id");
   if (!id)
@@ -95,8 +96,20 @@ void ll_model_remember_event(ll_model *m, const cJSON *row, const char *cls) {
   cJSON_AddNumberToObject(e, "seq", ll_json_double(row, "seq", 0));
   cJSON_AddNumberToObject(e, "fixture_epoch",
                           ll_json_double(row, "fixture_epoch", -1));
-  if (ll_json_str(row, "cell"))
+  if (ll_json_str(row, "cell")) {
     cJSON_AddStringToObject(e, "cell", ll_json_str(row, "cell"));
+    /* what the cell's verdict weighs beside its status (model_cell.c) */
+    const cJSON *rev = ll_json_get(row, "payload_revision");
+    if (cJSON_IsNumber(rev))
+      cJSON_AddNumberToObject(e, "payload_revision", rev->valuedouble);
+    /* an ID proposed: an acquire with none gets whatever the service
+     * makes (baseline.c asks the same) */
+    const cJSON *same = ll_json_get(row, "returned_lease_matches_proposed");
+    if (cJSON_IsBool(same) &&
+        !ll_lease_none(ll_json_str(row, "lease_alias_supplied")))
+      cJSON_AddBoolToObject(e, "returned_lease_matches_proposed",
+                            cJSON_IsTrue(same));
+  }
   if (ll_json_str(row, "azure_error_code"))
     cJSON_AddStringToObject(e, "code", ll_json_str(row, "azure_error_code"));
   if (cJSON_IsNumber(ll_json_get(row, "content_revision")))
