@@ -335,7 +335,9 @@ static int index_covers(const char *cmd, const char *path, const char *dir,
   }
   int rc = 0;
   for (struct dirent *e; !rc && (e = readdir(d));) {
-    if (e->d_name[0] == '.' || !holds_bundle(dir, e->d_name))
+    /* a hidden name is no hiding place (helper-32) */
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+        !holds_bundle(dir, e->d_name))
       continue;
     const cJSON *r;
     int listed = 0;

@@ -250,7 +250,13 @@ describe("leaselua qualify", function()
       assert.are.equal(64, rc5, err5)
       assert.matches("does not list " .. parent .. "/2021-12-02 as a bundle, and it holds one", err5, 1, true)
     end
-    assert(os.rename(parent .. "/2021-12-02", B.base .. "/matrix-2021-12-02"))
+    -- nor one it holds under a hidden name (helper-32: ".b" was skipped)
+    assert(os.rename(parent .. "/2021-12-02", parent .. "/.b"))
+    helper.write(parent .. "/index.json", cjson.encode { format = "leaselua-index-v1", runs = { { dir = "2023-11-03" } } })
+    local rc6, _, err6 = qualify_json { parent }
+    assert.are.equal(64, rc6, err6)
+    assert.matches("does not list " .. parent .. "/.b as a bundle, and it holds one", err6, 1, true)
+    assert(os.rename(parent .. "/.b", B.base .. "/matrix-2021-12-02"))
     -- a run refused before it made a bundle (bundle: false) is skipped, said so
     helper.write(parent .. "/index.json", cjson.encode {
       format = "leaselua-index-v1", runs = { { api_version = "2023-11-03", dir = "2023-11-03", exit = 0 },
