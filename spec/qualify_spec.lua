@@ -252,7 +252,8 @@ describe("leaselua qualify", function()
     end
     -- nor one it holds under a hidden name (helper-32: ".b" was skipped)
     assert(os.rename(parent .. "/2021-12-02", parent .. "/.b"))
-    helper.write(parent .. "/index.json", cjson.encode { format = "leaselua-index-v1", runs = { { dir = "2023-11-03" } } })
+    helper.write(parent .. "/index.json",
+      cjson.encode { format = "leaselua-index-v1", runs = { { dir = "2023-11-03" } } })
     local rc6, _, err6 = qualify_json { parent }
     assert.are.equal(64, rc6, err6)
     assert.matches("does not list " .. parent .. "/.b as a bundle, and it holds one", err6, 1, true)

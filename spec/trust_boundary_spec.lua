@@ -397,20 +397,26 @@ while true do pcall(function() while true do end end) end
   -- for hours (helper-30). The host's hard stop ends the process once the
   -- deadline, the grace and any request's own time (--timeout-ms) are
   -- past: 1 + 5 + 1 + 5 s here, offline, nothing sent.
-  it("14: a script stuck inside a library call is stopped, the run left undecided (exit 70)", function()
+  -- A run whose script, after `before`, is stuck in a backtracking find:
+  -- the evidence directory, exit code, stdout, stderr and seconds taken.
+  local function stuck(before)
     local slow = require "support.slow"
     local d = helper.tmpdir()
-    local s = script([[
+    local s = script(([[
 local ll = require "leaselua"
 local run = ll.open { name = "backtrack", actors = { "A", "operator", "observer" } }
-run:note("start", "into the library call")
+%s
 print(string.find(string.rep("a", 60), string.rep("a-", 12) .. "b"))
-]])
+]]):format(before))
     local t0 = os.time()
     local rc, out, err = slow.run_host({ s, "--manifest", manifest(), "--evidence", d .. "/ev", "--deadline-s", "1",
       "--timeout-ms", "1000" }, { env = offline_target { AZURE_STORAGE_TOKEN = helper.dev_token() },
       prefix = "timeout -s KILL 60" })
-    local took = os.time() - t0
+    return d, rc, out, err, os.time() - t0
+  end
+
+  it("14: a script stuck inside a library call is stopped, the run left undecided (exit 70)", function()
+    local d, rc, out, err, took = stuck('run:note("start", "into the library call")')
     assert.are.equal(70, rc, out .. err)
     assert.is_true(took >= 11 and took <= 30, "stopped after " .. took .. " s")
     assert.truthy(err:find("inside a call no hook reaches: the process stops here", 1, true), err)
@@ -423,17 +429,7 @@ print(string.find(string.rep("a", 60), string.rep("a-", 12) .. "b"))
   -- helper-31: after run:finish() the line said "undecided" and sent the
   -- operator to recovery, while the decision stood in the bundle.
   it("14: stopped after its decision, the line names the decision, and the exit is still 70", function()
-    local slow = require "support.slow"
-    local d = helper.tmpdir()
-    local s = script([[
-local ll = require "leaselua"
-local run = ll.open { name = "backtrack", actors = { "A", "operator", "observer" } }
-run:finish()
-print(string.find(string.rep("a", 60), string.rep("a-", 12) .. "b"))
-]])
-    local rc, out, err = slow.run_host({ s, "--manifest", manifest(), "--evidence", d .. "/ev", "--deadline-s", "1",
-      "--timeout-ms", "1000" }, { env = offline_target { AZURE_STORAGE_TOKEN = helper.dev_token() },
-      prefix = "timeout -s KILL 60" })
+    local d, rc, out, err = stuck("run:finish()")
     assert.are.equal(70, rc, out .. err)
     assert.truthy(err:find("after the run recorded its decision (HOLD): the process stops here (exit 70", 1, true),
       err)
