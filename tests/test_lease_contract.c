@@ -199,6 +199,36 @@ static void test_judge(void) {
   ll_lease_observation put201 = {201, NULL, "leased"};
   CHECK_INT(ll_lease_contract_judge(w, &put201), LL_VERDICT_DEVIATES);
 
+  /* a code in the family whose own words contradict the cell
+   * (helper-32), beside the code that fits */
+  static const struct {
+    ll_lease_state s;
+    ll_lease_op op;
+    long status;
+    const char *fits, *contradicts, *after;
+  } words[] = {
+      {LL_LS_LEASED, LL_LO_ACQUIRE_B, 409, "LeaseAlreadyPresent",
+       "LeaseIsBrokenAndCannotBeRenewed", "leased"},
+      {LL_LS_LEASED, LL_LO_ACQUIRE_NONE, 409, "LeaseAlreadyPresent",
+       "LeaseNotPresentWithLeaseOperation", "leased"},
+      {LL_LS_AVAILABLE, LL_LO_WRITE_A, 412, "LeaseNotPresentWithBlobOperation",
+       "LeaseIdMissing", "available"},
+      {LL_LS_LEASED, LL_LO_WRITE_NONE, 412, "LeaseIdMissing",
+       "LeaseIdMismatchWithBlobOperation", "leased"},
+      {LL_LS_AVAILABLE, LL_LO_CHANGE_AB, 409,
+       "LeaseNotPresentWithLeaseOperation", "LeaseIsBreakingAndCannotBeChanged",
+       "available"},
+  };
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+    const ll_lease_cell *c = ll_lease_contract_cell(words[i].s, words[i].op);
+    ll_lease_observation fits = {words[i].status, words[i].fits,
+                                 words[i].after};
+    ll_lease_observation against = {words[i].status, words[i].contradicts,
+                                    words[i].after};
+    CHECK_INT(ll_lease_contract_judge(c, &fits), LL_VERDICT_CONFORMS);
+    CHECK_INT(ll_lease_contract_judge(c, &against), LL_VERDICT_DEVIATES);
+  }
+
   const ll_lease_cell *exp = ll_lease_contract_cell(LL_LS_LEASED, LL_LO_EXPIRE);
   ll_lease_observation expired = {0, NULL, "expired"};
   CHECK_INT(ll_lease_contract_judge(exp, &expired), LL_VERDICT_CONFORMS);

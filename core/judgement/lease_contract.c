@@ -64,14 +64,72 @@ const ll_lease_source *ll_lease_contract_source(const char *id) {
   return NULL;
 }
 
+/* What a rejection's code says of the blob in its own words (Microsoft's
+ * error catalogue, Azure Blob Storage error codes): the lease states it can
+ * be answered in, and whether the request must have sent a lease ID (1),
+ * must not have (0), or either (-1). The tables name statuses, never
+ * codes, so no code is required of a cell; one whose words contradict the
+ * cell is refused (helper-32: LeaseIsBrokenAndCannotBeRenewed answering
+ * Leased (A), acquire B conformed). Every code Azurite 3.37.0 answered in
+ * fixtures/emulator/lease-table.json agrees with these, renew A while
+ * Breaking (A) answered LeaseIsBrokenAndCannotBeRenewed included. */
+#define IN(s) (1u << (s))
+#define ALL_STATES (IN(LL_LS_COUNT) - 1u)
+static const struct {
+  const char *code;
+  unsigned states;
+  int id;
+} code_says[] = {
+    /* "There is currently no lease on the blob." */
+    {"LeaseNotPresentWithLeaseOperation",
+     IN(LL_LS_AVAILABLE) | IN(LL_LS_BROKEN) | IN(LL_LS_EXPIRED), -1},
+    {"LeaseNotPresentWithBlobOperation",
+     IN(LL_LS_AVAILABLE) | IN(LL_LS_BROKEN) | IN(LL_LS_EXPIRED), -1},
+    /* "There is already a lease present." */
+    {"LeaseAlreadyPresent", IN(LL_LS_LEASED) | IN(LL_LS_BREAKING), -1},
+    /* "... the lease is currently in breaking state and cannot be ..." */
+    {"LeaseIsBreakingAndCannotBeAcquired", IN(LL_LS_BREAKING), -1},
+    {"LeaseIsBreakingAndCannotBeChanged", IN(LL_LS_BREAKING), -1},
+    /* "... the lease has been broken explicitly and cannot be renewed." */
+    {"LeaseIsBrokenAndCannotBeRenewed", IN(LL_LS_BREAKING) | IN(LL_LS_BROKEN),
+     -1},
+    /* "There is currently a lease on the blob and no lease ID was
+     * specified in the request." */
+    {"LeaseIdMissing", IN(LL_LS_LEASED) | IN(LL_LS_BREAKING), 0},
+    /* "The lease ID specified did not match the lease ID for the blob." */
+    {"LeaseIdMismatchWithBlobOperation", ALL_STATES, 1},
+    {"LeaseIdMismatchWithLeaseOperation", ALL_STATES, 1},
+};
+
+/* Whether the attempt sends a lease ID (a proposed one counts). */
+static int sends_id(ll_lease_op op) {
+  return op != LL_LO_WRITE_NONE && op != LL_LO_READ_NONE &&
+         op != LL_LO_ACQUIRE_NONE && op != LL_LO_BREAK_0 &&
+         op != LL_LO_BREAK_N && op != LL_LO_EXPIRE;
+}
+
+/* 0 when code's own words contradict the cell; 1 otherwise (a code the
+ * list does not hold is judged by its family alone). */
+static int code_fits(const ll_lease_cell *cell, const char *code) {
+  for (size_t i = 0; code && i < sizeof code_says / sizeof *code_says; i++) {
+    if (strcmp(code_says[i].code, code) != 0)
+      continue;
+    int id = code_says[i].id;
+    return (code_says[i].states & IN(cell->state)) &&
+           (id < 0 || id == sends_id(cell->op));
+  }
+  return 1;
+}
+
 /* One documented outcome against the observation. The state after must be
  * observed: an unread state is no evidence of conformance. */
-static int outcome_matches(const ll_lease_outcome *o,
+static int outcome_matches(const ll_lease_cell *cell, const ll_lease_outcome *o,
                            const ll_lease_observation *obs) {
   if (obs->status != o->status)
     return 0;
   if (o->family) {
-    if (!ll_baseline_in_family(o->family, obs->code))
+    if (!ll_baseline_in_family(o->family, obs->code) ||
+        !code_fits(cell, obs->code))
       return 0;
   } else if (obs->code) {
     return 0; /* a success carries no error code */
@@ -86,7 +144,7 @@ ll_lease_verdict ll_lease_contract_judge(const ll_lease_cell *cell,
     return LL_VERDICT_DEVIATES;
   int matched = 0;
   for (int i = 0; i < cell->n_outcomes; i++)
-    matched += outcome_matches(&cell->outcome[i], obs);
+    matched += outcome_matches(cell, &cell->outcome[i], obs);
   if (matched == 0)
     return LL_VERDICT_DEVIATES;
   return matched == cell->n_outcomes ? LL_VERDICT_CONFORMS
@@ -158,8 +216,11 @@ char *ll_lease_contract_markdown(void) {
           "The judge (`ll_lease_contract_judge`) compares an observation "
           "(status, error code, lease state read after) with each outcome "
           "of a cell: the status must be equal, a rejection's code must be "
-          "in its family and a success must carry no code, and the state "
-          "after must have been read and be equal. Matching every outcome "
+          "in its family and must not contradict the cell in its own words "
+          "(a code saying there is no lease, answering Leased (A), say: the "
+          "catalogue's wording, listed in lease_contract.c), a success must "
+          "carry no code, and the state after must have been read and be "
+          "equal. Matching every outcome "
           "is CONFORMS; matching one of two disagreeing sources is "
           "CONFORMS_ONE_SOURCE; anything else DEVIATES. Conditions are "
           "recorded, not judged: the flow that attempts a cell must "
