@@ -320,6 +320,36 @@ static int holds_bundle(const char *dir, const char *sub) {
   return len > 0 && (size_t)len < sizeof p && lstat(p, &sb) == 0;
 }
 
+/* A bundle somewhere under dir/sub (a real directory, links never
+ * followed, at most depth levels down): its path relative to dir in
+ * found, and 1; else 0. */
+static int nested_bundle(const char *dir, const char *sub, int depth,
+                         char *found, size_t cap) {
+  char p[PATH_MAX];
+  struct stat sb;
+  int len = snprintf(p, sizeof p, "%s/%s", dir, sub);
+  if (len <= 0 || (size_t)len >= sizeof p || lstat(p, &sb) != 0 ||
+      !S_ISDIR(sb.st_mode))
+    return 0;
+  if (holds_bundle(dir, sub)) {
+    snprintf(found, cap, "%s", sub);
+    return 1;
+  }
+  DIR *d = depth > 0 ? opendir(p) : NULL;
+  int hit = 0;
+  for (struct dirent *e; d && !hit && (e = readdir(d));) {
+    char next[PATH_MAX];
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    int n = snprintf(next, sizeof next, "%s/%s", sub, e->d_name);
+    hit = n > 0 && (size_t)n < sizeof next &&
+          nested_bundle(dir, next, depth - 1, found, cap);
+  }
+  if (d)
+    closedir(d);
+  return hit;
+}
+
 /* The index is not evidence, but it chooses what is read: it must not
  * leave out a bundle its directory holds. Every subdirectory of dir that
  * holds one is among runs with "bundle" not false (helper-26 hid a signed
@@ -335,14 +365,16 @@ static int index_covers(const char *cmd, const char *path, const char *dir,
   }
   int rc = 0;
   for (struct dirent *e; !rc && (e = readdir(d));) {
-    /* a hidden name is no hiding place (helper-32) */
+    /* a hidden name is no hiding place, nor a directory a level or more
+     * down (helper-32) */
+    char found[PATH_MAX];
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-        !holds_bundle(dir, e->d_name))
+        !nested_bundle(dir, e->d_name, 3, found, sizeof found))
       continue;
     const cJSON *r;
     int listed = 0;
     cJSON_ArrayForEach(r, runs) {
-      listed |= ll_streq(ll_json_str(r, "dir"), e->d_name) &&
+      listed |= ll_streq(ll_json_str(r, "dir"), found) &&
                 !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "bundle"));
     }
     if (!listed) {
@@ -350,7 +382,7 @@ static int index_covers(const char *cmd, const char *path, const char *dir,
               "leaselua: %s: %s does not list %s/%s as a bundle, and it holds "
               "one: an index may not leave evidence out (list it, or move it "
               "away)\n",
-              cmd, path, dir, e->d_name);
+              cmd, path, dir, found);
       rc = 64;
     }
   }

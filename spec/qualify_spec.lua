@@ -257,7 +257,13 @@ describe("leaselua qualify", function()
     local rc6, _, err6 = qualify_json { parent }
     assert.are.equal(64, rc6, err6)
     assert.matches("does not list " .. parent .. "/.b as a bundle, and it holds one", err6, 1, true)
-    assert(os.rename(parent .. "/.b", B.base .. "/matrix-2021-12-02"))
+    -- nor one a level down, in a directory that holds no bundle itself
+    assert(bd.sh(("mkdir -p %s/sub"):format(q(parent))) == 0)
+    assert(os.rename(parent .. "/.b", parent .. "/sub/c"))
+    local rc7, _, err7 = qualify_json { parent }
+    assert.are.equal(64, rc7, err7)
+    assert.matches("does not list " .. parent .. "/sub/c as a bundle, and it holds one", err7, 1, true)
+    assert(os.rename(parent .. "/sub/c", B.base .. "/matrix-2021-12-02"))
     -- a run refused before it made a bundle (bundle: false) is skipped, said so
     helper.write(parent .. "/index.json", cjson.encode {
       format = "leaselua-index-v1", runs = { { api_version = "2023-11-03", dir = "2023-11-03", exit = 0 },
