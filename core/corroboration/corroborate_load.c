@@ -76,19 +76,25 @@ ll_status ll_corr_load(const char *dir, cJSON **rows, const cJSON **manifest,
     return ll_fail(err, st, "%s: export ledger: %s (run leaselua verify %s)",
                    dir, e.message, dir);
   }
-  const cJSON *first = cJSON_GetArrayItem(*rows, 0);
-  const char *rec = ll_json_str(first, "record");
-  if (!rec || strcmp(rec, "manifest") != 0 ||
-      !ll_json_str(first, "blob_path")) {
+  if (!(*manifest = ll_corr_manifest(*rows, dir, err))) {
     cJSON_Delete(*rows);
     *rows = NULL;
-    return ll_fail(err, LL_E_USAGE,
-                   "%s: the export ledger does not begin with a manifest row "
-                   "naming the blob",
-                   dir);
+    return LL_E_USAGE;
   }
-  *manifest = first;
   return LL_OK;
+}
+
+const cJSON *ll_corr_manifest(const cJSON *rows, const char *dir,
+                              ll_error *err) {
+  const cJSON *first = rows ? rows->child : NULL;
+  if (ll_json_is(first, "record", "manifest") &&
+      ll_json_str(first, "blob_path"))
+    return first;
+  ll_fail(err, LL_E_USAGE,
+          "%s: the export ledger does not begin with a manifest row "
+          "naming the blob",
+          dir);
+  return NULL;
 }
 
 static int64_t when(const cJSON *row, const char *key) {

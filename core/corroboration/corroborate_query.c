@@ -49,13 +49,9 @@ static const char *const columns =
 
 ll_status ll_corr_query_rows(const cJSON *rows, const char *dir, int margin_s,
                              ll_buf *out, ll_error *err) {
-  const cJSON *manifest = rows ? rows->child : NULL;
-  if (!ll_json_is(manifest, "record", "manifest") ||
-      !ll_json_str(manifest, "blob_path"))
-    return ll_fail(err, LL_E_USAGE,
-                   "%s: the export ledger does not begin with a manifest row "
-                   "naming the blob",
-                   dir);
+  const cJSON *manifest = ll_corr_manifest(rows, dir, err);
+  if (!manifest)
+    return LL_E_USAGE;
   int64_t first = INT64_MAX, last = INT64_MIN;
   const cJSON *row;
   cJSON_ArrayForEach(row, rows) {

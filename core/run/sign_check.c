@@ -89,8 +89,6 @@ static int listed(char **names, size_t n, const char *rel) {
   return bsearch(&rel, names, n, sizeof *names, cmp_ptr) != NULL;
 }
 
-/* Reads SHA256SUMS, checks every line's form and every file's bytes, then
- * lists the files present but not listed. */
 /* A private, unlinked copy of b at offset 0 (-1: it could not be made):
  * what ssh-keygen verifies is then what was checked, not the file read
  * again, which may have changed in between. */
@@ -311,6 +309,24 @@ static ll_status check_sig(int sums, const char *sig, const char *allowed,
   return LL_OK;
 }
 
+/* check_sig over the bytes in fd, or over the file sums when fd is -1
+ * (nothing was read from it before); closes what it checks. */
+static ll_status check_sig_at(int fd, const char *sums, const char *sig,
+                              const char *allowed, ll_sig_state *state,
+                              char *principal, ll_sign_key *key, char *why,
+                              size_t whycap, ll_error *err) {
+  if (fd < 0)
+    fd = open(sums, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    *state = LL_SIG_BAD;
+    return ll_fail(err, LL_E_IO, "cannot read %s: %s", sums, strerror(errno));
+  }
+  ll_status st =
+      check_sig(fd, sig, allowed, state, principal, key, why, whycap, err);
+  close(fd);
+  return st;
+}
+
 /* signatures/1/, 2/ ...: each earlier signature over its own sums. */
 static ll_status check_history(const char *dir, const char *allowed,
                                ll_sign_report *rep, ll_error *err) {
@@ -337,13 +353,8 @@ static ll_status check_history(const char *dir, const char *allowed,
                  p->dir);
     }
     ll_error sub = {0};
-    int fd = open(sums, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    ll_status st = fd < 0 ? ll_fail(&sub, LL_E_IO, "cannot read %s: %s", sums,
-                                    strerror(errno))
-                          : check_sig(fd, sig, allowed, &p->state, p->principal,
-                                      &p->key, why, sizeof why, &sub);
-    if (fd >= 0)
-      close(fd);
+    ll_status st = check_sig_at(-1, sums, sig, allowed, &p->state, p->principal,
+                                &p->key, why, sizeof why, &sub);
     if (st == LL_E_TAMPER)
       return bad(rep, err, "the earlier signature %s: %s", p->dir, why);
     if (st != LL_OK)
@@ -406,16 +417,10 @@ ll_status ll_bundle_check(const char *dir, const char *allowed,
   /* the signature is checked even when the sums are not: the report
    * names its signer either way; over the very bytes the sums were
    * checked from when they could be read */
-  if (fd < 0)
-    fd = open(sums, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   ll_error sub = {0};
   ll_sig_state state;
-  ll_status ss = fd < 0 ? ll_fail(&sub, LL_E_IO, "cannot read %s: %s", sums,
-                                  strerror(errno))
-                        : check_sig(fd, sig, allowed, &state, rep->principal,
-                                    &rep->key, why, sizeof why, &sub);
-  if (fd >= 0)
-    close(fd);
+  ll_status ss = check_sig_at(fd, sums, sig, allowed, &state, rep->principal,
+                              &rep->key, why, sizeof why, &sub);
   if (ss == LL_E_TAMPER)
     return bad(rep, err, "the signature: %s", why);
   if (ss != LL_OK)

@@ -15,6 +15,10 @@
  * the join and the query). *rows: caller deletes. */
 ll_status ll_corr_load(const char *dir, cJSON **rows, const cJSON **manifest,
                        ll_error *err) LL_WARN_UNUSED;
+/* rows' manifest row when it comes first and names the blob; otherwise
+ * NULL, with err saying so for dir (LL_E_USAGE). */
+const cJSON *ll_corr_manifest(const cJSON *rows, const char *dir,
+                              ll_error *err);
 
 typedef struct {
   const cJSON *row; /* the outcome row, or an intent without one */
