@@ -5,6 +5,9 @@
  *   of the run was answered with it, or when it read back the very bytes a
  *   doubtful Put of the run declared; another writer's object (even with
  *   the same bytes) is left for the operator, and the run holds;
+ * - an answer that names another ETag, or finds the blob leased while no
+ *   lease of the run can be current, holds the run before anything more
+ *   is sent;
  * - no lease operation and no Delete before the lifecycle's own create
  *   (If-None-Match: *) was accepted and read back, nor after the run's own
  *   Delete of it. */
@@ -252,9 +255,65 @@ static void test_lease_before_create(void) {
   }
 }
 
+/* H3. Another writer's object, or another party's lease, seen in an
+ * answer before any reconcile: the run holds at once, and neither a lease
+ * operation (a break above all) nor a Delete is sent. */
+static void test_foreign_seen(void) {
+  static const struct {
+    const char *name;
+    ll_step steps[10]; /* after FRESH, LIFE(0), the create and its read */
+    const char *why;
+  } t[] = {
+      {"the blob replaced, seen by a properties read",
+       {PROPSF("available", "unlocked", F_ETAG_OTHER), END_STEPS},
+       "(Get Blob Properties): the blob's ETag " RB_ETAG_OTHER
+       " is none this run's writes were answered with"},
+      {"the blob replaced, seen in an acquire's answer",
+       {ACQF("A", 201, NULL, F_ETAG_OTHER), END_STEPS},
+       "(Lease Acquire): the blob's ETag " RB_ETAG_OTHER " is none"},
+      {"leased while the run took no lease",
+       {PROPS("leased", "locked"), END_STEPS},
+       "the blob is leased, but no lease of this run can be current (none "
+       "was taken in this lifecycle)"},
+      {"breaking while the run took no lease",
+       {PROPS("breaking", "locked"), END_STEPS},
+       "the blob is breaking, but no lease of this run can be current"},
+      {"leased again after the run released its lease",
+       {ACQ("A", 201, NULL), RELEASE("A", 200), PROPS("leased", "locked"),
+        END_STEPS},
+       "(the run's lease was released or ended)"},
+      {"leased again after the run's lease was broken",
+       {ACQ("A", 201, NULL), PROPS("leased", "locked"), BREAK(0),
+        PROPS("broken", "unlocked"), PROPS("leased", "locked"), END_STEPS},
+       "(the run's lease was broken)"},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    int before = ll_test_fail;
+    ll_rb b;
+    static const ll_step start[] = {FRESH, LIFE(0), CREATE(201, NULL), READ(0),
+                                    END_STEPS};
+    rows(&b, start);
+    ll_error err;
+    CHECK_INT(rb_guard(&b, &LEASE_OPS[1].req, &err), LL_OK);
+    for (const ll_step *s = t[i].steps; s->op != S_END; s++)
+      rb_step(&b, s);
+    CHECK_INT(rb_guard(&b, &DELETE_REQ, &err), LL_E_HOLD);
+    CHECK(strstr(err.message, "leave the blob for the operator") != NULL);
+    for (size_t k = 0; k < N_LEASE_OPS; k++)
+      CHECK_INT(rb_guard(&b, &LEASE_OPS[k].req, &err), LL_E_HOLD);
+    cJSON *d = rb_decide(&b);
+    CHECK_STR(rb_str(d, "decision"), "HOLD");
+    CHECK(rb_any_contains(cJSON_GetObjectItem(d, "reasons"), t[i].why));
+    if (ll_test_fail > before)
+      fprintf(stderr, "  in foreign-seen case \"%s\"\n", t[i].name);
+    rb_free(&b);
+  }
+}
+
 int main(void) {
   test_foreign_object_not_adopted();
   test_own_object_adopted();
   test_lease_before_create();
+  test_foreign_seen();
   return ll_test_report("test_harm_own");
 }

@@ -330,8 +330,11 @@ static void discrepancy(const ll_model *m, const cJSON *row, cJSON *d,
  * neither broken nor released since) a read is documented to find it
  * leased/locked (Lease Blob: "Leased (A), read succeeds"); anything else
  * contradicts the state the ACCEPT chain stands on. Other phases are not
- * checked: a break's period running out, or an unleased write once broken,
- * changes the state with no request the fold could place it at. A read
+ * checked here: a break's period running out, or an unleased write once
+ * broken, changes the state with no request the fold could place it at;
+ * but neither leases the blob, so a read that finds it leased or breaking
+ * while no lease of the run can be current is another party's lease
+ * (harm.c, a HOLD of invariant 15). A read
  * that carried no lease header (a bundle older than the field) says
  * nothing. */
 static void lease_seen(const ll_model *m, const cJSON *row, cJSON *d) {

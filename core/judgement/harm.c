@@ -133,6 +133,58 @@ static void adopt(ll_harm_epoch *he, const char *etag) {
     he->created = 1;
 }
 
+static void hold(ll_model *m, const char *why) {
+  m->n_hold++; /* counted apart from the text, as model.c's add_hold */
+  ll_json_push(m->hold_reasons, cJSON_CreateString(why));
+}
+
+/* Another writer's object, or another party's lease, seen in an answer
+ * about the run's blob: a HOLD that nothing lifts, so no mutation follows
+ * (guard.c) and the blob is left for the operator. Two facts, each before
+ * the row changes the fold:
+ * - once a write of the run was answered with an ETag, every later 2xx
+ *   answer about the blob, but a Put's own, names one of the run's own
+ *   ETags (a Lease Blob answer carries the blob's ETag, unchanged); while
+ *   a request's outcome is unknown the reconcile decides instead
+ *   (model_query.c);
+ * - a read that finds the blob leased or breaking while no lease of the
+ *   run can be current (none taken in this lifecycle, or released, or
+ *   broken and not taken again): the lease is someone else's, and a break
+ *   would break it. */
+static void foreign(ll_model *m, const cJSON *row, ll_op op, const char *etag) {
+  const ll_harm_epoch *he = &m->ep.harm;
+  long status = ll_json_long(row, "http_status", 0);
+  char why[512];
+  if (op == LL_OP_CREATE_CONTAINER || !he->written || status < 200 ||
+      status > 299 || !ll_json_is(row, "outcome", "RESPONSE") ||
+      cJSON_GetArraySize(m->doubts) > 0)
+    return;
+  if (op != LL_OP_PUT_BLOB && etag && etag[0] && !he->etag_unknown &&
+      !ll_model_own_etag(m, etag)) {
+    snprintf(why, sizeof why,
+             "event %s (%s): the blob's ETag %.128s is none this run's "
+             "writes were answered with: another writer replaced the blob; "
+             "no mutation follows and the blob is left for the operator",
+             ll_json_pstr(row, "event_id"), ll_op_name(op), etag);
+    hold(m, why);
+  }
+  const char *st = ll_json_str(row, "lease_state_after"); /* reads only */
+  ll_phase ph = m->ep.phase;
+  if ((op == LL_OP_GET_PROPERTIES || op == LL_OP_GET_BLOB) &&
+      (ll_streq(st, "leased") || ll_streq(st, "breaking")) &&
+      (ph == LL_PH_NONE || ph == LL_PH_RELEASED || ph == LL_PH_BROKEN)) {
+    snprintf(why, sizeof why,
+             "event %s (%s): the blob is %s, but no lease of this run can be "
+             "current (%s): another party's lease; no mutation follows and "
+             "the blob is left for the operator",
+             ll_json_pstr(row, "event_id"), ll_op_name(op), st,
+             ph == LL_PH_NONE       ? "none was taken in this lifecycle"
+             : ph == LL_PH_RELEASED ? "the run's lease was released or ended"
+                                    : "the run's lease was broken");
+    hold(m, why);
+  }
+}
+
 int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
   ll_harm_epoch *he = &m->ep.harm;
   const char *outcome = ll_json_str(row, "outcome");
@@ -146,10 +198,12 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
     preflight(m, row, cls);
     return 1;
   }
+  foreign(m, row, op, etag);
   if (op == LL_OP_PUT_BLOB && ok) {
     he->written = 1;
     cpy(he->put_etag, sizeof he->put_etag, etag);
     own_etag(m, etag);
+    he->etag_unknown = !etag || !etag[0];
     if (!etag || !etag[0]) {
       ll_harm_run *h = &m->harm;
       int i = h->n_etagless++ % LL_OWN_ETAGS;
@@ -216,8 +270,7 @@ void ll_harm_reconcile(ll_model *m, const char *result,
              "declared: another writer's object, not adopted; no mutation "
              "follows and the blob is left for the operator",
              m->last_read_event, m->last_read_revision, not_adopted);
-    m->n_hold++;
-    ll_json_push(m->hold_reasons, cJSON_CreateString(why));
+    hold(m, why);
     he->cleanup_etag[0] = he->put_etag[0] = '\0';
   } else if (ll_model_reconcile_settles(result)) {
     /* The reconcile's content read identified declared bytes the ledger
@@ -227,6 +280,7 @@ void ll_harm_reconcile(ll_model *m, const char *result,
     adopt(he, m->harm.last_read_etag);
     own_etag(m, he->cleanup_etag);
     he->put_etag[0] = '\0';
+    he->etag_unknown = 0;
   } else if (!ll_streq(result, "INCOMPLETE")) {
     he->cleanup_etag[0] = '\0'; /* content the ledger cannot explain */
   }

@@ -47,9 +47,11 @@ typedef struct {
   int written;            /* an accepted or doubtful Put in this lifecycle */
   char put_etag[128];     /* ETag of the last accepted Put, not read back */
   char cleanup_etag[128]; /* ETag of the last accepted write read back */
-  int created; /* the lifecycle's own create was accepted and read back (a
-                  cleanup ETag was adopted), and the run has not deleted the
-                  blob since: lease operations and the Delete need it */
+  int created;      /* the lifecycle's own create was accepted and read back (a
+                       cleanup ETag was adopted), and the run has not deleted the
+                       blob since: lease operations and the Delete need it */
+  int etag_unknown; /* the last accepted Put named no ETag and no reconcile
+                       has adopted one since: no answer can be told foreign */
 } ll_harm_epoch;
 
 /* The ETags the run's own writes were answered with, run-wide: a reconcile
