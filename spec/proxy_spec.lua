@@ -92,6 +92,25 @@ describe("the proxy", function()
     assert.is_nil(helper.read(d .. "/environment.json"))
   end)
 
+  -- Invariant 10 (helper-34): through a proxy on another host, loopback is
+  -- that host's, and over http the token would cross the network in clear.
+  it("off loopback, for a loopback account URL, is refused before anything is made or sent (exit 64)", function()
+    for _, c in ipairs {
+      { url = "http://127.0.0.1:10999/devstoreaccount1", var = "http_proxy", clear = true },
+      { url = "https://127.0.0.1:10999/devstoreaccount1", var = "HTTPS_PROXY", clear = false },
+    } do
+      local d = helper.tmpdir() .. "/ev"
+      local rc, out, err = helper.run({ "handoff", "--manifest", manifest, "--evidence", d },
+        base_env { AZURE_STORAGE_ACCOUNT_URL = c.url, AZURE_STORAGE_TOKEN = "x.y.z", [c.var] = "http://192.0.2.1:3128" })
+      assert.are.equal(64, rc, out .. err)
+      assert.are.equal(1, helper.count(err, "\n"), err)
+      assert.matches("^leaselua: LL_E_INSECURE: the proxy from " .. c.var .. " %(http://192%.0%.2%.1:3128%) is not on " ..
+        "loopback, and the account URL names loopback", err)
+      assert.are.equal(c.clear, err:find("the token, in clear", 1, true) ~= nil, err)
+      assert.is_nil(helper.read(d .. "/environment.json"))
+    end
+  end)
+
   it("a bad HTTPS_PROXY names the variable and never its text", function()
     local rc, _, err = handoff(helper.tmpdir() .. "/ev", {}, { HTTPS_PROXY = "ftp://user:secret@host" })
     assert.are.equal(64, rc)

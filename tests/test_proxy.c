@@ -60,8 +60,8 @@ static void test_precedence(void) {
        "none"},
       {NULL,
        "http://127.0.0.1:10000",
-       {"http_proxy", "http://h:1", "all_proxy", "http://p3:3", NULL},
-       "http://h:1",
+       {"http_proxy", "http://[::1]:1", "all_proxy", "http://p3:3", NULL},
+       "http://[::1]:1",
        "http_proxy"},
       /* the option wins over every variable */
       {"https://opt.example:8443",
@@ -164,8 +164,52 @@ static void test_bad(void) {
   CHECK(strstr(err.message, "https_proxy") != NULL);
 }
 
+/* Invariant 10: a loopback target never goes through a proxy on another
+ * host (helper-34: http_proxy off loopback carried the bearer token in
+ * clear, and the run was labelled "emulator"). */
+static void test_loopback_target(void) {
+  static const struct {
+    const char *opt, *account, *env_name, *env_value;
+    ll_status want;
+    const char *says;
+  } t[] = {
+      {NULL, "http://127.0.0.1:10000/devstoreaccount1", "http_proxy",
+       "http://192.0.2.1:3128", LL_E_INSECURE,
+       "the proxy from http_proxy (http://192.0.2.1:3128) is not on loopback, "
+       "and the account URL names loopback: requests and the token, in "
+       "clear, would leave this machine; unset http_proxy for this run"},
+      {NULL, "https://localhost:10000/devstoreaccount1", "all_proxy",
+       "socks5h://proxy.corp", LL_E_INSECURE,
+       "the proxy from all_proxy (socks5h://proxy.corp:1080) is not on "
+       "loopback, and the account URL names loopback: requests would leave "
+       "this machine"},
+      {"https://proxy.corp", "https://[::1]:10000/devstoreaccount1", NULL, NULL,
+       LL_E_INSECURE, "drop --proxy for this run"},
+      {NULL, "http://127.0.0.1:10000/devstoreaccount1", "http_proxy",
+       "http://127.0.0.1:3128", LL_OK, NULL},
+      {NULL, "https://a.blob.core.windows.net", "https_proxy",
+       "http://192.0.2.1:3128", LL_OK, NULL},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    const char *env[] = {t[i].env_name, t[i].env_value, NULL};
+    table = env;
+    ll_proxy p;
+    ll_error err = {0};
+    ll_status st =
+        ll_proxy_resolve(t[i].opt, NULL, t[i].account, lookup, &p, &err);
+    CHECK_INT(st, t[i].want);
+    if (t[i].says)
+      CHECK(strstr(err.message, t[i].says) != NULL);
+    if (st != LL_OK)
+      CHECK_STR(p.url, "");
+    if (ll_test_fail)
+      fprintf(stderr, "  loopback row %zu: %s\n", i, err.message);
+  }
+}
+
 int main(void) {
   test_precedence();
+  test_loopback_target();
   test_noproxy();
   test_bad();
   return ll_test_report("test_proxy");

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "url.h"
+
 static const char *const schemes[] = {"http",    "https",  "socks4",
                                       "socks4a", "socks5", "socks5h"};
 
@@ -15,9 +17,10 @@ static const char *env(const char *(*get)(const char *), const char *name) {
   return v && *v ? v : NULL;
 }
 
-/* scheme://host:port of text into shown; LL_E_USAGE naming source. */
+/* scheme://host:port of text into shown, and whether its host is
+ * loopback; LL_E_USAGE naming source. */
 static ll_status show(const char *text, const char *source, char *shown,
-                      size_t cap, ll_error *err) {
+                      size_t cap, int *loopback, ll_error *err) {
   CURLU *u = curl_url();
   char *scheme = NULL, *host = NULL, *port = NULL;
   ll_status st = LL_OK;
@@ -50,6 +53,7 @@ static ll_status show(const char *text, const char *source, char *shown,
    * own 80, which is what CURLU_DEFAULT_PORT would say. */
   if (curl_url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK)
     port = NULL;
+  *loopback = ll_url_host_loopback(host);
   const char *dflt = strcasecmp(scheme, "https") == 0 ? "443" : "1080";
   int n = snprintf(shown, cap, "%s://%s:%s", scheme, host, port ? port : dflt);
   if (n < 0 || (size_t)n >= cap)
@@ -60,6 +64,21 @@ cleanup:
   curl_free(port);
   curl_url_cleanup(u);
   return st;
+}
+
+/* Whether url's host is loopback (0 when it cannot be parsed: the run
+ * refuses such a URL itself). */
+static int target_loopback(const char *url) {
+  CURLU *u = curl_url();
+  char *host = NULL;
+  int lo = u && url &&
+           curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) ==
+               CURLUE_OK &&
+           curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+           ll_url_host_loopback(host);
+  curl_free(host);
+  curl_url_cleanup(u);
+  return lo;
 }
 
 ll_status ll_proxy_resolve(const char *opt_proxy, const char *opt_noproxy,
@@ -83,10 +102,24 @@ ll_status ll_proxy_resolve(const char *opt_proxy, const char *opt_noproxy,
   if (v) {
     if (!ll_strlcpy(out->url, v, sizeof out->url))
       return ll_fail(err, LL_E_USAGE, "the proxy from %s is too long", src);
-    ll_status st = show(v, src, out->shown, sizeof out->shown, err);
+    int proxy_lo = 0;
+    ll_status st = show(v, src, out->shown, sizeof out->shown, &proxy_lo, err);
     if (st != LL_OK) {
       ll_proxy_clear(out);
       return st;
+    }
+    /* Invariant 10: a loopback target is this machine's emulator; through a
+     * proxy on another host it is that host's loopback, and over http the
+     * bearer token would cross the network in clear. */
+    if (!proxy_lo && target_loopback(account_url)) {
+      ll_proxy_clear(out);
+      return ll_fail(err, LL_E_INSECURE,
+                     "the proxy from %s (%s) is not on loopback, and the "
+                     "account URL names loopback: requests%s would leave "
+                     "this machine; %s %s for this run, or give a "
+                     "loopback proxy",
+                     src, out->shown, http ? " and the token, in clear," : "",
+                     strcmp(src, "--proxy") == 0 ? "drop" : "unset", src);
     }
   }
   const char *np = NULL, *nsrc = "none";
