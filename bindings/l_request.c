@@ -81,12 +81,13 @@ static int new_writer(lua_State *L, int bound) {
                          "%s: '%s' is a role, not a writer: name the writer "
                          "(A, B, ...) the manifest permits",
                          fn, alias);
-  if (bound) {
-    ll_error err = {0};
-    ll_status st = ll_run_bind(h->run, alias, &err);
-    if (st != LL_OK)
-      return ll_lua_raise(L, st, err.message);
-  }
+  /* an unbound writer is checked as a bound one is (each of its requests
+   * is checked again in the core, run_request.c) */
+  ll_error err = {0};
+  ll_status st = bound ? ll_run_bind(h->run, alias, &err)
+                       : ll_run_actor_ok(h->run, alias, &err);
+  if (st != LL_OK)
+    return ll_lua_raise(L, st, err.message);
   l_writer *w = lua_newuserdatauv(L, sizeof *w, 1);
   snprintf(w->alias, sizeof w->alias, "%s", alias);
   w->bound = bound;

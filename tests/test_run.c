@@ -446,6 +446,41 @@ static void test_crash_recovered(void) {
   fw_cleanup(&w);
 }
 
+/* The flow's declared actors bound every writer's request, bound or not:
+ * an undeclared one is refused before anything is sent (helper-33: an
+ * unbound writer skipped the check); the roles are the host's. */
+static void test_undeclared_actor(void) {
+  fake_wire w;
+  fw_init(&w);
+  ll_error err = {0};
+  ll_run *r = fw_open(&w, path("ev-actors"), "actors.json", LOCKS, 0, &err);
+  CHECK(r != NULL);
+  if (!r)
+    return;
+  ll_flow_plan fp = {.name = "actors",
+                     .actors = {"A", "operator", "observer"},
+                     .nactors = 3,
+                     .break_periods = {0},
+                     .nbreaks = 1,
+                     .window_attempts = 1};
+  CHECK_INT(ll_run_plan(r, &fp, NULL, &err), LL_OK);
+  CHECK_INT(ll_run_declare(r, 0, "B", NULL, &err), LL_OK);
+  CHECK_INT(
+      fw_send(r, LL_OP_CREATE_CONTAINER, "operator", NULL, 0, -1, NULL, &err),
+      LL_OK);
+  int sent = w.requests;
+  CHECK_INT(fw_send(r, LL_OP_PUT_BLOB, "B", NULL, 0, 0, NULL, &err),
+            LL_E_USAGE);
+  CHECK(strstr(err.message, "actor B is not among the actors the flow "
+                            "declared at open") != NULL);
+  /* not in the manifest either: the guard says so first */
+  CHECK(fw_send(r, LL_OP_PUT_BLOB, "A ", NULL, 0, 0, NULL, &err) != LL_OK);
+  CHECK_INT(w.requests, sent);
+  CHECK_INT(fw_count(r, "refusal"), 2);
+  ll_run_close(r);
+  fw_cleanup(&w);
+}
+
 int main(void) {
   root = ll_test_tmpdir();
   CHECK(root != NULL);
@@ -455,6 +490,7 @@ int main(void) {
     test_open_fresh();
     test_request_pipeline();
     test_crash_recovered();
+    test_undeclared_actor();
     ll_test_rmtree(root);
     free(root);
   }

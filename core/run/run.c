@@ -188,17 +188,26 @@ static int plan_has_actor(const ll_run *r, const char *alias) {
   return 0;
 }
 
-static ll_status bind_writer(ll_run *r, const char *alias, ll_error *err) {
+ll_status ll_run_actor_ok(const ll_run *r, const char *alias, ll_error *err) {
   if (!alias_ok(alias))
     return ll_fail(err, LL_E_USAGE,
                    "writer alias must be 1-15 letters, digits, '-' or '_'");
-  if (ll_run_writer(r, alias))
-    return LL_OK;
   if (r->planned && r->plan.nactors > 0 && !plan_has_actor(r, alias))
     return ll_fail(err, LL_E_USAGE,
-                   "writer %s is not among the actors the flow declared at "
+                   "actor %s is not among the actors the flow declared at "
                    "open: declare it in leaselua.open{actors = ...}",
                    alias);
+  return LL_OK;
+}
+
+static ll_status bind_writer(ll_run *r, const char *alias, ll_error *err) {
+  if (!alias_ok(alias))
+    return ll_run_actor_ok(r, alias, err);
+  if (ll_run_writer(r, alias))
+    return LL_OK;
+  ll_status ok = ll_run_actor_ok(r, alias, err);
+  if (ok != LL_OK)
+    return ok;
   if (r->nwriters >= LL_MAX_WRITERS)
     return ll_fail(err, LL_E_USAGE, "too many writers (max %d)",
                    LL_MAX_WRITERS);

@@ -41,9 +41,17 @@ static ll_status refuse(req *q, ll_status code, ll_error *err) {
                         s->actor ? s->actor : "", code, err);
 }
 
-/* A break period or another lifecycle outside what the flow declared. */
+/* An actor, or a break period, outside what the flow declared. */
 static ll_status plan_refuses(const ll_run *r, const ll_req_spec *s,
                               ll_error *err) {
+  /* a writer, bound or not, is one the flow declared; the roles (the
+   * operator's break and container, the observer's reads) are the host's */
+  const char *a = s->actor ? s->actor : "";
+  ll_status st = strcmp(a, "operator") == 0 || strcmp(a, "observer") == 0
+                     ? LL_OK
+                     : ll_run_actor_ok(r, a, err);
+  if (st != LL_OK)
+    return st;
   if (!r->planned || s->op != LL_OP_LEASE_BREAK || r->plan.nbreaks == 0)
     return LL_OK;
   for (int i = 0; i < r->plan.nbreaks; i++)

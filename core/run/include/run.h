@@ -102,6 +102,11 @@ ll_status ll_run_declare(ll_run *r, long revision, const char *writer,
 ll_status ll_run_bind(ll_run *r, const char *alias,
                       ll_error *err) LL_WARN_UNUSED;
 int ll_run_is_bound(const ll_run *r, const char *alias);
+/* Whether alias may act in this run: a well-formed alias and, once the
+ * flow declared its actors at open, one of them. Every request is checked
+ * so (run_request.c), a bound writer's and an unbound one's alike. */
+ll_status ll_run_actor_ok(const ll_run *r, const char *alias,
+                          ll_error *err) LL_WARN_UNUSED;
 /* Starts a fresh object lifecycle (fixture_epoch + 1). A destructive one
  * (the unlocked-gap control) is allowed only after an accepted main run on
  * the same blob whose cleanup was confirmed: after_dir names that run's
