@@ -101,11 +101,12 @@ describe("the proxy", function()
     } do
       local d = helper.tmpdir() .. "/ev"
       local rc, out, err = helper.run({ "handoff", "--manifest", manifest, "--evidence", d },
-        base_env { AZURE_STORAGE_ACCOUNT_URL = c.url, AZURE_STORAGE_TOKEN = "x.y.z", [c.var] = "http://192.0.2.1:3128" })
+        base_env { AZURE_STORAGE_ACCOUNT_URL = c.url, AZURE_STORAGE_TOKEN = "x.y.z",
+          [c.var] = "http://192.0.2.1:3128" })
       assert.are.equal(64, rc, out .. err)
       assert.are.equal(1, helper.count(err, "\n"), err)
-      assert.matches("^leaselua: LL_E_INSECURE: the proxy from " .. c.var .. " %(http://192%.0%.2%.1:3128%) is not on " ..
-        "loopback, and the account URL names loopback", err)
+      assert.matches("^leaselua: LL_E_INSECURE: the proxy from " .. c.var ..
+        " %(http://192%.0%.2%.1:3128%) is not on loopback, and the account URL names loopback", err)
       assert.are.equal(c.clear, err:find("the token, in clear", 1, true) ~= nil, err)
       assert.is_nil(helper.read(d .. "/environment.json"))
     end
