@@ -503,7 +503,7 @@ static void deadline_hook(lua_State *L, lua_Debug *ar) {
    * its caller's next instruction raises the next */
   lua_sethook(L, deadline_hook, LUA_MASKCOUNT, 1);
   luaL_error(L,
-             "leaselua: LL_E_SCOPE: the run's deadline (--deadline-s) "
+             "LL_E_SCOPE: the run's deadline (--deadline-s) "
              "passed %d s ago and the script is still running: the host "
              "stops it",
              LL_HOST_DEADLINE_GRACE_MS / 1000);
@@ -511,6 +511,21 @@ static void deadline_hook(lua_State *L, lua_Debug *ar) {
 
 void ll_lua_host_watch_deadline(lua_State *L) {
   lua_sethook(L, deadline_hook, LUA_MASKCOUNT, 100000);
+}
+
+int64_t ll_lua_host_deadline_left_ms(lua_State *L) {
+  ll_host *h = ll_lua_host(L);
+  return h && h->handle && h->handle->run
+             ? ll_run_deadline_left_ms(h->handle->run,
+                                       LL_HOST_DEADLINE_GRACE_MS)
+             : -1;
+}
+
+void ll_lua_host_deadline_now(lua_State *L) {
+  ll_host *h = ll_lua_host(L);
+  if (h && h->handle && h->handle->run &&
+      ll_run_past_deadline(h->handle->run, LL_HOST_DEADLINE_GRACE_MS))
+    lua_sethook(L, deadline_hook, LUA_MASKCOUNT, 1);
 }
 
 static const luaL_Reg run_own[] = {{"close", l_close}, {NULL, NULL}};

@@ -38,5 +38,11 @@ void ll_lua_host_close_run(ll_host *h, const char *why);
  * the script going and the host ends the run (HOLD when undecided). Remove it
  * with lua_sethook(L, NULL, 0, 0) once the script returned. */
 void ll_lua_host_watch_deadline(lua_State *L);
+/* For the host's run: the ms left until its deadline and the grace (-1:
+ * none, or not the host's script); and, once both are past, the hook at
+ * every instruction now, so a script that waited there in a library call
+ * (run:sleep) is stopped at its next instruction, not 100,000 later. */
+int64_t ll_lua_host_deadline_left_ms(lua_State *L);
+void ll_lua_host_deadline_now(lua_State *L);
 
 #endif

@@ -313,7 +313,12 @@ static int l_sleep(lua_State *L) {
   l_run *h = ll_lua_check_run(L, 1);
   lua_Integer ms =
       ll_lua_arg_int(L, 2, "run:sleep", "the time in ms", 0, 600000);
+  /* never past the deadline's grace: the script is stopped there */
+  int64_t left = ll_lua_host_deadline_left_ms(L);
+  if (left >= 0 && ms > left + 1)
+    ms = left + 1;
   ll_clock_sleep_ms(ll_run_clock(h->run), ms);
+  ll_lua_host_deadline_now(L);
   return 0;
 }
 

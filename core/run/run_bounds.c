@@ -135,6 +135,14 @@ int ll_run_past_deadline(ll_run *r, int64_t grace_ms) {
          ll_clock_mono_ns(r->clock) > r->deadline_ns + grace_ms * 1000000;
 }
 
+int64_t ll_run_deadline_left_ms(ll_run *r, int64_t grace_ms) {
+  if (!r->deadline_ns)
+    return -1;
+  int64_t left =
+      r->deadline_ns + grace_ms * 1000000 - ll_clock_mono_ns(r->clock);
+  return left > 0 ? left / 1000000 : 0;
+}
+
 ll_status ll_run_abandon(ll_run *r, const char *why, ll_error *err) {
   if (r->decision >= 0 || r->dead || r->replay_failure.code)
     return LL_OK;

@@ -210,6 +210,8 @@ int ll_run_decision(const ll_run *r);
 /* 1 when the operator's deadline (--deadline-s) passed more than grace_ms
  * ago on the run's clock; 0 without a deadline. */
 int ll_run_past_deadline(ll_run *r, int64_t grace_ms);
+/* The whole ms left until the deadline and grace_ms more; -1: no deadline. */
+int64_t ll_run_deadline_left_ms(ll_run *r, int64_t grace_ms);
 /* The script ended (why: normally, or by an error) without recording a
  * decision: a stop row of kind "no-decision", whose reason makes the fold
  * HOLD, then the decision row, then the transport's end. Nothing when a
