@@ -53,6 +53,14 @@ static void test_parse_refusals(void) {
       {"{" BASE ",\"run_id\":\"a/b\"}", LL_E_MANIFEST, "'run_id' may hold"},
       {"{" BASE ",\"endpoint_kind\":\"cloud\"}", LL_E_MANIFEST,
        "'endpoint_kind' must be"},
+      /* one key twice, at any depth, and one actor twice (helper-34) */
+      {"{" BASE ",\"ticket\":\"U\"}", LL_E_MANIFEST,
+       "manifest key 'ticket' appears twice in one object"},
+      {"{" BASE ",\"credentials\":{\"A\":{\"kind\":\"x\",\"kind\":\"y\"}}}",
+       LL_E_MANIFEST, "manifest key 'kind' appears twice"},
+      {"{\"resource_owner\":\"o\",\"ticket\":\"x\",\"cleanup_authority\":\"y\","
+       "\"permitted_actors\":[\"A\",\"B\",\"A\"]}",
+       LL_E_MANIFEST, "'permitted_actors' lists A twice"},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     cJSON *m = NULL;

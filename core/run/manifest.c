@@ -98,10 +98,33 @@ static int nonempty_string(const cJSON *v) {
          strlen(v->valuestring) < 256;
 }
 
+/* The first name an object of v holds twice, at any depth (NULL: none).
+ * cJSON keeps both and reads the first, while another JSON reader may take
+ * the last: the manifest would say two things. */
+static const char *twice(const cJSON *v, int depth) {
+  if (depth > 16 || !(cJSON_IsObject(v) || cJSON_IsArray(v)))
+    return NULL;
+  for (const cJSON *a = v->child; a; a = a->next) {
+    for (const cJSON *b = a->next; cJSON_IsObject(v) && b; b = b->next)
+      if (a->string && b->string && strcmp(a->string, b->string) == 0)
+        return a->string;
+    const char *in = twice(a, depth + 1);
+    if (in)
+      return in;
+  }
+  return NULL;
+}
+
 ll_status ll_manifest_check(const cJSON *user, ll_error *err) {
   if (!cJSON_IsObject(user))
     return ll_fail(err, LL_E_MANIFEST,
                    "manifest is not a JSON object: see docs/EVIDENCE.md");
+  const char *dup = twice(user, 0);
+  if (dup)
+    return ll_fail(err, LL_E_MANIFEST,
+                   "manifest key '%.64s' appears twice in one object: JSON "
+                   "readers differ on which one counts; keep one",
+                   dup);
   for (const char *const *f = required; *f; f++)
     if (!nonempty_string(cJSON_GetObjectItemCaseSensitive(user, *f)))
       return ll_fail(err, LL_E_MANIFEST,
@@ -120,6 +143,12 @@ ll_status ll_manifest_check(const cJSON *user, ll_error *err) {
       return ll_fail(err, LL_E_MANIFEST,
                      "manifest field 'permitted_actors' must hold non-empty "
                      "strings");
+    for (const cJSON *b = a->next; b; b = b->next)
+      if (cJSON_IsString(b) && strcmp(a->valuestring, b->valuestring) == 0)
+        return ll_fail(err, LL_E_MANIFEST,
+                       "manifest field 'permitted_actors' lists %.64s twice: "
+                       "list each actor once",
+                       a->valuestring);
   }
   const char *opt[] = {"run_id", "endpoint_kind", "api_version", NULL};
   for (const char **f = opt; *f; f++) {
