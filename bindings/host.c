@@ -282,7 +282,7 @@ static int run_once(const ll_operator *op, const run_input *in, int *decision,
   }
   lua_setglobal(L, "arg");
   lua_pushcfunction(L, traceback);
-  int rc = -1, failed = 0;
+  int rc = -1, failed = 0, decided = 0;
   if (luaL_loadfilex(L, in->script, "t") != LUA_OK) {
     fprintf(stderr, "leaselua: cannot load %s\n", lua_tostring(L, -1));
     rc = 64;
@@ -292,7 +292,12 @@ static int run_once(const ll_operator *op, const run_input *in, int *decision,
     ll_lua_host_watch_deadline(L); /* a script cannot outlive its run */
     if (lua_pcall(L, in->nrest, 0, 1) != LUA_OK) {
       failed = 1;
+      decided = ll_lua_host_decided(&host);
       rc = report(L);
+      if (decided) /* helper-33: the line above is not the run's end */
+        fprintf(stderr, "leaselua: the script raised after its run's "
+                        "decision was recorded: the exit code is that "
+                        "decision's, and the error changes no evidence\n");
     }
     lua_sethook(L, NULL, 0, 0);
   }

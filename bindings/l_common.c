@@ -23,14 +23,16 @@ void ll_lua_push_error_line(lua_State *L, int idx, const char *no_code,
   idx = lua_absindex(L, idx);
   ll_code c;
   const char *code = ll_lua_error_code(L, idx, &c) ? ll_code_name(c) : NULL;
-  const char *msg = no_message;
+  const char *msg = no_message, *forged = "";
   lua_pushliteral(L, "code");
-  if (lua_rawget(L, idx) == LUA_TSTRING && !code)
-    code = lua_tostring(L, -1); /* not raised by C: as it says */
+  if (lua_rawget(L, idx) == LUA_TSTRING && !code) {
+    code = lua_tostring(L, -1); /* not raised by C: as it says, marked so */
+    forged = "a script's error object, not leaselua's: ";
+  }
   lua_pushliteral(L, "message");
   if (lua_rawget(L, idx) == LUA_TSTRING)
     msg = lua_tostring(L, -1); /* both stay on the stack until pushed */
-  lua_pushfstring(L, "%s: %s", code ? code : no_code, msg);
+  lua_pushfstring(L, "%s%s: %s", forged, code ? code : no_code, msg);
   lua_replace(L, -3);
   lua_pop(L, 1);
 }

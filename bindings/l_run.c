@@ -488,6 +488,11 @@ static int l_tostring(lua_State *L) {
   return 1;
 }
 
+int ll_lua_host_decided(const ll_host *h) {
+  return h && (h->decision >= 0 || (h->handle && h->handle->run &&
+                                    ll_run_decision(h->handle->run) >= 0));
+}
+
 void ll_lua_host_close_run(ll_host *h, const char *why) {
   if (h && h->handle)
     run_end(h, h->handle, why);

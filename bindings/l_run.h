@@ -32,6 +32,8 @@ void ll_lua_register_run(lua_State *L);
 /* Closes the host's run if it is still open: a run without a decision gets
  * the HOLD decision of ll_run_abandon (why says how the script ended). */
 void ll_lua_host_close_run(ll_host *h, const char *why);
+/* Whether the host's run has recorded its decision (closed or not). */
+int ll_lua_host_decided(const ll_host *h);
 /* Watches the host's script for its run's deadline: once --deadline-s
  * and LL_HOST_DEADLINE_GRACE_MS (l_hardstop.h) more have passed with the run
  * still open, a count hook raises at every Lua instruction, so no pcall keeps
