@@ -190,6 +190,37 @@ static void test_loopback_target(void) {
       {NULL, "https://a.blob.core.windows.net", "https_proxy",
        "http://192.0.2.1:3128", LL_OK, NULL},
   };
+  /* what the no-proxy list sends direct, as libcurl does (helper-35: the
+   * refusal came before the list was read) */
+  static const struct {
+    const char *account, *noproxy;
+    ll_status want;
+  } np[] = {
+      {"https://127.0.0.1:10000/x", "127.0.0.1,localhost", LL_OK},
+      {"https://127.0.0.1:10000/x", " .example.com , 127.0.0.1 ", LL_OK},
+      {"https://127.0.0.1:10000/x", "*", LL_OK},
+      {"https://127.0.0.2:10000/x", "127.0.0.0/8", LL_OK},
+      {"https://LOCALHOST:10000/x", "localhost", LL_OK},
+      {"https://[::1]:10000/x", "[::1]", LL_OK},
+      {"https://[::1]:10000/x", "::1", LL_OK},
+      {"https://127.0.0.1:10000/x", "localhost", LL_E_INSECURE},
+      {"https://127.0.0.1:10000/x", "127.0.0.10", LL_E_INSECURE},
+      {"https://127.0.0.1:10000/x", "10.0.0.0/8", LL_E_INSECURE},
+      {"https://127.0.0.1:10000/x", "", LL_E_INSECURE},
+  };
+  for (size_t i = 0; i < sizeof np / sizeof np[0]; i++) {
+    const char *none[] = {NULL};
+    table = none;
+    ll_proxy p;
+    ll_error err = {0};
+    CHECK_INT(ll_proxy_resolve("http://proxy.corp.example:3128", np[i].noproxy,
+                               np[i].account, lookup, &p, &err),
+              np[i].want);
+    if (np[i].want != LL_OK)
+      CHECK(strstr(err.message, "to no_proxy") != NULL);
+    if (ll_test_fail)
+      fprintf(stderr, "  no-proxy row %zu: %s\n", i, err.message);
+  }
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     const char *env[] = {t[i].env_name, t[i].env_value, NULL};
     table = env;

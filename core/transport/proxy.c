@@ -2,8 +2,11 @@
  * without its credentials. */
 #include "proxy.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -67,8 +70,8 @@ cleanup:
 }
 
 /* Whether url's host is loopback (0 when it cannot be parsed: the run
- * refuses such a URL itself). */
-static int target_loopback(const char *url) {
+ * refuses such a URL itself), with the host, brackets dropped, in bare. */
+static int target_loopback(const char *url, char *bare, size_t cap) {
   CURLU *u = curl_url();
   char *host = NULL;
   int lo = u && url &&
@@ -76,9 +79,57 @@ static int target_loopback(const char *url) {
                CURLUE_OK &&
            curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
            ll_url_host_loopback(host);
+  const char *h = host ? host : "";
+  size_t n = strlen(h);
+  if (n >= 2 && h[0] == '[' && h[n - 1] == ']')
+    h++, n -= 2;
+  snprintf(bare, cap, "%.*s", (int)n, h);
   curl_free(host);
   curl_url_cleanup(u);
   return lo;
+}
+
+/* Whether libcurl's no-proxy list np certainly sends host direct: "*", or
+ * an entry naming host itself (case aside, a leading dot and brackets
+ * dropped), or an IPv4 CIDR entry holding it. Anything else (a domain
+ * suffix, an IPv6 range) is not counted: the proxy is then refused, never
+ * trusted to be bypassed. */
+static int bypassed(const char *np, const char *host) {
+  struct in_addr h4;
+  int v4 = inet_pton(AF_INET, host, &h4) == 1;
+  for (const char *p = np; p && *p;) {
+    while (*p == ' ' || *p == '\t' || *p == ',')
+      p++;
+    const char *e = p;
+    while (*e && *e != ',')
+      e++;
+    size_t n = (size_t)(e - p);
+    while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+      n--;
+    char ent[256];
+    snprintf(ent, sizeof ent, "%.*s", (int)n, p);
+    char *q = ent[0] == '.' ? ent + 1 : ent;
+    size_t qn = strlen(q);
+    if (qn >= 2 && q[0] == '[' && q[qn - 1] == ']')
+      q[qn - 1] = '\0', q++;
+    char *slash = strchr(q, '/');
+    struct in_addr net;
+    if (strcmp(q, "*") == 0 || (n > 0 && strcasecmp(q, host) == 0))
+      return 1;
+    if (slash && v4) {
+      *slash = '\0';
+      char *end = NULL;
+      long bits = strtol(slash + 1, &end, 10);
+      if (end && !*end && bits >= 0 && bits <= 32 &&
+          inet_pton(AF_INET, q, &net) == 1) {
+        uint32_t mask = bits ? 0xffffffffu << (32 - bits) : 0;
+        if ((ntohl(h4.s_addr) & mask) == (ntohl(net.s_addr) & mask))
+          return 1;
+      }
+    }
+    p = e;
+  }
+  return 0;
 }
 
 ll_status ll_proxy_resolve(const char *opt_proxy, const char *opt_noproxy,
@@ -90,6 +141,7 @@ ll_status ll_proxy_resolve(const char *opt_proxy, const char *opt_noproxy,
   const char *names[] = {http ? "http_proxy" : "https_proxy",
                          http ? NULL : "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
   const char *v = NULL, *src = "none";
+  int proxy_lo = 0;
   if (opt_proxy && *opt_proxy) {
     v = opt_proxy;
     src = "--proxy";
@@ -102,24 +154,10 @@ ll_status ll_proxy_resolve(const char *opt_proxy, const char *opt_noproxy,
   if (v) {
     if (!ll_strlcpy(out->url, v, sizeof out->url))
       return ll_fail(err, LL_E_USAGE, "the proxy from %s is too long", src);
-    int proxy_lo = 0;
     ll_status st = show(v, src, out->shown, sizeof out->shown, &proxy_lo, err);
     if (st != LL_OK) {
       ll_proxy_clear(out);
       return st;
-    }
-    /* Invariant 10: a loopback target is this machine's emulator; through a
-     * proxy on another host it is that host's loopback, and over http the
-     * bearer token would cross the network in clear. */
-    if (!proxy_lo && target_loopback(account_url)) {
-      ll_proxy_clear(out);
-      return ll_fail(err, LL_E_INSECURE,
-                     "the proxy from %s (%s) is not on loopback, and the "
-                     "account URL names loopback: requests%s would leave "
-                     "this machine; %s %s for this run, or give a "
-                     "loopback proxy",
-                     src, out->shown, http ? " and the token, in clear," : "",
-                     strcmp(src, "--proxy") == 0 ? "drop" : "unset", src);
     }
   }
   const char *np = NULL, *nsrc = "none";
@@ -134,6 +172,21 @@ ll_status ll_proxy_resolve(const char *opt_proxy, const char *opt_noproxy,
     ll_proxy_clear(out);
     return ll_fail(err, LL_E_USAGE, "the no-proxy list from %s is too long",
                    nsrc);
+  }
+  /* Invariant 10: a loopback target is this machine's emulator; through a
+   * proxy on another host it is that host's loopback, and over http the
+   * bearer token would cross the network in clear. */
+  char host[256];
+  if (v && !proxy_lo && target_loopback(account_url, host, sizeof host) &&
+      !bypassed(np, host)) {
+    ll_proxy_clear(out);
+    return ll_fail(err, LL_E_INSECURE,
+                   "the proxy from %s (%s) is not on loopback, and the "
+                   "account URL names loopback: requests%s would leave this "
+                   "machine; %s %s for this run, add %s to no_proxy, or give "
+                   "a loopback proxy",
+                   src, out->shown, http ? " and the token, in clear," : "",
+                   strcmp(src, "--proxy") == 0 ? "drop" : "unset", src, host);
   }
   return LL_OK;
 }
