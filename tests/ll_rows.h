@@ -49,8 +49,9 @@ enum {
   F_LEASE_FREE = 512,  /* a content read's lease headers: available/unlocked */
   F_LEASE_HELD = 1024, /* a content read's lease headers: leased/locked */
   F_NO_OUTCOME = 2048, /* the intent only: the process never saw an answer */
-  F_ETAG_OTHER = 4096  /* the response names RB_ETAG_OTHER: another writer's
+  F_ETAG_OTHER = 4096, /* the response names RB_ETAG_OTHER: another writer's
                           object, which no write of the run was answered with */
+  F_NO_ETAG = 8192     /* the response names no ETag */
 };
 
 /* The lease-table cell an F_CELL step attempts. */
@@ -394,9 +395,9 @@ static inline cJSON *rb_request(ll_rb *b, const ll_step *s) {
                  : held  ? "locked"
                          : NULL);
   rb_str_or_null(out, "etag",
-                 !got                        ? NULL
-                 : (s->flags & F_ETAG_OTHER) ? RB_ETAG_OTHER
-                                             : RB_ETAG);
+                 !got || (s->flags & F_NO_ETAG) ? NULL
+                 : (s->flags & F_ETAG_OTHER)    ? RB_ETAG_OTHER
+                                                : RB_ETAG);
   cJSON_AddNullToObject(out, "result_classification");
   cJSON_AddNullToObject(out, "notes");
   cJSON_AddStringToObject(out, "endpoint_kind", b->p.kind);

@@ -310,10 +310,38 @@ static void test_foreign_seen(void) {
   }
 }
 
+/* A Put answered without an ETag (a settled lost answer, or a service
+ * that leaves it out): its read-back's ETag is then the one every later
+ * answer is checked against, not none (helper-35). */
+static void test_foreign_after_etagless_put(void) {
+  static const ll_step steps[] = {FRESH,
+                                  LIFE(0),
+                                  CREATE(201, NULL),
+                                  READ(0),
+                                  PUTF(NULL, 1, 201, NULL, F_NO_ETAG),
+                                  PROPSF("available", "unlocked", F_ETAG_OTHER),
+                                  READ(1),
+                                  PROPS("available", "unlocked"),
+                                  END_STEPS};
+  ll_rb b;
+  rows(&b, steps);
+  ll_error err;
+  /* the read-back's own ETag is no stranger; the HEAD before it said
+   * nothing yet */
+  CHECK_INT(rb_guard(&b, &LEASE_OPS[0].req, &err), LL_OK);
+  step(&b, (ll_step)PROPSF("available", "unlocked", F_ETAG_OTHER));
+  CHECK_INT(rb_guard(&b, &LEASE_OPS[0].req, &err), LL_E_HOLD);
+  cJSON *d = rb_decide(&b);
+  CHECK(rb_any_contains(cJSON_GetObjectItem(d, "reasons"),
+                        "the blob's ETag " RB_ETAG_OTHER " is none"));
+  rb_free(&b);
+}
+
 int main(void) {
   test_foreign_object_not_adopted();
   test_own_object_adopted();
   test_lease_before_create();
   test_foreign_seen();
+  test_foreign_after_etagless_put();
   return ll_test_report("test_harm_own");
 }

@@ -144,7 +144,8 @@ static void hold(ll_model *m, const char *why) {
  * the row changes the fold:
  * - once a write of the run was answered with an ETag, every later 2xx
  *   answer about the blob, but a Put's own, names one of the run's own
- *   ETags (a Lease Blob answer carries the blob's ETag, unchanged); while
+ *   ETags (a Lease Blob answer carries the blob's ETag, unchanged), or,
+ *   after a Put answered without one, the ETag its read-back found; while
  *   a request's outcome is unknown the reconcile decides instead
  *   (model_query.c);
  * - a read that finds the blob leased or breaking while no lease of the
@@ -159,8 +160,9 @@ static void foreign(ll_model *m, const cJSON *row, ll_op op, const char *etag) {
       status > 299 || !ll_json_is(row, "outcome", "RESPONSE") ||
       cJSON_GetArraySize(m->doubts) > 0)
     return;
-  if (op != LL_OP_PUT_BLOB && etag && etag[0] && !he->etag_unknown &&
-      !ll_model_own_etag(m, etag)) {
+  if (op != LL_OP_PUT_BLOB && etag && etag[0] &&
+      (!he->etag_unknown || he->pinned[0]) && !ll_model_own_etag(m, etag) &&
+      !ll_streq(etag, he->pinned)) {
     snprintf(why, sizeof why,
              "event %s (%s): the blob's ETag %.128s is none this run's "
              "writes were answered with: another writer replaced the blob; "
@@ -204,6 +206,7 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
     cpy(he->put_etag, sizeof he->put_etag, etag);
     own_etag(m, etag);
     he->etag_unknown = !etag || !etag[0];
+    he->pinned[0] = '\0';
     if (!etag || !etag[0]) {
       ll_harm_run *h = &m->harm;
       int i = h->n_etagless++ % LL_OWN_ETAGS;
@@ -234,6 +237,13 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
         rev == m->ep.unreconciled && he->put_etag[0] &&
         ll_streq(etag, he->put_etag))
       adopt(he, he->put_etag);
+    /* a Put answered without an ETag: its read-back's ETag is the one the
+     * next answers are checked against (helper-35: the check was off until
+     * the next Put), though the blob is adopted only by a reconcile */
+    else if (cJSON_GetArraySize(m->doubts) == 0 && he->etag_unknown &&
+             !he->pinned[0] && m->ep.unreconciled >= 0 &&
+             rev == m->ep.unreconciled)
+      cpy(he->pinned, sizeof he->pinned, etag);
   } else if (op == LL_OP_GET_BLOB) {
     m->harm.last_read_etag[0] = '\0';
   } else if (op == LL_OP_DELETE_BLOB && (ok || doubtful)) {
@@ -281,6 +291,7 @@ void ll_harm_reconcile(ll_model *m, const char *result,
     own_etag(m, he->cleanup_etag);
     he->put_etag[0] = '\0';
     he->etag_unknown = 0;
+    he->pinned[0] = '\0';
   } else if (!ll_streq(result, "INCOMPLETE")) {
     he->cleanup_etag[0] = '\0'; /* content the ledger cannot explain */
   }

@@ -51,7 +51,9 @@ typedef struct {
                        cleanup ETag was adopted), and the run has not deleted the
                        blob since: lease operations and the Delete need it */
   int etag_unknown; /* the last accepted Put named no ETag and no reconcile
-                       has adopted one since: no answer can be told foreign */
+                       has adopted one since */
+  char pinned[128]; /* then, the ETag its read-back found on its declared
+                       bytes: the one answers may name besides the run's */
 } ll_harm_epoch;
 
 /* The ETags the run's own writes were answered with, run-wide: a reconcile
