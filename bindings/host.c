@@ -110,6 +110,11 @@ static void print_usage(FILE *f) {
  * HOST_MSG_MAX bytes first; any other value travels as it is, for
  * describe. Nothing of the value runs: no __tostring, no __index. */
 static int traceback(lua_State *L) {
+  /* here, before the unwinding closes a script's `local run <close>`,
+   * whose close would record a HOLD of its own */
+  ll_host *h = ll_lua_host(L);
+  if (h)
+    h->decided_at_error = ll_lua_host_decided(h);
   if (lua_type(L, 1) != LUA_TSTRING && lua_type(L, 1) != LUA_TNUMBER)
     return 1; /* leaselua error objects travel as they are */
   size_t len = 0;
@@ -282,7 +287,7 @@ static int run_once(const ll_operator *op, const run_input *in, int *decision,
   }
   lua_setglobal(L, "arg");
   lua_pushcfunction(L, traceback);
-  int rc = -1, failed = 0, decided = 0;
+  int rc = -1, failed = 0;
   if (luaL_loadfilex(L, in->script, "t") != LUA_OK) {
     fprintf(stderr, "leaselua: cannot load %s\n", lua_tostring(L, -1));
     rc = 64;
@@ -292,9 +297,8 @@ static int run_once(const ll_operator *op, const run_input *in, int *decision,
     ll_lua_host_watch_deadline(L); /* a script cannot outlive its run */
     if (lua_pcall(L, in->nrest, 0, 1) != LUA_OK) {
       failed = 1;
-      decided = ll_lua_host_decided(&host);
       rc = report(L);
-      if (decided) /* helper-33: the line above is not the run's end */
+      if (host.decided_at_error) /* helper-33: not the run's end */
         fprintf(stderr, "leaselua: the script raised after its run's "
                         "decision was recorded: the exit code is that "
                         "decision's, and the error changes no evidence\n");

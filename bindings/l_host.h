@@ -22,6 +22,9 @@ typedef struct {
   int help;               /* the script printed its usage (leaselua.help) */
   int ended;              /* the script's run was ended by the host: the
                              exit code is fixed, nothing more is opened */
+  int decided_at_error;   /* the script's error was raised with the run's
+                             decision already recorded (host.c's message
+                             handler, before any <close> variable runs) */
   char label[16];         /* replay: the fixture's endpoint kind */
   char evidence_dir[512]; /* the opened run's bundle: signed at the end */
   char flow_name[64];     /* the opened run's plan name (an index's flow) */

@@ -32,9 +32,24 @@ describe("a script's own errors on stderr", function()
       "that decision's, and the error changes no evidence", 1, true), err)
   end)
 
-  it("an error before any decision says nothing of one", function()
+  it("an error before any decision says nothing of one, though a <close> run records HOLD as it unwinds", function()
     local rc, _, err = host('error("early")')
     assert.are.equal(70, rc)
+    assert.falsy(err:find("decision was recorded", 1, true), err)
+    -- helper-35: the run's close ran before the host looked, and the note
+    -- claimed a decision the error itself had caused
+    local dir = rp.tmpdir()
+    local empty = helper.write(dir .. "/empty.json",
+      '{"format": "leaselua-fixture/1", "endpoint_kind": "emulator", "description": "no exchange", ' ..
+      '"source": "written by spec/script_errors_spec.lua", "exchanges": []}')
+    local path = helper.write(dir .. "/closing.lua", [[
+local ll = require "leaselua"
+local run <close> = ll.open { name = "closing", actors = { "A", "operator", "observer" } }
+error("boom before any decision")
+]])
+    rc, _, err = rp.replay("closing", empty, dir .. "/ev", nil, nil, path)
+    assert.are.equal(2, rc, err)
+    assert.truthy(err:find("boom before any decision", 1, true), err)
     assert.falsy(err:find("decision was recorded", 1, true), err)
   end)
 end)

@@ -255,7 +255,7 @@ error({ code = "LL_OK", exit = 0, message = "a script's own error table" })
     local rc, out, err = helper.run({ s, "--manifest", manifest(), "--evidence", d .. "/ev" },
       helper.live_env(helper.unique_blob("raise")))
     assert.are.equal(2, rc, out .. err)
-    assert.matches("leaselua: LL_OK: a script's own error table\n", err)
+    assert.matches("leaselua: a script's error object, not leaselua's: LL_OK: a script's own error table\n", err)
     local stops = rows_of(d .. "/ev", "stop")
     assert.are.equal(1, #stops)
     assert.are.equal("no-decision", stops[1].kind)
