@@ -337,11 +337,46 @@ static void test_foreign_after_etagless_put(void) {
   rb_free(&b);
 }
 
+/* A lease the run only saw: A's acquire answer was lost and a read found
+ * the blob leased. The reconcile settles the doubt, but the lease may be
+ * another party's: no break (helper-35). */
+static void test_break_unproven_lease(void) {
+  static const ll_step steps[] = {FRESH,
+                                  LIFE(0),
+                                  CREATE(201, NULL),
+                                  READ(0),
+                                  ACQF("A", 0, NULL, F_UNKNOWN),
+                                  PROPS("leased", "locked"),
+                                  READ(0),
+                                  RECON,
+                                  END_STEPS};
+  ll_rb b;
+  rows(&b, steps);
+  ll_error err;
+  CHECK_INT(ll_model_doubts(b.m), 0);
+  CHECK_INT(rb_guard(&b, &LEASE_OPS[1].req, &err), LL_E_HOLD);
+  CHECK(strstr(err.message, "may be another party's: the blob is left for "
+                            "the operator") != NULL);
+  rb_free(&b);
+  /* the acquire answered: the same read, and the break goes */
+  static const ll_step own[] = {FRESH,
+                                LIFE(0),
+                                CREATE(201, NULL),
+                                READ(0),
+                                ACQ("A", 201, NULL),
+                                PROPS("leased", "locked"),
+                                END_STEPS};
+  rows(&b, own);
+  CHECK_INT(rb_guard(&b, &LEASE_OPS[1].req, &err), LL_OK);
+  rb_free(&b);
+}
+
 int main(void) {
   test_foreign_object_not_adopted();
   test_own_object_adopted();
   test_lease_before_create();
   test_foreign_seen();
   test_foreign_after_etagless_put();
+  test_break_unproven_lease();
   return ll_test_report("test_harm_own");
 }

@@ -144,6 +144,17 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
                    "delete refused (invariant 15): the run already deleted "
                    "its blob in this lifecycle, and a blob there now is not "
                    "its own: the blob is left for the operator");
+  /* Invariant 15: a lease the run only saw (its own acquire's answer was
+   * lost, then a read found the blob leased) may be another party's, and
+   * a break would break it. The lease table's cells break leases their own
+   * set-up took. */
+  if (r->op == LL_OP_LEASE_BREAK && !r->cell && ph == LL_PH_LEASED &&
+      !ll_model_holder(m)[0])
+    return ll_fail(err, LL_E_HOLD,
+                   "break refused: the blob is leased, but no "
+                   "acquire or renew of the run was answered for that lease, "
+                   "so it may be another party's: the blob is left for the "
+                   "operator");
   /* "early" ends once broken is observed: after a crash inside the probe,
    * recovery may complete the handoff without a window finding. */
   if (r->op == LL_OP_LEASE_ACQUIRE && !r->cell && ll_model_break_sent(m) >= 0 &&
