@@ -58,6 +58,26 @@ static cJSON *step(ll_rb *b, ll_step s) {
   return rb_step(b, &s);
 }
 
+/* A lifecycle whose create was accepted and read back: the run's blob. */
+static const ll_step CREATED[] = {FRESH, LIFE(0), CREATE(201, NULL), READ(0),
+                                  END_STEPS};
+
+/* The run holds for why: no Delete and no lease operation is sent, and
+ * the decision is HOLD with why among its reasons and the blob left for
+ * the operator. */
+static void held(ll_rb *b, const char *why) {
+  ll_error err;
+  CHECK_INT(rb_guard(b, &DELETE_REQ, &err), LL_E_HOLD);
+  CHECK(strstr(err.message, "leave the blob for the operator") != NULL);
+  for (size_t k = 0; k < N_LEASE_OPS; k++)
+    CHECK_INT(rb_guard(b, &LEASE_OPS[k].req, &err), LL_E_HOLD);
+  cJSON *d = rb_decide(b);
+  CHECK_STR(rb_str(d, "decision"), "HOLD");
+  CHECK(rb_any_contains(cJSON_GetObjectItem(d, "reasons"), why));
+  CHECK(rb_any_contains(cJSON_GetObjectItem(d, "reasons"),
+                        "the blob is left for the operator"));
+}
+
 /* H1. The other writer's object answers the reconcile's reads: the same
  * declared bytes (the canonical payload names no run), another ETag. */
 static void test_foreign_object_not_adopted(void) {
@@ -83,9 +103,7 @@ static void test_foreign_object_not_adopted(void) {
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     int before = ll_test_fail;
     ll_rb b;
-    static const ll_step start[] = {FRESH, LIFE(0), CREATE(201, NULL), READ(0),
-                                    END_STEPS};
-    rows(&b, start);
+    rows(&b, CREATED);
     CHECK_STR(ll_model_cleanup_etag(b.m), RB_ETAG);
     for (const ll_step *s = t[i].before; s->op != S_END; s++)
       rb_step(&b, s);
@@ -100,19 +118,8 @@ static void test_foreign_object_not_adopted(void) {
     CHECK_INT(ll_model_doubts(b.m), doubts);
     /* no ETag to condition a mutation on: nothing is sent */
     CHECK_STR(ll_model_cleanup_etag(b.m), "");
-    ll_error err;
-    CHECK_INT(rb_guard(&b, &DELETE_REQ, &err), LL_E_HOLD);
-    CHECK(strstr(err.message, "leave the blob for the operator") != NULL);
-    for (size_t k = 0; k < N_LEASE_OPS; k++)
-      CHECK_INT(rb_guard(&b, &LEASE_OPS[k].req, &err), LL_E_HOLD);
-    cJSON *d = rb_decide(&b);
-    CHECK_STR(rb_str(d, "decision"), "HOLD");
-    CHECK(rb_any_contains(cJSON_GetObjectItem(d, "reasons"),
-                          "the blob's ETag " RB_ETAG_OTHER
-                          " is none this run's writes were "
-                          "answered with"));
-    CHECK(rb_any_contains(cJSON_GetObjectItem(d, "reasons"),
-                          "the blob is left for the operator"));
+    held(&b, "the blob's ETag " RB_ETAG_OTHER " is none this run's writes "
+             "were answered with");
     if (ll_test_fail > before)
       fprintf(stderr, "  in foreign-object case \"%s\"\n", t[i].name);
     rb_free(&b);
@@ -290,20 +297,12 @@ static void test_foreign_seen(void) {
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     int before = ll_test_fail;
     ll_rb b;
-    static const ll_step start[] = {FRESH, LIFE(0), CREATE(201, NULL), READ(0),
-                                    END_STEPS};
-    rows(&b, start);
+    rows(&b, CREATED);
     ll_error err;
     CHECK_INT(rb_guard(&b, &LEASE_OPS[1].req, &err), LL_OK);
     for (const ll_step *s = t[i].steps; s->op != S_END; s++)
       rb_step(&b, s);
-    CHECK_INT(rb_guard(&b, &DELETE_REQ, &err), LL_E_HOLD);
-    CHECK(strstr(err.message, "leave the blob for the operator") != NULL);
-    for (size_t k = 0; k < N_LEASE_OPS; k++)
-      CHECK_INT(rb_guard(&b, &LEASE_OPS[k].req, &err), LL_E_HOLD);
-    cJSON *d = rb_decide(&b);
-    CHECK_STR(rb_str(d, "decision"), "HOLD");
-    CHECK(rb_any_contains(cJSON_GetObjectItem(d, "reasons"), t[i].why));
+    held(&b, t[i].why);
     if (ll_test_fail > before)
       fprintf(stderr, "  in foreign-seen case \"%s\"\n", t[i].name);
     rb_free(&b);
