@@ -76,7 +76,7 @@ static int new_writer(lua_State *L, int bound) {
   /* roles, not writers: the operator's credential breaks and creates the
    * container, the observer's reads (--credential-observer is "every
    * read"); a writer by either name would write with it */
-  if (strcmp(alias, "operator") == 0 || strcmp(alias, "observer") == 0)
+  if (ll_run_role(alias))
     return ll_lua_raisef(L, LL_E_USAGE,
                          "%s: '%s' is a role, not a writer: name the writer "
                          "(A, B, ...) the manifest permits",

@@ -200,11 +200,14 @@ ll_status ll_run_actor_ok(const ll_run *r, const char *alias, ll_error *err) {
   return LL_OK;
 }
 
+int ll_run_role(const char *alias) {
+  return alias &&
+         (strcmp(alias, "operator") == 0 || strcmp(alias, "observer") == 0);
+}
+
 static ll_status bind_writer(ll_run *r, const char *alias, ll_error *err) {
-  if (!alias_ok(alias))
-    return ll_run_actor_ok(r, alias, err);
-  if (ll_run_writer(r, alias))
-    return LL_OK;
+  if (alias_ok(alias) && ll_run_writer(r, alias))
+    return LL_OK; /* bound before, so checked before */
   ll_status ok = ll_run_actor_ok(r, alias, err);
   if (ok != LL_OK)
     return ok;

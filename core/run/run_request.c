@@ -46,10 +46,9 @@ static ll_status plan_refuses(const ll_run *r, const ll_req_spec *s,
                               ll_error *err) {
   /* a writer, bound or not, is one the flow declared; the roles (the
    * operator's break and container, the observer's reads) are the host's */
-  const char *a = s->actor ? s->actor : "";
-  ll_status st = strcmp(a, "operator") == 0 || strcmp(a, "observer") == 0
+  ll_status st = ll_run_role(s->actor)
                      ? LL_OK
-                     : ll_run_actor_ok(r, a, err);
+                     : ll_run_actor_ok(r, s->actor ? s->actor : "", err);
   if (st != LL_OK)
     return st;
   if (!r->planned || s->op != LL_OP_LEASE_BREAK || r->plan.nbreaks == 0)

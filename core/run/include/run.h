@@ -107,6 +107,9 @@ int ll_run_is_bound(const ll_run *r, const char *alias);
  * so (run_request.c), a bound writer's and an unbound one's alike. */
 ll_status ll_run_actor_ok(const ll_run *r, const char *alias,
                           ll_error *err) LL_WARN_UNUSED;
+/* Whether alias is a role, not a writer: the operator (its credential
+ * breaks and creates the container) or the observer (every read). */
+int ll_run_role(const char *alias);
 /* Starts a fresh object lifecycle (fixture_epoch + 1). A destructive one
  * (the unlocked-gap control) is allowed only after an accepted main run on
  * the same blob whose cleanup was confirmed: after_dir names that run's
