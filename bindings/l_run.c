@@ -488,9 +488,20 @@ static int l_tostring(lua_State *L) {
   return 1;
 }
 
+/* The host's run while it is open, else NULL. */
+static ll_run *host_run(const ll_host *h) {
+  return h && h->handle ? h->handle->run : NULL;
+}
+
+/* The host's run is open and its deadline and grace have passed. */
+static int past_grace(const ll_host *h) {
+  ll_run *r = host_run(h);
+  return r && ll_run_past_deadline(r, LL_HOST_DEADLINE_GRACE_MS);
+}
+
 int ll_lua_host_decided(const ll_host *h) {
-  return h && (h->decision >= 0 || (h->handle && h->handle->run &&
-                                    ll_run_decision(h->handle->run) >= 0));
+  ll_run *r = host_run(h);
+  return h && (h->decision >= 0 || (r && ll_run_decision(r) >= 0));
 }
 
 void ll_lua_host_close_run(ll_host *h, const char *why) {
@@ -500,9 +511,7 @@ void ll_lua_host_close_run(ll_host *h, const char *why) {
 
 static void deadline_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
-  ll_host *h = ll_lua_host(L);
-  if (!h || !h->handle || !h->handle->run ||
-      !ll_run_past_deadline(h->handle->run, LL_HOST_DEADLINE_GRACE_MS))
+  if (!past_grace(ll_lua_host(L)))
     return;
   /* from now on every instruction raises: a pcall catches one error, and
    * its caller's next instruction raises the next */
@@ -519,17 +528,12 @@ void ll_lua_host_watch_deadline(lua_State *L) {
 }
 
 int64_t ll_lua_host_deadline_left_ms(lua_State *L) {
-  ll_host *h = ll_lua_host(L);
-  return h && h->handle && h->handle->run
-             ? ll_run_deadline_left_ms(h->handle->run,
-                                       LL_HOST_DEADLINE_GRACE_MS)
-             : -1;
+  ll_run *r = host_run(ll_lua_host(L));
+  return r ? ll_run_deadline_left_ms(r, LL_HOST_DEADLINE_GRACE_MS) : -1;
 }
 
 void ll_lua_host_deadline_now(lua_State *L) {
-  ll_host *h = ll_lua_host(L);
-  if (h && h->handle && h->handle->run &&
-      ll_run_past_deadline(h->handle->run, LL_HOST_DEADLINE_GRACE_MS))
+  if (past_grace(ll_lua_host(L)))
     lua_sethook(L, deadline_hook, LUA_MASKCOUNT, 1);
 }
 
