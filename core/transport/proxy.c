@@ -69,23 +69,21 @@ cleanup:
   return st;
 }
 
-/* Whether url's host is loopback (0 when it cannot be parsed: the run
+/* Whether url's host is loopback (0 when url does not parse: the run
  * refuses such a URL itself), with the host, brackets dropped, in bare. */
 static int target_loopback(const char *url, char *bare, size_t cap) {
-  CURLU *u = curl_url();
-  char *host = NULL;
-  int lo = u && url &&
-           curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) ==
-               CURLUE_OK &&
-           curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-           ll_url_host_loopback(host);
-  const char *h = host ? host : "";
+  ll_url u;
+  ll_error e = {0};
+  bare[0] = '\0';
+  if (!url || ll_url_parse(url, &u, &e) != LL_OK)
+    return 0;
+  const char *h = u.host;
   size_t n = strlen(h);
   if (n >= 2 && h[0] == '[' && h[n - 1] == ']')
     h++, n -= 2;
   snprintf(bare, cap, "%.*s", (int)n, h);
-  curl_free(host);
-  curl_url_cleanup(u);
+  int lo = ll_url_host_loopback(u.host);
+  ll_url_free(&u);
   return lo;
 }
 
