@@ -133,11 +133,6 @@ static void adopt(ll_harm_epoch *he, const char *etag) {
     he->created = 1;
 }
 
-static void hold(ll_model *m, const char *why) {
-  m->n_hold++; /* counted apart from the text, as model.c's add_hold */
-  ll_json_push(m->hold_reasons, cJSON_CreateString(why));
-}
-
 /* Another writer's object, or another party's lease, seen in an answer
  * about the run's blob: a HOLD that nothing lifts, so no mutation follows
  * (guard.c) and the blob is left for the operator. Two facts, each before
@@ -155,7 +150,6 @@ static void hold(ll_model *m, const char *why) {
 static void foreign(ll_model *m, const cJSON *row, ll_op op, const char *etag) {
   const ll_harm_epoch *he = &m->ep.harm;
   long status = ll_json_long(row, "http_status", 0);
-  char why[512];
   if (op == LL_OP_CREATE_CONTAINER || !he->written || status < 200 ||
       status > 299 || !ll_json_is(row, "outcome", "RESPONSE") ||
       cJSON_GetArraySize(m->doubts) > 0)
@@ -163,27 +157,27 @@ static void foreign(ll_model *m, const cJSON *row, ll_op op, const char *etag) {
   if (op != LL_OP_PUT_BLOB && etag && etag[0] &&
       (!he->etag_unknown || he->pinned[0]) && !ll_model_own_etag(m, etag) &&
       !ll_streq(etag, he->pinned)) {
-    snprintf(why, sizeof why,
-             "event %s (%s): the blob's ETag %.128s is none this run's "
-             "writes were answered with: another writer replaced the blob; "
-             "no mutation follows and the blob is left for the operator",
-             ll_json_pstr(row, "event_id"), ll_op_name(op), etag);
-    hold(m, why);
+    ll_model_add_hold(
+        m,
+        "event %s (%s): the blob's ETag %.128s is none this run's writes "
+        "were answered with: another writer replaced the blob; no mutation "
+        "follows and the blob is left for the operator",
+        ll_json_pstr(row, "event_id"), ll_op_name(op), etag);
   }
   const char *st = ll_json_str(row, "lease_state_after"); /* reads only */
   ll_phase ph = m->ep.phase;
   if ((op == LL_OP_GET_PROPERTIES || op == LL_OP_GET_BLOB) &&
       (ll_streq(st, "leased") || ll_streq(st, "breaking")) &&
       (ph == LL_PH_NONE || ph == LL_PH_RELEASED || ph == LL_PH_BROKEN)) {
-    snprintf(why, sizeof why,
-             "event %s (%s): the blob is %s, but no lease of this run can be "
-             "current (%s): another party's lease; no mutation follows and "
-             "the blob is left for the operator",
-             ll_json_pstr(row, "event_id"), ll_op_name(op), st,
-             ph == LL_PH_NONE       ? "none was taken in this lifecycle"
-             : ph == LL_PH_RELEASED ? "the run's lease was released or ended"
-                                    : "the run's lease was broken");
-    hold(m, why);
+    ll_model_add_hold(
+        m,
+        "event %s (%s): the blob is %s, but no lease of this run can be "
+        "current (%s): another party's lease; no mutation follows and the "
+        "blob is left for the operator",
+        ll_json_pstr(row, "event_id"), ll_op_name(op), st,
+        ph == LL_PH_NONE       ? "none was taken in this lifecycle"
+        : ph == LL_PH_RELEASED ? "the run's lease was released or ended"
+                               : "the run's lease was broken");
   }
 }
 
@@ -271,16 +265,15 @@ void ll_harm_reconcile(ll_model *m, const char *result,
   if (not_adopted) {
     /* The bytes are explained, the object is not the run's, and no later
      * reconcile makes it so: nothing is conditioned on its ETag, and the
-     * run holds (counted apart from the text, as model.c's add_hold). */
-    char why[512];
-    snprintf(why, sizeof why,
-             "reconcile (content event %s): the content is revision %ld, "
-             "but the blob's ETag %.128s is none this run's writes were "
-             "answered with, nor on bytes a doubtful Put of this run "
-             "declared: another writer's object, not adopted; no mutation "
-             "follows and the blob is left for the operator",
-             m->last_read_event, m->last_read_revision, not_adopted);
-    hold(m, why);
+     * run holds. */
+    ll_model_add_hold(
+        m,
+        "reconcile (content event %s): the content is revision %ld, but the "
+        "blob's ETag %.128s is none this run's writes were answered with, "
+        "nor on bytes a doubtful Put of this run declared: another writer's "
+        "object, not adopted; no mutation follows and the blob is left for "
+        "the operator",
+        m->last_read_event, m->last_read_revision, not_adopted);
     he->cleanup_etag[0] = he->put_etag[0] = '\0';
   } else if (ll_model_reconcile_settles(result)) {
     /* The reconcile's content read identified declared bytes the ledger

@@ -2,7 +2,6 @@
  * from rows alone, so the run, recovery and verify cannot disagree. */
 #include "jsonx.h"
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,33 +10,6 @@
 #include "model_impl.h"
 static void cpy(char *dst, size_t cap, const char *src) {
   ll_strlcpy(dst, src ? src : "", cap);
-}
-
-static void add_reason_v(cJSON *list, const char *fmt, va_list ap) {
-  char buf[512];
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  ll_json_push(list, cJSON_CreateString(buf));
-}
-
-/* The fold's HOLD and RECONCILE reasons are counted apart from their
- * text: the decision tests the counts, so a text lost to a failed
- * allocation still stands against ACCEPT. */
-static void add_hold(ll_model *m, const char *fmt, ...) LL_PRINTF(2, 3);
-static void add_hold(ll_model *m, const char *fmt, ...) {
-  va_list ap;
-  m->n_hold++;
-  va_start(ap, fmt);
-  add_reason_v(m->hold_reasons, fmt, ap);
-  va_end(ap);
-}
-
-static void add_reconcile(ll_model *m, const char *fmt, ...) LL_PRINTF(2, 3);
-static void add_reconcile(ll_model *m, const char *fmt, ...) {
-  va_list ap;
-  m->n_reconcile++;
-  va_start(ap, fmt);
-  add_reason_v(m->reconcile_reasons, fmt, ap);
-  va_end(ap);
 }
 
 /* Drops o[k] if there: searched from the last key, where the intent of
@@ -129,19 +101,22 @@ static void content_read(ll_model *m, const cJSON *row, long rev) {
   if (cJSON_GetArraySize(m->doubts) > 0)
     return; /* a doubt is settled by the reconcile row, not by one read */
   if (rev >= 0 && ll_model_was_rejected(m, rev)) {
-    add_reconcile(m, "event %s: rejected revision %ld found in the content",
-                  ll_json_pstr(row, "event_id"), rev);
+    ll_model_add_reconcile(
+        m, "event %s: rejected revision %ld found in the content",
+        ll_json_pstr(row, "event_id"), rev);
   } else if (rev < 0) {
-    add_reconcile(m,
-                  "event %s: content is undeclared bytes (sha256 %s), "
-                  "the accepted-write ledger says revision %ld",
-                  ll_json_pstr(row, "event_id"),
-                  ll_json_pstr(row, "content_sha256"), ep->last_accepted);
+    ll_model_add_reconcile(m,
+                           "event %s: content is undeclared bytes (sha256 %s), "
+                           "the accepted-write ledger says revision %ld",
+                           ll_json_pstr(row, "event_id"),
+                           ll_json_pstr(row, "content_sha256"),
+                           ep->last_accepted);
   } else if (rev != ep->last_accepted) {
-    add_reconcile(m,
-                  "event %s: content is revision %ld, the accepted-write "
-                  "ledger says %ld",
-                  ll_json_pstr(row, "event_id"), rev, ep->last_accepted);
+    ll_model_add_reconcile(
+        m,
+        "event %s: content is revision %ld, the accepted-write "
+        "ledger says %ld",
+        ll_json_pstr(row, "event_id"), rev, ep->last_accepted);
   }
   if (rev >= 0 && rev == ep->gap_write_rev)
     ep->gap_readback = 1;
@@ -203,11 +178,12 @@ static void outcome(ll_model *m, cJSON *row, ll_op op, const char *cls) {
   }
   if (strcmp(cls, "EVIDENCE_ERROR") == 0) {
     m->evidence_errors++;
-    add_hold(m, "event %s (%s): EVIDENCE_ERROR%s%s", id ? id : "?",
-             ll_op_name(op), ll_json_str(row, "transport_error") ? ": " : "",
-             ll_json_str(row, "transport_error")
-                 ? ll_json_str(row, "transport_error")
-                 : "");
+    ll_model_add_hold(m, "event %s (%s): EVIDENCE_ERROR%s%s", id ? id : "?",
+                      ll_op_name(op),
+                      ll_json_str(row, "transport_error") ? ": " : "",
+                      ll_json_str(row, "transport_error")
+                          ? ll_json_str(row, "transport_error")
+                          : "");
   }
   if (absent) {
     m->absent_confirmed = m->blob_deleted;
@@ -331,8 +307,9 @@ static ll_status apply_outcome(ll_model *m, cJSON *row, int fill,
       const cJSON *by = ll_json_get(it, "explained_by");
       if (!cJSON_IsString(by)) {
         m->unexplained++;
-        add_hold(m, "event %s (%s): unexplained discrepancy: %s", id ? id : "?",
-                 ll_json_pstr(row, "operation"), ll_json_pstr(it, "text"));
+        ll_model_add_hold(m, "event %s (%s): unexplained discrepancy: %s",
+                          id ? id : "?", ll_json_pstr(row, "operation"),
+                          ll_json_pstr(it, "text"));
       }
     }
     outcome(m, row, (ll_op)opi, cls);
@@ -397,7 +374,7 @@ static ll_status apply_reconcile(ll_model *m, cJSON *row, int fill,
       settle_doubts(m, found);
     } else if (strcmp(res, "INCOMPLETE") != 0) {
       /* MISMATCH, REJECTED_REVISION_FOUND: the ledger does not explain it */
-      add_reconcile(m, "reconcile: %s (content %ld)", res, found);
+      ll_model_add_reconcile(m, "reconcile: %s (content %ld)", res, found);
     }
     ll_harm_reconcile(m, res, foreign);
   }

@@ -227,6 +227,12 @@ int ll_baseline_rejection_proven(const ll_model *m, const cJSON *row);
 void ll_baseline_classify(const ll_model *m, const cJSON *row, cJSON *derived);
 
 /* harm.c: invariant 15. The hooks the fold calls. */
+/* A HOLD or a RECONCILE reason (model_life.c): counted apart from its
+ * text, so the decision tests the count and a text lost to a failed
+ * allocation still stands against ACCEPT. */
+void ll_model_add_hold(ll_model *m, const char *fmt, ...) LL_PRINTF(2, 3);
+void ll_model_add_reconcile(ll_model *m, const char *fmt, ...) LL_PRINTF(2, 3);
+
 void ll_harm_manifest(ll_model *m, const cJSON *row);
 /* Before the outcome changes any other state. Returns 1 for the preflight
  * row, which it settles alone (it belongs to no lifecycle's chain). */

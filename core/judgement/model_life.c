@@ -1,10 +1,38 @@
 /* The fold's life: a new model, its state at the start of a lifecycle,
- * and its end. model.c folds rows into it. */
+ * the reasons it gathers, and its end. model.c folds rows into it. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "jsonx.h"
 #include "model_impl.h"
+
+static void add_reason_v(cJSON *list, const char *fmt, va_list ap) {
+  char buf[512];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  ll_json_push(list, cJSON_CreateString(buf));
+}
+
+/* The fold's HOLD and RECONCILE reasons are counted apart from their
+ * text: the decision tests the counts, so a text lost to a failed
+ * allocation still stands against ACCEPT. */
+void ll_model_add_hold(ll_model *m, const char *fmt, ...) {
+  va_list ap;
+  m->n_hold++;
+  va_start(ap, fmt);
+  add_reason_v(m->hold_reasons, fmt, ap);
+  va_end(ap);
+}
+
+void ll_model_add_reconcile(ll_model *m, const char *fmt, ...) {
+  va_list ap;
+  m->n_reconcile++;
+  va_start(ap, fmt);
+  add_reason_v(m->reconcile_reasons, fmt, ap);
+  va_end(ap);
+}
 
 /* A lifecycle starts with nothing known of its blob. */
 void ll_model_epoch_reset(ll_epoch_state *ep, long epoch, int destructive) {
