@@ -382,6 +382,26 @@ static void test_context(ll_clock *clock) {
   ll_transport_free(t);
   /* a transport that is not a recorder is left alone */
   CHECK_INT(ll_fixture_record_context(NULL, &c, &err), LL_OK);
+  /* no arguments: [] as recorded, or {} as lua-cjson writes an empty
+   * table back; anything else is refused */
+  static const struct {
+    const char *flow;
+    ll_status want;
+  } forms[] = {
+      {"{\"script\":\"main_handoff.lua\",\"args\":[]}", LL_OK},
+      {"{\"script\":\"main_handoff.lua\",\"args\":{}}", LL_OK},
+      {"{\"script\":\"main_handoff.lua\",\"args\":{\"a\":\"b\"}}", LL_E_PARSE},
+      {"{\"script\":\"main_handoff.lua\",\"args\":\"--x\"}", LL_E_PARSE},
+      {"{\"script\":\"main_handoff.lua\"}", LL_E_PARSE},
+  };
+  for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+    char doc[256];
+    snprintf(doc, sizeof doc, "{\"flow\":%s}", forms[i].flow);
+    CHECK_INT(ll_fixture_context_parse(doc, strlen(doc), "f.json", &back, &err),
+              forms[i].want);
+    CHECK_INT(back.has_flow, forms[i].want == LL_OK);
+    CHECK_INT(back.nargs, 0);
+  }
 }
 
 int main(void) {

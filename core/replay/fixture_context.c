@@ -33,8 +33,12 @@ static ll_status read_flow(const cJSON *f, const char *file,
                            ll_fixture_context *out, ll_error *err) {
   const char *s = ll_json_str(f, "script");
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(f, "args");
+  /* An empty object is the empty list: lua-cjson, which specs and users'
+   * tools edit fixtures with, writes an empty Lua table as {}. */
+  int none = cJSON_IsObject(a) && !a->child;
   if (!cJSON_IsObject(f) || !s || !*s || strchr(s, '/') ||
-      !ll_strlcpy(out->script, s, sizeof out->script) || !cJSON_IsArray(a) ||
+      !ll_strlcpy(out->script, s, sizeof out->script) ||
+      (!cJSON_IsArray(a) && !none) ||
       cJSON_GetArraySize(a) > LL_FIXTURE_MAX_ARGS)
     return bad(file,
                "'flow' must be {\"script\": FILE NAME, \"args\": [at most 32 "
