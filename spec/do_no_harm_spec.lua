@@ -3,7 +3,8 @@
 -- already exists is left byte for byte and ETag for ETag (through the
 -- host, as issue #13 ran it); a blob created between the preflight and
 -- the create is not overwritten; a cleanup whose If-Match fails leaves the
--- other writer's blob and ends RECONCILE; a target that cannot be read
+-- other writer's blob and ends RECONCILE; an acquire or a break on a blob
+-- another writer replaced is refused by its If-Match and holds the run; a target that cannot be read
 -- (no such host, a refused port, an unverified certificate, a refused
 -- token) stops the run with exit 64 and no mutation.
 local helper = require "helper"
@@ -203,6 +204,64 @@ describe("do no harm to the target #live", function()
     assert.are.equal(other, bytes)
     assert.are.equal(changed.etag, after.etag)
     verify_ok(dir)
+  end)
+
+  -- Another writer replaces the run's blob (curl, outside the run) after
+  -- the run's last answer about it. The run's acquire and break carry
+  -- If-Match on the ETag of its last accepted write, so the service refuses
+  -- them: no lease on the other writer's object, and the other party's
+  -- lease is not broken.
+  local function replaced_lease_op(name, after_create, op, want_state)
+    local blob = helper.unique_blob(name)
+    local dir = work .. "/" .. name
+    local run = open(dir, blob)
+    run:declare(0, "A")
+    local A = run:writer("A")
+    run:create_container()
+    run:lifecycle { reason = "replaced before a lease operation" }
+    local put = run:unbound("A"):put(0)
+    run:read()
+    after_create(A, blob)
+    local _, before = curl("GET", blob)
+    assert.are_not.equal(put.etag, before.etag)
+    local row = op(run, A)
+    assert.are.equal(put.etag, row.if_match)
+    assert.are.equal(412, row.http_status)
+    assert.are.equal("ConditionNotMet", row.azure_error_code) -- Azurite's answer, verbatim
+    assert.are.equal("EXPECTED_REJECTION", row.result_classification)
+    local refused_ok, refused = pcall(run.break_lease, run, { period = 0 })
+    assert.is_false(refused_ok)
+    assert.are.equal("LL_E_HOLD", refused.code)
+    local decision, code = run:finish()
+    run:close()
+    assert.are.equal(2, code)
+    assert.are.equal("HOLD", decision.decision)
+    assert.matches("refused 412 ConditionNotMet on If%-Match", table.concat(decision.reasons, "\n"))
+    -- the server's view: the other writer's blob, as it left it
+    local st, after = curl("GET", blob)
+    assert.are.equal(200, st)
+    assert.are.equal(before.etag, after.etag)
+    assert.are.equal(want_state, after["x-ms-lease-state"])
+    verify_ok(dir)
+  end
+
+  it("takes no lease on a blob replaced after its read-back: acquire refused 412, HOLD", function()
+    replaced_lease_op("replaced-acquire", function(_, blob)
+      assert.are.equal(201, (curl("PUT", blob, '{"owner":"another-app","seq":8}')))
+    end, function(_, A) return A:acquire { duration = -1 } end, "available")
+  end)
+
+  it("breaks no other party's lease on a blob replaced under the run's lease: break refused 412, HOLD", function()
+    replaced_lease_op("replaced-break", function(A, blob)
+      A:acquire { duration = -1 }
+      local target = url .. "/" .. CONTAINER .. "/" .. blob
+      -- another party breaks A's lease, writes, and takes a lease of its own
+      assert.are.equal(202, (helper.live_curl("PUT", target .. "?comp=lease", nil,
+        { "x-ms-lease-action: break", "x-ms-lease-break-period: 0" })))
+      assert.are.equal(201, (curl("PUT", blob, '{"owner":"another-app","seq":9}')))
+      assert.are.equal(201, (helper.live_curl("PUT", target .. "?comp=lease", nil,
+        { "x-ms-lease-action: acquire", "x-ms-lease-duration: -1" })))
+    end, function(run) return run:break_lease { period = 0 } end, "leased")
   end)
 
   it("conditions a lease holder's Delete on its lease and the read-back ETag", function()

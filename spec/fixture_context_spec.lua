@@ -1,7 +1,7 @@
 -- A fixture records its target and the flow's own arguments (issue 15), so
 -- a replay needs nothing re-typed; a value given that contradicts the
 -- fixture is one usage line, exit 64. Offline: the shipped accept fixture,
--- moved onto another blob and given the header a recording now writes.
+-- moved onto another blob, its header rewritten.
 local helper = require "helper"
 local cjson = require "cjson"
 
@@ -113,11 +113,20 @@ describe("a fixture's recorded target and flow arguments", function()
     assert.matches("^leaselua: LL_E_PARSE: fixture .* 'target' must be", err)
   end)
 
-  it("the shipped fixtures have neither field and replay as before", function()
+  it("the shipped recording carries both fields; a fixture from before them replays as before", function()
     local f = cjson.decode(helper.read(shipped))
-    assert.is_nil(f.target)
-    assert.is_nil(f.flow)
-    local rc = handoff(shipped)
-    assert.are.equal(0, rc)
+    assert.are.same({ container = "lease-handoff-lab", blob = "writer-handoff.json" }, f.target)
+    assert.are.equal("main_handoff.lua", f.flow.script)
+    assert.are.equal(0, (handoff(shipped)))
+    -- written back by lua-cjson, the empty argument list reads {}: no arguments
+    local path = helper.tmpdir() .. "/rewritten.json"
+    helper.write(path, cjson.encode(f))
+    assert.matches('"args":{}', helper.read(path), 1, true)
+    assert.are.equal(0, (handoff(path)))
+    -- recorded before the fields existed: neither, and the same replay
+    f.target, f.flow = nil, nil
+    path = helper.tmpdir() .. "/older.json"
+    helper.write(path, cjson.encode(f))
+    assert.are.equal(0, (handoff(path)))
   end)
 end)

@@ -123,7 +123,7 @@ describe("strict replay", function()
     end
   end)
 
-  it("matches the condition headers: a create without If-None-Match, a Delete on another ETag", function()
+  it("matches the condition headers: a create without If-None-Match, a Delete or an acquire on another ETag", function()
     local cjson = require "cjson"
     local function edited_fixture(name, edit)
       local x = cjson.decode(helper.read(rp.fixture(FIXTURE)))
@@ -140,11 +140,19 @@ describe("strict replay", function()
     assert.matches("\n    x%-ms%-blob%-type: BlockBlob\n  %+ if%-none%-match: %*\n", err)
     -- the recording's Delete was conditioned on another ETag than the run's read-back
     f = edited_fixture("other-if-match", function(h)
-      if h["if-match"] then h["if-match"] = '"0x8DE000000000000"' end
+      if h["if-match"] and not h["x-ms-lease-action"] then h["if-match"] = '"0x8DE000000000000"' end
     end)
     rc, out, err = rp.replay("main_handoff", f, rp.tmpdir() .. "/im")
     assert.are.equal(64, rc, out .. err)
     assert.matches("request #33 %(DELETE " .. BLOB .. "%) does not match exchange #33", err)
+    assert.matches('\n  %- if%-match: "0x8DE000000000000"\n  %+ if%-match: "0x%x+"\n', err)
+    -- and A's acquire (request #5) on another ETag than its create's
+    f = edited_fixture("other-acquire-if-match", function(h)
+      if h["if-match"] and h["x-ms-lease-action"] == "acquire" then h["if-match"] = '"0x8DE000000000000"' end
+    end)
+    rc, out, err = rp.replay("main_handoff", f, rp.tmpdir() .. "/im-acquire")
+    assert.are.equal(64, rc, out .. err)
+    assert.matches("request #5 %(PUT " .. BLOB .. "%?comp=lease%) does not match exchange #5", err)
     assert.matches('\n  %- if%-match: "0x8DE000000000000"\n  %+ if%-match: "0x%x+"\n', err)
   end)
 

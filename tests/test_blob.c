@@ -508,8 +508,14 @@ static void test_conditions(void) {
        LL_E_USAGE, "only as \"*\""},
       {"If-None-Match on a delete", LL_OP_DELETE_BLOB, "*", NULL, NULL,
        LL_E_USAGE, "only as \"*\""},
-      {"If-Match on a lease action", LL_OP_LEASE_BREAK, NULL, etag, NULL,
-       LL_E_USAGE, "Lease Break takes no If-Match"},
+      {"a break on the run's ETag", LL_OP_LEASE_BREAK, NULL, etag, NULL, LL_OK,
+       "If-Match=\"0x8DE1A2B3C4D5E6F\" !If-None-Match"},
+      {"an acquire on the run's ETag", LL_OP_LEASE_ACQUIRE, NULL, etag, NULL,
+       LL_OK, "If-Match=\"0x8DE1A2B3C4D5E6F\" !x-ms-lease-id"},
+      {"If-Match on a renew", LL_OP_LEASE_RENEW, NULL, etag, LA, LL_E_USAGE,
+       "Lease Renew takes no If-Match"},
+      {"If-Match on a release", LL_OP_LEASE_RELEASE, NULL, etag, LA, LL_E_USAGE,
+       "Lease Release takes no If-Match"},
       {"If-Match on a read", LL_OP_GET_BLOB, NULL, etag, NULL, LL_E_USAGE,
        "Get Blob takes no If-Match"},
       {"empty If-Match", LL_OP_DELETE_BLOB, NULL, "", NULL, LL_E_USAGE,
@@ -523,7 +529,8 @@ static void test_conditions(void) {
     ll_op_params p = {.lease_id = rows[i].lease,
                       .if_none_match = rows[i].inm,
                       .if_match = rows[i].im,
-                      .break_period = -1};
+                      .break_period = -1,
+                      .lease_duration = 15};
     if (rows[i].op == LL_OP_PUT_BLOB) {
       p.body = body;
       p.body_len = 2;

@@ -278,6 +278,14 @@ static void test_foreign_seen(void) {
       {"the blob replaced, seen in an acquire's answer",
        {ACQF("A", 201, NULL, F_ETAG_OTHER), END_STEPS},
        "(Lease Acquire): the blob's ETag " RB_ETAG_OTHER " is none"},
+      {"the blob replaced: the acquire refused by its If-Match",
+       {ACQF("A", 412, "ConditionNotMet", F_IF_MATCH), END_STEPS},
+       "(Lease Acquire): refused 412 ConditionNotMet on If-Match " RB_ETAG},
+      {"the blob replaced: the break refused by its If-Match",
+       {ACQ("A", 201, NULL),
+        {S_BREAK, NULL, 30, 412, "ConditionNotMet", F_IF_MATCH, 0},
+        END_STEPS},
+       "(Lease Break): refused 412 ConditionNotMet on If-Match " RB_ETAG},
       {"leased while the run took no lease",
        {PROPS("leased", "locked"), END_STEPS},
        "the blob is leased, but no lease of this run can be current (none "
@@ -325,6 +333,8 @@ static void test_foreign_after_etagless_put(void) {
   ll_rb b;
   rows(&b, steps);
   ll_error err;
+  /* the lease operations' If-Match: the ETag the read-back found */
+  CHECK_STR(ll_model_lease_etag(b.m), RB_ETAG);
   /* the read-back's own ETag is no stranger; the HEAD before it said
    * nothing yet */
   CHECK_INT(rb_guard(&b, &LEASE_OPS[0].req, &err), LL_OK);
@@ -333,6 +343,33 @@ static void test_foreign_after_etagless_put(void) {
   cJSON *d = rb_decide(&b);
   CHECK(rb_any_contains(cJSON_GetObjectItem(d, "reasons"),
                         "the blob's ETag " RB_ETAG_OTHER " is none"));
+  rb_free(&b);
+}
+
+/* The If-Match of the run's acquire and break: the blob's ETag as the
+ * run's own writes left it, and none when no write of the run names it. */
+static void test_lease_etag(void) {
+  ll_rb b;
+  rows(&b, CREATED);
+  CHECK_STR(ll_model_lease_etag(b.m), RB_ETAG);
+  rb_free(&b);
+  static const ll_step etagless[] = {FRESH,
+                                     LIFE(0),
+                                     CREATE(201, NULL),
+                                     READ(0),
+                                     PUTF(NULL, 1, 201, NULL, F_NO_ETAG),
+                                     END_STEPS};
+  rows(&b, etagless); /* answered without an ETag, not yet read back */
+  CHECK_STR(ll_model_lease_etag(b.m), "");
+  rb_free(&b);
+  static const ll_step doubtful[] = {FRESH,
+                                     LIFE(0),
+                                     CREATE(201, NULL),
+                                     READ(0),
+                                     PUTF(NULL, 1, 0, NULL, F_UNKNOWN),
+                                     END_STEPS};
+  rows(&b, doubtful); /* the bytes may have changed: only a reconcile says */
+  CHECK_STR(ll_model_lease_etag(b.m), "");
   rb_free(&b);
 }
 
@@ -377,5 +414,6 @@ int main(void) {
   test_foreign_seen();
   test_foreign_after_etagless_put();
   test_break_unproven_lease();
+  test_lease_etag();
   return ll_test_report("test_harm_own");
 }

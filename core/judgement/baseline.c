@@ -228,7 +228,9 @@ int ll_baseline_rejection_proven(const ll_model *m, const cJSON *row) {
  *   https://learn.microsoft.com/rest/api/storageservices/blob-service-error-codes).
  *   The generic write-condition answer, 412 ConditionNotMet, is kept as a
  *   discrepancy: it still says the blob exists.
- * - If-Match on a Delete Blob that no longer matches: ConditionNotMet,
+ * - If-Match on a Delete Blob, or on a Lease Blob acquire or break ("Lease
+ *   Blob" lists If-Match among its conditional headers), that no longer
+ *   matches: ConditionNotMet,
  *   Precondition Failed (412), "The condition specified in the conditional
  *   header(s) was not met for a write operation." (Common REST API error
  *   codes,
@@ -244,6 +246,8 @@ int ll_baseline_rejection_proven(const ll_model *m, const cJSON *row) {
 #define CREATE_TEXT "201; 409 BlobAlreadyExists if the blob exists"
 #define DELETE_IF_MATCH_TEXT                                                   \
   "; 412 ConditionNotMet if the blob changed after the read-back"
+#define LEASE_IF_MATCH_TEXT                                                    \
+  "; 412 ConditionNotMet if the blob changed after the run's last write"
 
 static int is_preflight(const cJSON *row) {
   return cJSON_IsTrue(ll_json_get(row, "preflight"));
@@ -265,14 +269,16 @@ static cond_answer condition_answer(const cJSON *row, ll_op op, long status,
     if (status == 412)
       return COND_OTHER;
   }
-  if (op == LL_OP_DELETE_BLOB && ll_json_str(row, "if_match") &&
-      status == 412 && ll_streq(code, "ConditionNotMet"))
+  if ((op == LL_OP_DELETE_BLOB || op == LL_OP_LEASE_ACQUIRE ||
+       op == LL_OP_LEASE_BREAK) &&
+      ll_json_str(row, "if_match") && status == 412 &&
+      ll_streq(code, "ConditionNotMet"))
     return COND_DOCUMENTED;
   return COND_NONE;
 }
 
 static void condition_text(const cJSON *row, ll_op op, ll_expect *e) {
-  char buf[sizeof e->text + 64];
+  char buf[sizeof e->text + 80];
   if (is_preflight(row)) {
     ll_strlcpy(e->text, PREFLIGHT_TEXT, sizeof e->text);
   } else if (op == LL_OP_PUT_BLOB && ll_json_is(row, "if_none_match", "*") &&
@@ -280,6 +286,10 @@ static void condition_text(const cJSON *row, ll_op op, ll_expect *e) {
     ll_strlcpy(e->text, CREATE_TEXT, sizeof e->text);
   } else if (op == LL_OP_DELETE_BLOB && ll_json_str(row, "if_match")) {
     snprintf(buf, sizeof buf, "%s%s", e->text, DELETE_IF_MATCH_TEXT);
+    ll_strlcpy(e->text, buf, sizeof e->text);
+  } else if ((op == LL_OP_LEASE_ACQUIRE || op == LL_OP_LEASE_BREAK) &&
+             ll_json_str(row, "if_match")) {
+    snprintf(buf, sizeof buf, "%s%s", e->text, LEASE_IF_MATCH_TEXT);
     ll_strlcpy(e->text, buf, sizeof e->text);
   }
 }

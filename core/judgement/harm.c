@@ -255,6 +255,20 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
              "so someone else wrote it; the blob is left for the operator",
              ll_json_pstr(row, "event_id"), ll_json_pstr(row, "if_match"));
     ll_json_push(m->reconcile_reasons, cJSON_CreateString(why));
+  } else if ((op == LL_OP_LEASE_ACQUIRE || op == LL_OP_LEASE_BREAK) &&
+             ll_json_long(row, "http_status", 0) == 412 &&
+             ll_json_is(row, "azure_error_code", "ConditionNotMet") &&
+             ll_json_str(row, "if_match")) {
+    /* the blob is not the generation the run's writes left: another
+     * writer replaced it, and the lease operation took nothing */
+    ll_model_add_hold(
+        m,
+        "event %s (%s): refused 412 ConditionNotMet on If-Match %.128s: "
+        "the blob is no longer the one this run's writes left, so another "
+        "writer replaced it; no mutation follows and the blob is left for "
+        "the operator",
+        ll_json_pstr(row, "event_id"), ll_op_name(op),
+        ll_json_pstr(row, "if_match"));
   }
   return 0;
 }
@@ -344,6 +358,20 @@ int ll_model_creates(const ll_model *m) {
 
 const char *ll_model_cleanup_etag(const ll_model *m) {
   return m->ep.harm.cleanup_etag;
+}
+
+/* The blob's ETag as the run's own writes left it: the last accepted Put's
+ * answer, else (that answer named none) the ETag its read-back found, else
+ * the last one read back or adopted. "" when none is known: the lease
+ * operation then goes unconditioned, as the lifecycle's lease operations
+ * need its create read back anyway (guard.c). */
+const char *ll_model_lease_etag(const ll_model *m) {
+  const ll_harm_epoch *he = &m->ep.harm;
+  if (he->put_etag[0])
+    return he->put_etag;
+  if (he->etag_unknown)
+    return he->pinned;
+  return he->cleanup_etag;
 }
 
 int ll_model_created(const ll_model *m) {

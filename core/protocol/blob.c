@@ -357,7 +357,8 @@ static ll_status check_params(ll_op op, const ll_op_params *p, ll_error *err) {
     return ll_fail(err, LL_E_USAGE,
                    "If-None-Match is sent only as \"*\" on the Put Blob that "
                    "creates a lifecycle's blob");
-  if (p->if_match && op != LL_OP_PUT_BLOB && op != LL_OP_DELETE_BLOB)
+  if (p->if_match && op != LL_OP_PUT_BLOB && op != LL_OP_DELETE_BLOB &&
+      op != LL_OP_LEASE_ACQUIRE && op != LL_OP_LEASE_BREAK)
     return ll_fail(err, LL_E_USAGE,
                    "%s takes no If-Match: do not pass if_match",
                    ll_op_name(op));

@@ -128,6 +128,9 @@ int ll_model_creates(const ll_model *m);
 /* ETag of the last accepted write of this lifecycle that was read back
  * ("" if none): the cleanup Delete's If-Match. */
 const char *ll_model_cleanup_etag(const ll_model *m);
+/* The If-Match of the run's Lease Blob acquire and break: the blob's ETag
+ * as the run's own writes left it, "" when none is known (harm.c). */
+const char *ll_model_lease_etag(const ll_model *m);
 /* The lifecycle's own create was accepted and read back under the ETag it
  * was answered with (or a reconcile found its declared bytes after a
  * doubtful create), and the run has not deleted the blob since: only then

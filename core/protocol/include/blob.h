@@ -74,8 +74,8 @@ typedef struct {
   const char *api_version;       /* NULL: LL_API_VERSION */
   const char *client_request_id; /* NULL: a fresh GUID */
   /* Conditions (invariant 15): If-None-Match is "*" only, on Put Blob (a
-   * create); If-Match is an ETag as the service returned it, on Put Blob or
-   * Delete Blob. NULL: not sent. */
+   * create); If-Match is an ETag as the service returned it, on Put Blob,
+   * Delete Blob, or a Lease Blob acquire or break. NULL: not sent. */
   const char *if_none_match;
   const char *if_match;
 } ll_op_params;
