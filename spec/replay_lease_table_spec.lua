@@ -214,5 +214,26 @@ describe("the lease table, replayed", function()
     assert.are.equal("CONFORMS_ONE_SOURCE", c[TWO_SOURCES].verdict)
     assert_counts(dir, c)
     rp.assert_verifies(dir)
+    -- the cells' acquires and breaks carry no condition (what is measured
+    -- is Lease Blob's own outcome); the set-up's and cleanup's carry the
+    -- run's ETag (invariant 15)
+    local rows, outcome = helper.rows(dir), {}
+    for _, r in ipairs(rows) do
+      if r.record == "outcome" then outcome[r.event_id] = r end
+    end
+    local sent = { cell = 0, other = 0 }
+    for _, r in ipairs(rows) do
+      if r.record == "intent" and (r.operation == "Lease Acquire" or r.operation == "Lease Break") then
+        local o = assert(outcome[r.event_id], r.event_id)
+        if o.cell then
+          sent.cell = sent.cell + 1
+          assert.is_nil(r.if_match, o.cell)
+        else
+          sent.other = sent.other + 1
+          assert.matches('^"0x%x+"$', r.if_match)
+        end
+      end
+    end
+    assert.is_true(sent.cell > 0 and sent.other > 0, sent.cell .. " cell, " .. sent.other .. " other")
   end)
 end)

@@ -362,6 +362,24 @@ static void test_lease_etag(void) {
   rows(&b, etagless); /* answered without an ETag, not yet read back */
   CHECK_STR(ll_model_lease_etag(b.m), "");
   rb_free(&b);
+  /* ...and read back without one either (helper-36): no answer names the
+   * generation, so the acquire and the break are refused, not sent
+   * unconditioned; a lease table's cell is not conditioned anyway */
+  static const ll_step unnamed[] = {FRESH,
+                                    LIFE(0),
+                                    CREATE(201, NULL),
+                                    READ(0),
+                                    PUTF(NULL, 1, 201, NULL, F_NO_ETAG),
+                                    READF(1, F_NO_ETAG),
+                                    END_STEPS};
+  rows(&b, unnamed);
+  CHECK_STR(ll_model_lease_etag(b.m), "");
+  ll_error err;
+  CHECK_INT(rb_guard(&b, &LEASE_OPS[0].req, &err), LL_E_NOT_CREATED);
+  CHECK(strstr(err.message, "cannot be conditioned on it (If-Match)") != NULL);
+  CHECK_INT(rb_guard(&b, &LEASE_OPS[1].req, &err), LL_E_NOT_CREATED);
+  CHECK_INT(rb_guard(&b, &LEASE_OPS[5].req, &err), LL_OK);
+  rb_free(&b);
   static const ll_step doubtful[] = {FRESH,
                                      LIFE(0),
                                      CREATE(201, NULL),

@@ -96,6 +96,19 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
                    "and read it back first, or leave it for the operator",
                    ll_op_name(r->op),
                    ll_model_blob_deleted(m) ? " since the run deleted it" : "");
+  /* ...and its acquire and break go only on the generation the run's own
+   * writes left (If-Match, run_request.c): with no answer naming that
+   * ETag, a replaced blob could be leased or its lease broken. A lease
+   * table's cells measure the unconditioned outcomes. */
+  if ((r->op == LL_OP_LEASE_ACQUIRE || r->op == LL_OP_LEASE_BREAK) &&
+      !r->cell && !ll_model_lease_etag(m)[0])
+    return ll_fail(err, LL_E_NOT_CREATED,
+                   "%s refused (invariant 15): no answer of this run names "
+                   "the ETag its last write left (the Put and its read-back "
+                   "came without one), so the request cannot be conditioned "
+                   "on it (If-Match) and could reach another writer's "
+                   "object: the blob is left for the operator",
+                   ll_op_name(r->op));
   if (r->bound && !r->lease)
     return ll_fail(err, LL_E_LEASE_PRECONDITION,
                    "writer %s is bound to a lease and never writes without "

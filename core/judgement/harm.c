@@ -265,8 +265,8 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
         m,
         "event %s (%s): refused 412 ConditionNotMet on If-Match %.128s: "
         "the blob is no longer the one this run's writes left, so another "
-        "writer replaced it; no mutation follows and the blob is left for "
-        "the operator",
+        "writer replaced or deleted it; no mutation follows and the blob "
+        "is left for the operator",
         ll_json_pstr(row, "event_id"), ll_op_name(op),
         ll_json_pstr(row, "if_match"));
   }
@@ -362,9 +362,9 @@ const char *ll_model_cleanup_etag(const ll_model *m) {
 
 /* The blob's ETag as the run's own writes left it: the last accepted Put's
  * answer, else (that answer named none) the ETag its read-back found, else
- * the last one read back or adopted. "" when none is known: the lease
- * operation then goes unconditioned, as the lifecycle's lease operations
- * need its create read back anyway (guard.c). */
+ * the last one read back or adopted. "" when no answer named it (a Put and
+ * its read-back without one, a doubtful Put not yet reconciled): the guard
+ * then refuses the acquire and the break. */
 const char *ll_model_lease_etag(const ll_model *m) {
   const ll_harm_epoch *he = &m->ep.harm;
   if (he->put_etag[0])

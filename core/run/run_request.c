@@ -255,11 +255,12 @@ static ll_status build(req *q, ll_error *err) {
                sizeof q->if_match);
     q->op.if_match = q->if_match[0] ? q->if_match : NULL; /* "": refused */
   } else if ((s->op == LL_OP_LEASE_ACQUIRE || s->op == LL_OP_LEASE_BREAK) &&
-             r->table_engine == 0) {
+             !s->cell) {
     /* The lease is taken or broken only on the generation the run's own
      * writes left: a blob replaced since the last answer is refused 412,
-     * not leased or broken. The lease table measures Lease Blob's
-     * unconditioned outcomes on its own lifecycles, and is not. */
+     * not leased or broken ("" is refused by the guard). A lease table's
+     * cells measure Lease Blob's unconditioned outcomes; its set-up and
+     * cleanup are conditioned like the rest. */
     ll_strlcpy(q->if_match, ll_model_lease_etag(r->model), sizeof q->if_match);
     q->op.if_match = q->if_match[0] ? q->if_match : NULL;
   }
