@@ -119,6 +119,33 @@ static void test_losses(void) {
   }
 }
 
+/* The cleanup Delete refused 412 by its If-Match after a complete chain:
+ * someone else wrote the blob, RECONCILE. The reason is counted, so a
+ * text lost to a failed allocation still stands against ACCEPT. */
+static void test_cleanup_condition_counted(void) {
+  static const ll_step steps[] = {
+      CHAIN_FULL,
+      {S_DELETE, NULL, 0, 412, "ConditionNotMet", F_IF_MATCH, 0},
+      {S_END, NULL, 0, 0, NULL, 0, 0}};
+  ll_rb b;
+  char first[512];
+  int n;
+  rb_init(&b, &LL_AZURE, 1);
+  rb_run(&b, steps);
+  CHECK_INT(b.failed, 0);
+  CHECK_STR(ll_decision_name(decide(b.m, &n, first, sizeof first)),
+            "RECONCILE");
+  CHECK(strstr(first, "the cleanup Delete was refused 412 ConditionNotMet") !=
+        NULL);
+  /* its text lost: the count still decides */
+  while (cJSON_GetArraySize(b.m->reconcile_reasons) > 0)
+    cJSON_DeleteItemFromArray(b.m->reconcile_reasons, 0);
+  CHECK_STR(ll_decision_name(decide(b.m, &n, first, sizeof first)),
+            "RECONCILE");
+  CHECK(strstr(first, "could not be kept") != NULL);
+  rb_free(&b);
+}
+
 /* A fold marked untrustworthy refuses every later row and every mutation. */
 static void test_oom_model(void) {
   ll_rb b;
@@ -206,6 +233,7 @@ static void test_failalloc(void) {
 
 int main(void) {
   test_losses();
+  test_cleanup_condition_counted();
   test_oom_model();
 #ifdef LEASELUA_FAILALLOC
   test_failalloc();

@@ -248,13 +248,14 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
              ll_json_long(row, "http_status", 0) == 412 &&
              ll_json_is(row, "azure_error_code", "ConditionNotMet") &&
              ll_json_str(row, "if_match")) {
-    char why[512];
-    snprintf(why, sizeof why,
-             "event %s: the cleanup Delete was refused 412 ConditionNotMet: "
-             "the blob changed after the run's last read-back (If-Match %s), "
-             "so someone else wrote it; the blob is left for the operator",
-             ll_json_pstr(row, "event_id"), ll_json_pstr(row, "if_match"));
-    ll_json_push(m->reconcile_reasons, cJSON_CreateString(why));
+    /* counted, so that a text lost to a failed allocation still stands
+     * against ACCEPT (invariant 16) */
+    ll_model_add_reconcile(
+        m,
+        "event %s: the cleanup Delete was refused 412 ConditionNotMet: "
+        "the blob changed after the run's last read-back (If-Match %s), "
+        "so someone else wrote it; the blob is left for the operator",
+        ll_json_pstr(row, "event_id"), ll_json_pstr(row, "if_match"));
   } else if ((op == LL_OP_LEASE_ACQUIRE || op == LL_OP_LEASE_BREAK) &&
              ll_json_long(row, "http_status", 0) == 412 &&
              ll_json_is(row, "azure_error_code", "ConditionNotMet") &&
