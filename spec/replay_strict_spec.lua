@@ -154,6 +154,16 @@ describe("strict replay", function()
     assert.are.equal(64, rc, out .. err)
     assert.matches("request #5 %(PUT " .. BLOB .. "%?comp=lease%) does not match exchange #5", err)
     assert.matches('\n  %- if%-match: "0x8DE000000000000"\n  %+ if%-match: "0x%x+"\n', err)
+    assert.is_nil(err:find("record it again", 1, true))
+    -- a recording from before acquire and break were conditioned: the cause is named
+    f = edited_fixture("older-acquire", function(h)
+      if h["x-ms-lease-action"] then h["if-match"] = nil end
+    end)
+    rc, out, err = rp.replay("main_handoff", f, rp.tmpdir() .. "/im-older")
+    assert.are.equal(64, rc, out .. err)
+    assert.matches("does not match exchange #5 %b() of [^\n]* %(its lease operation has no If%-Match: recorded " ..
+      "before leaselua conditioned acquire and break on the run's ETag; record it again%)", err)
+    assert.matches('\n  %+ if%-match: "0x%x+"\n', err)
   end)
 
   it("opens no connection and needs no credential", function()

@@ -166,10 +166,21 @@ static ll_status mismatch(replay *r, const fx_req *a, ll_error *err) {
     return fail(r, &b, err);
   }
   fx_req_line(&r->f.x[r->next].req, el, sizeof el);
+  /* A recording from before the run conditioned its acquire and break
+   * (If-Match, invariant 15) differs by that header alone: say so. */
+  const char *act = ll_headers_get(&a->headers, "x-ms-lease-action");
+  int unconditioned =
+      act && (strcmp(act, "acquire") == 0 || strcmp(act, "break") == 0) &&
+      ll_headers_get(&a->headers, "If-Match") &&
+      !ll_headers_get(&r->f.x[r->next].req.headers, "If-Match");
   ll_fail(&r->failure, LL_E_REPLAY,
           "strict replay: request #%zu (%.100s) does not match exchange #%zu "
-          "(%.100s) of %s",
-          no, al, no, el, r->file);
+          "(%.100s) of %s%s",
+          no, al, no, el, r->file,
+          unconditioned ? " (its lease operation has no If-Match: recorded "
+                          "before leaselua conditioned acquire and break on "
+                          "the run's ETag; record it again)"
+                        : "");
   fx_puts(&b, r->failure.message);
   ll_buf_printf(&b, "\n  --- expected: exchange #%zu of %s", no, r->file);
   ll_buf_printf(&b, "\n  +++ actual: request #%zu", no);
