@@ -269,8 +269,7 @@ static cond_answer condition_answer(const cJSON *row, ll_op op, long status,
     if (status == 412)
       return COND_OTHER;
   }
-  if ((op == LL_OP_DELETE_BLOB || op == LL_OP_LEASE_ACQUIRE ||
-       op == LL_OP_LEASE_BREAK) &&
+  if ((op == LL_OP_DELETE_BLOB || ll_op_lease_conditioned(op)) &&
       ll_json_str(row, "if_match") && status == 412 &&
       ll_streq(code, "ConditionNotMet"))
     return COND_DOCUMENTED;
@@ -284,12 +283,11 @@ static void condition_text(const cJSON *row, ll_op op, ll_expect *e) {
   } else if (op == LL_OP_PUT_BLOB && ll_json_is(row, "if_none_match", "*") &&
              !e->family) {
     ll_strlcpy(e->text, CREATE_TEXT, sizeof e->text);
-  } else if (op == LL_OP_DELETE_BLOB && ll_json_str(row, "if_match")) {
-    snprintf(buf, sizeof buf, "%s%s", e->text, DELETE_IF_MATCH_TEXT);
-    ll_strlcpy(e->text, buf, sizeof e->text);
-  } else if ((op == LL_OP_LEASE_ACQUIRE || op == LL_OP_LEASE_BREAK) &&
-             ll_json_str(row, "if_match")) {
-    snprintf(buf, sizeof buf, "%s%s", e->text, LEASE_IF_MATCH_TEXT);
+  } else if (ll_json_str(row, "if_match") &&
+             (op == LL_OP_DELETE_BLOB || ll_op_lease_conditioned(op))) {
+    snprintf(buf, sizeof buf, "%s%s", e->text,
+             op == LL_OP_DELETE_BLOB ? DELETE_IF_MATCH_TEXT
+                                     : LEASE_IF_MATCH_TEXT);
     ll_strlcpy(e->text, buf, sizeof e->text);
   }
 }

@@ -100,8 +100,7 @@ ll_status ll_guard_check(const ll_model *m, const ll_guard_req *r,
    * writes left (If-Match, run_request.c): with no answer naming that
    * ETag, a replaced blob could be leased or its lease broken. A lease
    * table's cells measure the unconditioned outcomes. */
-  if ((r->op == LL_OP_LEASE_ACQUIRE || r->op == LL_OP_LEASE_BREAK) &&
-      !r->cell && !ll_model_lease_etag(m)[0])
+  if (ll_op_lease_conditioned(r->op) && !r->cell && !ll_model_lease_etag(m)[0])
     return ll_fail(err, LL_E_NOT_CREATED,
                    "%s refused (invariant 15): no answer of this run names "
                    "the ETag its last write left (the Put and its read-back "

@@ -181,6 +181,13 @@ static void foreign(ll_model *m, const cJSON *row, ll_op op, const char *etag) {
   }
 }
 
+/* The service refused the request's If-Match: 412 ConditionNotMet. */
+static int if_match_refused(const cJSON *row) {
+  return ll_json_long(row, "http_status", 0) == 412 &&
+         ll_json_is(row, "azure_error_code", "ConditionNotMet") &&
+         ll_json_str(row, "if_match");
+}
+
 int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
   ll_harm_epoch *he = &m->ep.harm;
   const char *outcome = ll_json_str(row, "outcome");
@@ -245,9 +252,7 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
      * the lifecycle's own */
     he->created = 0;
   } else if (op == LL_OP_DELETE_BLOB && ll_streq(cls, "EXPECTED_REJECTION") &&
-             ll_json_long(row, "http_status", 0) == 412 &&
-             ll_json_is(row, "azure_error_code", "ConditionNotMet") &&
-             ll_json_str(row, "if_match")) {
+             if_match_refused(row)) {
     /* counted, so that a text lost to a failed allocation still stands
      * against ACCEPT (invariant 16) */
     ll_model_add_reconcile(
@@ -256,10 +261,7 @@ int ll_harm_outcome(ll_model *m, const cJSON *row, ll_op op, const char *cls) {
         "the blob changed after the run's last read-back (If-Match %s), "
         "so someone else wrote it; the blob is left for the operator",
         ll_json_pstr(row, "event_id"), ll_json_pstr(row, "if_match"));
-  } else if ((op == LL_OP_LEASE_ACQUIRE || op == LL_OP_LEASE_BREAK) &&
-             ll_json_long(row, "http_status", 0) == 412 &&
-             ll_json_is(row, "azure_error_code", "ConditionNotMet") &&
-             ll_json_str(row, "if_match")) {
+  } else if (ll_op_lease_conditioned(op) && if_match_refused(row)) {
     /* the blob is not the generation the run's writes left: another
      * writer replaced it, and the lease operation took nothing */
     ll_model_add_hold(

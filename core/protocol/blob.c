@@ -53,6 +53,10 @@ const char *ll_op_method(ll_op op) {
 }
 
 /* An unknown op counts as a mutation: the cautious answer for the guard. */
+int ll_op_lease_conditioned(ll_op op) {
+  return op == LL_OP_LEASE_ACQUIRE || op == LL_OP_LEASE_BREAK;
+}
+
 int ll_op_is_mutation(ll_op op) {
   if (!op_ok(op))
     return 1;
@@ -358,7 +362,7 @@ static ll_status check_params(ll_op op, const ll_op_params *p, ll_error *err) {
                    "If-None-Match is sent only as \"*\" on the Put Blob that "
                    "creates a lifecycle's blob");
   if (p->if_match && op != LL_OP_PUT_BLOB && op != LL_OP_DELETE_BLOB &&
-      op != LL_OP_LEASE_ACQUIRE && op != LL_OP_LEASE_BREAK)
+      !ll_op_lease_conditioned(op))
     return ll_fail(err, LL_E_USAGE,
                    "%s takes no If-Match: do not pass if_match",
                    ll_op_name(op));

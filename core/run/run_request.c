@@ -250,18 +250,18 @@ static ll_status build(req *q, ll_error *err) {
   /* Invariant 15, decided here and not by the script. */
   if (s->op == LL_OP_PUT_BLOB && ll_model_creates(r->model))
     q->op.if_none_match = "*";
-  if (s->op == LL_OP_DELETE_BLOB) {
-    ll_strlcpy(q->if_match, ll_model_cleanup_etag(r->model),
-               sizeof q->if_match);
-    q->op.if_match = q->if_match[0] ? q->if_match : NULL; /* "": refused */
-  } else if ((s->op == LL_OP_LEASE_ACQUIRE || s->op == LL_OP_LEASE_BREAK) &&
-             !s->cell) {
-    /* The lease is taken or broken only on the generation the run's own
-     * writes left: a blob replaced since the last answer is refused 412,
-     * not leased or broken ("" is refused by the guard). A lease table's
-     * cells measure Lease Blob's unconditioned outcomes; its set-up and
-     * cleanup are conditioned like the rest. */
-    ll_strlcpy(q->if_match, ll_model_lease_etag(r->model), sizeof q->if_match);
+  /* The Delete goes only on the ETag of the run's last write read back;
+   * an acquire or break only on the generation the run's own writes left,
+   * so a blob replaced since the last answer is refused 412, not leased or
+   * broken. A lease table's cells measure Lease Blob's unconditioned
+   * outcomes; its set-up and cleanup are conditioned like the rest. "" is
+   * refused by the guard before this. */
+  const char *im = s->op == LL_OP_DELETE_BLOB ? ll_model_cleanup_etag(r->model)
+                   : ll_op_lease_conditioned(s->op) && !s->cell
+                       ? ll_model_lease_etag(r->model)
+                       : NULL;
+  if (im) {
+    ll_strlcpy(q->if_match, im, sizeof q->if_match);
     q->op.if_match = q->if_match[0] ? q->if_match : NULL;
   }
   ll_status st = ll_blob_build(&r->target, s->op, &q->op, &q->q, &q->url, err);

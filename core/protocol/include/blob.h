@@ -40,6 +40,10 @@ const char *ll_op_name(ll_op op);
 /* Inverse of ll_op_name; -1 when unknown. */
 int ll_op_from_name(const char *name);
 int ll_op_is_mutation(ll_op op); /* everything but GET/HEAD; 1 if unknown */
+/* The Lease Blob actions the run conditions on its own ETag (If-Match,
+ * invariant 15): acquire and break, which name no lease of the run's.
+ * Change, release and renew name the run's own lease ID instead. */
+int ll_op_lease_conditioned(ll_op op);
 const char *ll_op_method(ll_op op);
 
 /* Target: https://host[:port]/<account path?>, container, blob. */
