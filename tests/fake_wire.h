@@ -249,6 +249,17 @@ static inline ll_status fw_send(ll_run *r, ll_op op, const char *actor,
   return st;
 }
 
+/* A row's string member k, or NULL. */
+static inline const char *fw_str(const cJSON *o, const char *k) {
+  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+/* A row's number member k, or -1. */
+static inline long fw_num(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
+}
+
 /* How many export rows of the run have record rec. */
 static inline int fw_count(ll_run *r, const char *rec) {
   int n = 0;

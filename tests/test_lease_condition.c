@@ -22,15 +22,6 @@ static const char *path(const char *leaf) {
 #define LOCKS path("locks")
 #define OTHER_ETAG "\"0x8DCFFFF\""
 
-static const char *str(const cJSON *o, const char *k) {
-  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
-}
-
-static long num(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
-}
-
 static ll_status send(ll_run *r, ll_op op, const char *actor, const char *lease,
                       int bound, long rev, cJSON **row) {
   ll_error err = {0};
@@ -40,11 +31,11 @@ static ll_status send(ll_run *r, ll_op op, const char *actor, const char *lease,
 
 /* The intent row of the outcome row's event (borrowed), or NULL. */
 static const cJSON *intent_of(ll_run *r, const cJSON *outcome) {
-  const char *ev = str(outcome, "event_id");
+  const char *ev = fw_str(outcome, "event_id");
   const cJSON *row;
   cJSON_ArrayForEach(row, ll_ledger_export_rows(ll_run_ledger(r))) {
-    if (ev && ll_streq(str(row, "record"), "intent") &&
-        ll_streq(str(row, "event_id"), ev))
+    if (ev && ll_streq(fw_str(row, "record"), "intent") &&
+        ll_streq(fw_str(row, "event_id"), ev))
       return row;
   }
   return NULL;
@@ -87,25 +78,25 @@ static void test_own_blob(void) {
   ll_strlcpy(etag, w.etag, sizeof etag);
   cJSON *row = NULL;
   CHECK_INT(send(r, LL_OP_LEASE_ACQUIRE, "A", "A", 1, -1, &row), LL_OK);
-  CHECK_INT(num(row, "http_status"), 201);
-  CHECK_STR(str(intent_of(r, row), "if_match"), etag);
-  CHECK(strstr(str(row, "request_shape") ? str(row, "request_shape") : "",
+  CHECK_INT(fw_num(row, "http_status"), 201);
+  CHECK_STR(fw_str(intent_of(r, row), "if_match"), etag);
+  CHECK(strstr(fw_str(row, "request_shape") ? fw_str(row, "request_shape") : "",
                " if_match=") != NULL);
-  CHECK_STR(str(row, "expectation"),
+  CHECK_STR(fw_str(row, "expectation"),
             "201; 412 ConditionNotMet if the blob changed after the run's "
             "last write");
   cJSON_Delete(row);
   CHECK_INT(send(r, LL_OP_LEASE_BREAK, "operator", NULL, 0, -1, &row), LL_OK);
-  CHECK_INT(num(row, "http_status"), 202);
-  CHECK_STR(str(intent_of(r, row), "if_match"), etag);
+  CHECK_INT(fw_num(row, "http_status"), 202);
+  CHECK_STR(fw_str(intent_of(r, row), "if_match"), etag);
   CHECK_STR(w.state, "broken");
   cJSON_Delete(row);
   /* the other lease operations name the run's lease, and carry none */
   CHECK_INT(send(r, LL_OP_LEASE_ACQUIRE, "A", "A", 1, -1, &row), LL_OK);
   cJSON_Delete(row);
   CHECK_INT(send(r, LL_OP_LEASE_RELEASE, "A", "A", 1, -1, &row), LL_OK);
-  CHECK_INT(num(row, "http_status"), 200);
-  CHECK(str(intent_of(r, row), "if_match") == NULL);
+  CHECK_INT(fw_num(row, "http_status"), 200);
+  CHECK(fw_str(intent_of(r, row), "if_match") == NULL);
   cJSON_Delete(row);
   ll_run_close(r);
   fw_cleanup(&w);
@@ -123,10 +114,10 @@ static void test_replaced_before_acquire(void) {
   strcpy(w.etag, OTHER_ETAG);
   cJSON *row = NULL;
   CHECK_INT(send(r, LL_OP_LEASE_ACQUIRE, "A", "A", 1, -1, &row), LL_OK);
-  CHECK_INT(num(row, "http_status"), 412);
-  CHECK_STR(str(row, "azure_error_code"), "ConditionNotMet");
-  CHECK_STR(str(row, "result_classification"), "EXPECTED_REJECTION");
-  CHECK_STR(str(intent_of(r, row), "if_match"), etag);
+  CHECK_INT(fw_num(row, "http_status"), 412);
+  CHECK_STR(fw_str(row, "azure_error_code"), "ConditionNotMet");
+  CHECK_STR(fw_str(row, "result_classification"), "EXPECTED_REJECTION");
+  CHECK_STR(fw_str(intent_of(r, row), "if_match"), etag);
   CHECK_STR(w.state, "available"); /* nothing leased */
   cJSON_Delete(row);
   int sent = w.requests;
@@ -140,7 +131,7 @@ static void test_replaced_before_acquire(void) {
   ll_error err = {0};
   cJSON *d = NULL;
   CHECK_INT(ll_run_decide(r, 0, &d, &err), LL_OK);
-  CHECK_STR(str(d, "decision"), "HOLD");
+  CHECK_STR(fw_str(d, "decision"), "HOLD");
   char *text = cJSON_PrintUnformatted(cJSON_GetObjectItem(d, "reasons"));
   CHECK(text && strstr(text, "(Lease Acquire): refused 412 ConditionNotMet "
                              "on If-Match") != NULL);
@@ -163,8 +154,8 @@ static void test_replaced_before_break(void) {
   strcpy(w.etag, OTHER_ETAG);
   strcpy(w.holder, "another party's lease");
   CHECK_INT(send(r, LL_OP_LEASE_BREAK, "operator", NULL, 0, -1, &row), LL_OK);
-  CHECK_INT(num(row, "http_status"), 412);
-  CHECK_STR(str(row, "result_classification"), "EXPECTED_REJECTION");
+  CHECK_INT(fw_num(row, "http_status"), 412);
+  CHECK_STR(fw_str(row, "result_classification"), "EXPECTED_REJECTION");
   CHECK_STR(w.state, "leased"); /* not broken */
   CHECK_STR(w.holder, "another party's lease");
   cJSON_Delete(row);
@@ -184,6 +175,8 @@ int main(void) {
     test_own_blob();
     test_replaced_before_acquire();
     test_replaced_before_break();
+    ll_test_rmtree(root);
+    free(root);
   }
   return ll_test_report("test_lease_condition");
 }

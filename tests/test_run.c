@@ -24,15 +24,6 @@ static const char *path(const char *leaf) {
 
 #define LOCKS path("locks")
 
-static const char *str(const cJSON *o, const char *k) {
-  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
-}
-
-static long num(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
-}
-
 /* The whole text of a file, or NULL. Caller frees. */
 static char *slurp(const char *p) {
   FILE *f = fopen(p, "rb");
@@ -170,15 +161,15 @@ static void test_open_fresh(void) {
   CHECK_INT(w.requests, 0);
   const cJSON *rows = ll_ledger_export_rows(ll_run_ledger(r));
   const cJSON *first = cJSON_GetArrayItem(rows, 0);
-  CHECK_STR(str(first, "record"), "manifest");
-  CHECK_INT(num(first, "seq"), 1);
-  CHECK_STR(str(first, "prev_hash"), LL_GENESIS_HASH);
-  CHECK_STR(str(first, "endpoint_kind"), "emulator");
-  CHECK_STR(str(first, "blob_path"),
+  CHECK_STR(fw_str(first, "record"), "manifest");
+  CHECK_INT(fw_num(first, "seq"), 1);
+  CHECK_STR(fw_str(first, "prev_hash"), LL_GENESIS_HASH);
+  CHECK_STR(fw_str(first, "endpoint_kind"), "emulator");
+  CHECK_STR(fw_str(first, "blob_path"),
             "/devstoreaccount1/lease-handoff-lab/run.json");
-  CHECK_STR(str(first, "resource_owner"), "storage-team");
+  CHECK_STR(fw_str(first, "resource_owner"), "storage-team");
   CHECK(ll_run_id(r) != NULL && ll_run_id(r)[0] != '\0');
-  CHECK_STR(str(first, "run_id"), ll_run_id(r));
+  CHECK_STR(fw_str(first, "run_id"), ll_run_id(r));
   CHECK_INT(ll_run_decision(r), -1);
   struct stat st;
   CHECK(stat(path("ev-fresh"), &st) == 0 && (st.st_mode & 0777) == 0700);
@@ -214,7 +205,7 @@ static ll_status send(ll_run *r, ll_op op, const char *actor, const char *lease,
 static const cJSON *find(const cJSON *rows, const char *rec, const char *ev) {
   const cJSON *row;
   cJSON_ArrayForEach(row, rows) {
-    const char *rr = str(row, "record"), *e = str(row, "event_id");
+    const char *rr = fw_str(row, "record"), *e = fw_str(row, "event_id");
     if (rr && e && strcmp(rr, rec) == 0 && strcmp(e, ev) == 0)
       return row;
   }
@@ -247,28 +238,28 @@ static void test_request_pipeline(void) {
             LL_OK);
   CHECK_INT(w.requests, 2);
   CHECK_INT(w.mutations, 1);
-  CHECK_STR(str(row, "record"), "outcome");
-  CHECK_STR(str(row, "operation"), "Create Container");
-  CHECK_INT(num(row, "http_status"), 201);
-  CHECK_INT(num(row, "emitted_requests"), 1);
-  CHECK_STR(str(row, "endpoint_kind"), "emulator");
+  CHECK_STR(fw_str(row, "record"), "outcome");
+  CHECK_STR(fw_str(row, "operation"), "Create Container");
+  CHECK_INT(fw_num(row, "http_status"), 201);
+  CHECK_INT(fw_num(row, "emitted_requests"), 1);
+  CHECK_STR(fw_str(row, "endpoint_kind"), "emulator");
   /* the handed row is the recorded export row */
-  CHECK_INT(num(row, "seq"), num(fw_last(r), "seq"));
-  const char *ev = str(row, "event_id");
+  CHECK_INT(fw_num(row, "seq"), fw_num(fw_last(r), "seq"));
+  const char *ev = fw_str(row, "event_id");
   const cJSON *intent = ev ? find(rows, "intent", ev) : NULL;
   CHECK(intent != NULL);
-  CHECK(intent && num(intent, "seq") < num(row, "seq"));
-  CHECK_STR(str(intent, "operation"), "Create Container");
+  CHECK(intent && fw_num(intent, "seq") < fw_num(row, "seq"));
+  CHECK_STR(fw_str(intent, "operation"), "Create Container");
   int preflights = 0;
   const cJSON *it;
   cJSON_ArrayForEach(it, rows) {
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "preflight")) &&
-        strcmp(str(it, "record"), "outcome") == 0) {
+        strcmp(fw_str(it, "record"), "outcome") == 0) {
       preflights++;
-      CHECK_STR(str(it, "operation"), "Get Blob Properties");
-      CHECK_INT(num(it, "http_status"), 404);
-      CHECK_STR(str(it, "result_classification"), "STATE_OBSERVED");
-      CHECK(intent && num(it, "seq") < num(intent, "seq"));
+      CHECK_STR(fw_str(it, "operation"), "Get Blob Properties");
+      CHECK_INT(fw_num(it, "http_status"), 404);
+      CHECK_STR(fw_str(it, "result_classification"), "STATE_OBSERVED");
+      CHECK(intent && fw_num(it, "seq") < fw_num(intent, "seq"));
     }
   }
   CHECK_INT(preflights, 1);
@@ -277,22 +268,22 @@ static void test_request_pipeline(void) {
   /* the lifecycle's first Put creates only: If-None-Match: * */
   CHECK_INT(send(r, LL_OP_PUT_BLOB, "A", NULL, 0, 0, &row), LL_OK);
   CHECK_INT(w.requests, 3); /* no second preflight */
-  CHECK_INT(num(row, "http_status"), 201);
-  CHECK_STR(str(row, "result_classification"), "ACCEPTED_WRITE");
-  CHECK_INT(num(row, "payload_revision"), 0);
-  CHECK(strstr(str(row, "request_shape") ? str(row, "request_shape") : "",
+  CHECK_INT(fw_num(row, "http_status"), 201);
+  CHECK_STR(fw_str(row, "result_classification"), "ACCEPTED_WRITE");
+  CHECK_INT(fw_num(row, "payload_revision"), 0);
+  CHECK(strstr(fw_str(row, "request_shape") ? fw_str(row, "request_shape") : "",
                "if_none_match=*") != NULL);
-  ev = str(row, "event_id");
+  ev = fw_str(row, "event_id");
   intent = ev ? find(rows, "intent", ev) : NULL;
-  CHECK_STR(str(intent, "if_none_match"), "*");
-  CHECK_STR(str(intent, "payload_sha256"), str(row, "payload_sha256"));
+  CHECK_STR(fw_str(intent, "if_none_match"), "*");
+  CHECK_STR(fw_str(intent, "payload_sha256"), fw_str(row, "payload_sha256"));
   cJSON_Delete(row);
 
   /* no mutation before the accepted write is read back (invariant 4) */
   fw_check_refused(r, &w, send(r, LL_OP_PUT_BLOB, "A", NULL, 0, 1, &row),
                    LL_E_UNRECONCILED, 4, 3);
   CHECK_INT(send(r, LL_OP_GET_BLOB, "observer", NULL, 0, -1, &row), LL_OK);
-  CHECK_INT(num(row, "content_revision"), 0);
+  CHECK_INT(fw_num(row, "content_revision"), 0);
   cJSON_Delete(row);
 
   /* a bound writer's lease ID reaches the wire, never the export */
@@ -300,8 +291,8 @@ static void test_request_pipeline(void) {
   CHECK_INT(ll_run_is_bound(r, "A"), 1);
   CHECK_INT(ll_run_is_bound(r, "B"), 0);
   CHECK_INT(send(r, LL_OP_LEASE_ACQUIRE, "A", "A", 1, -1, &row), LL_OK);
-  CHECK_INT(num(row, "http_status"), 201);
-  CHECK_STR(str(row, "result_classification"), "ACCEPTED_WRITE");
+  CHECK_INT(fw_num(row, "http_status"), 201);
+  CHECK_STR(fw_str(row, "result_classification"), "ACCEPTED_WRITE");
   CHECK(strlen(w.holder) == 36);
   cJSON_Delete(row);
 
@@ -314,10 +305,10 @@ static void test_request_pipeline(void) {
   CHECK_INT(send(r, LL_OP_PUT_BLOB, "A", "A", 1, 1, &row), LL_E_TRANSPORT);
   CHECK_INT(w.puts, 2); /* applied */
   CHECK(row != NULL);
-  CHECK_STR(str(row, "outcome"), "UNKNOWN");
-  CHECK_STR(str(row, "result_classification"), "UNKNOWN_OUTCOME");
-  CHECK_STR(str(row, "lease_alias_supplied"), "A");
-  CHECK(str(row, "transport_error") != NULL);
+  CHECK_STR(fw_str(row, "outcome"), "UNKNOWN");
+  CHECK_STR(fw_str(row, "result_classification"), "UNKNOWN_OUTCOME");
+  CHECK_STR(fw_str(row, "lease_alias_supplied"), "A");
+  CHECK(fw_str(row, "transport_error") != NULL);
   cJSON_Delete(row);
   CHECK_INT(ll_model_doubts(ll_run_model(r)), 1);
   /* the HOLD latch: no mutation, reads still go out (invariant 3) */
@@ -326,7 +317,7 @@ static void test_request_pipeline(void) {
   CHECK_INT(send(r, LL_OP_GET_PROPERTIES, "observer", NULL, 0, -1, &row),
             LL_OK);
   CHECK_INT(w.requests, 7);
-  CHECK_STR(str(row, "observed_lease_state"), "leased");
+  CHECK_STR(fw_str(row, "observed_lease_state"), "leased");
   cJSON_Delete(row);
   char holder[64];
   snprintf(holder, sizeof holder, "%s", w.holder);
@@ -416,22 +407,22 @@ static void test_crash_recovered(void) {
   const cJSON *rec = NULL, *it;
   int intents = 0, unknown = 0;
   cJSON_ArrayForEach(it, rows) {
-    const char *k = str(it, "record");
+    const char *k = fw_str(it, "record");
     if (k && strcmp(k, "recovery") == 0)
       rec = it;
-    if (k && strcmp(k, "intent") == 0 && str(it, "operation") &&
-        strcmp(str(it, "operation"), "Put Blob") == 0)
+    if (k && strcmp(k, "intent") == 0 && fw_str(it, "operation") &&
+        strcmp(fw_str(it, "operation"), "Put Blob") == 0)
       intents++;
     if (k && strcmp(k, "outcome") == 0 &&
-        strcmp(str(it, "result_classification"), "UNKNOWN_OUTCOME") == 0) {
+        strcmp(fw_str(it, "result_classification"), "UNKNOWN_OUTCOME") == 0) {
       unknown++;
-      CHECK_STR(str(it, "operation"), "Put Blob");
-      CHECK_STR(str(it, "outcome"), "UNKNOWN");
+      CHECK_STR(fw_str(it, "operation"), "Put Blob");
+      CHECK_STR(fw_str(it, "outcome"), "UNKNOWN");
       CHECK(rec != NULL); /* written after the recovery row */
     }
   }
   CHECK(rec != NULL);
-  CHECK_INT(num(rec, "open_intents"), 1);
+  CHECK_INT(fw_num(rec, "open_intents"), 1);
   CHECK_INT(intents, 1);
   CHECK_INT(unknown, 1);
   CHECK_INT(ll_model_doubts(ll_run_model(r)), 1);
@@ -440,7 +431,7 @@ static void test_crash_recovered(void) {
                    LL_E_HOLD, 3, 0);
   cJSON *dec = NULL;
   CHECK_INT(ll_run_decide(r, 0, &dec, &err), LL_OK);
-  CHECK_STR(str(dec, "decision"), "HOLD");
+  CHECK_STR(fw_str(dec, "decision"), "HOLD");
   cJSON_Delete(dec);
   ll_run_close(r);
   fw_cleanup(&w);

@@ -21,10 +21,6 @@ static const char *path(const char *leaf) {
 
 #define LOCKS path("locks")
 
-static const char *str(const cJSON *o, const char *k) {
-  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
-}
-
 typedef ll_status (*exchange_fn)(ll_transport *, const ll_http_request *,
                                  ll_http_response *, ll_error *);
 
@@ -82,8 +78,9 @@ static void test_deadline(void) {
   fw_check_refused(r, &w, send(r, LL_OP_GET_PROPERTIES, "observer", &row),
                    LL_E_SCOPE, 14, 1);
   CHECK(row == NULL);
-  CHECK(strstr(str(fw_last(r), "message") ? str(fw_last(r), "message") : "",
-               "--deadline-s 5") != NULL);
+  CHECK(
+      strstr(fw_str(fw_last(r), "message") ? fw_str(fw_last(r), "message") : "",
+             "--deadline-s 5") != NULL);
   fw_check_refused(r, &w, send(r, LL_OP_CREATE_CONTAINER, "operator", &row),
                    LL_E_SCOPE, 14, 1);
   CHECK_INT(w.mutations, 0);
@@ -164,8 +161,8 @@ static void test_evidence_bound(void) {
   /* the decision is written past the bound */
   cJSON *dec = NULL;
   CHECK_INT(ll_run_decide(r, 1, &dec, &err), LL_OK);
-  CHECK_STR(str(dec, "record"), "decision");
-  CHECK_STR(str(dec, "decision"), "HOLD");
+  CHECK_STR(fw_str(dec, "record"), "decision");
+  CHECK_STR(fw_str(dec, "decision"), "HOLD");
   CHECK_INT(ll_ledger_count(ll_run_ledger(r)), rows + 1);
   cJSON_Delete(dec);
   ll_run_close(r);
@@ -211,8 +208,8 @@ static void test_bound_completes(void) {
     ll_status st = send(r, LL_OP_GET_PROPERTIES, "observer", &row);
     if (st == LL_OK) {
       sent++;
-      CHECK_STR(str(row, "record"), "outcome");
-      CHECK_STR(str(fw_last(r), "record"), "outcome");
+      CHECK_STR(fw_str(row, "record"), "outcome");
+      CHECK_STR(fw_str(fw_last(r), "record"), "outcome");
     } else {
       refused = 1;
       CHECK_INT(st, LL_E_SCOPE);
@@ -227,7 +224,7 @@ static void test_bound_completes(void) {
   /* the host's own stop and the decision still close it */
   CHECK_INT(ll_run_abandon(r, "it returned", &err), LL_OK);
   CHECK_INT(ll_run_decision(r), LL_DEC_HOLD);
-  CHECK_STR(str(fw_last(r), "record"), "decision");
+  CHECK_STR(fw_str(fw_last(r), "record"), "decision");
   ll_run_close(r);
   fw_cleanup(&w);
 }

@@ -76,20 +76,16 @@ static const cJSON *entry(const cJSON *row, const char *actor) {
       cJSON_GetObjectItemCaseSensitive(row, "identities"), actor);
 }
 
-static const char *str(const cJSON *o, const char *k) {
-  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
-}
-
 /* The export's form of an identity entry: the client ID as configuration
  * only by fingerprint, no principal identifier. */
 static void check_public_entry(const cJSON *e, const char *fp,
                                const char *where) {
   int before = ll_test_fail;
   CHECK(e != NULL);
-  CHECK_STR(str(e, "credential"), "managed-identity");
-  CHECK_STR(str(e, "kind"), "managed_identity");
-  CHECK_STR(str(e, "client_id_fingerprint"), fp);
-  CHECK(str(e, "fingerprint") != NULL);
+  CHECK_STR(fw_str(e, "credential"), "managed-identity");
+  CHECK_STR(fw_str(e, "kind"), "managed_identity");
+  CHECK_STR(fw_str(e, "client_id_fingerprint"), fp);
+  CHECK(fw_str(e, "fingerprint") != NULL);
   CHECK(!cJSON_HasObjectItem(e, "appid"));
   CHECK(!cJSON_HasObjectItem(e, "oid"));
   CHECK(!cJSON_HasObjectItem(e, "tid"));
@@ -192,10 +188,10 @@ static void test_user_assigned_mi(void) {
   CHECK(prow != NULL);
   for (int i = 0; i < 2; i++) {
     const cJSON *e = entry(prow, i ? "B" : "A");
-    CHECK_STR(str(e, "credential"), "managed-identity");
-    CHECK_STR(str(e, "client_id_fingerprint"), fp);
-    CHECK_STR(str(e, "appid"), CLIENT_ID);
-    CHECK_STR(str(e, "oid"), MI_OID);
+    CHECK_STR(fw_str(e, "credential"), "managed-identity");
+    CHECK_STR(fw_str(e, "client_id_fingerprint"), fp);
+    CHECK_STR(fw_str(e, "appid"), CLIENT_ID);
+    CHECK_STR(fw_str(e, "oid"), MI_OID);
   }
   cJSON_Delete(prow);
   free(prot);
